@@ -1,0 +1,65 @@
+/* The d5 command-line tool: shared declarations for its commands. */
+#ifndef D5_CLI_H
+#define D5_CLI_H
+
+#include "d5/d5.h"
+
+#include <stdio.h>
+
+/* Exit codes of every command. */
+enum {
+    D5_EXIT_OK = 0,    /* success */
+    D5_EXIT_CHECK = 1, /* a check failed, or the run itself failed */
+    D5_EXIT_USAGE = 2, /* bad command line */
+    D5_EXIT_INPUT = 3  /* bad input: a file, a size, a name that does not exist or parse */
+};
+
+/* ---- Options (options.c) ---- */
+
+typedef enum cli_kind { CLI_FLAG, CLI_INT, CLI_DOUBLE, CLI_STRING } cli_kind;
+
+typedef struct cli_opt {
+    const char *name; /* long name without "--" */
+    cli_kind kind;
+    void *dest;          /* int* for FLAG and INT, double*, const char** */
+    const char *metavar; /* "FILE", "N", "S" */
+    const char *help;
+    double min, max; /* range of INT and DOUBLE values */
+} cli_opt;
+
+typedef struct cli_spec {
+    const char *command;     /* "machine" */
+    const char *synopsis;    /* "[--json FILE] [--threads N]" */
+    const char *description; /* paragraphs shown by --help */
+    const cli_opt *opts;
+    size_t nopts;
+} cli_spec;
+
+/* Parses argv[1..] (argv[0] is the command name). Positional arguments are an
+ * error. Returns -1 to go on, or an exit code: D5_EXIT_OK after printing
+ * --help, D5_EXIT_USAGE after printing what was wrong. */
+int cli_parse(const cli_spec *spec, int argc, char **argv);
+void cli_usage(FILE *f, const cli_spec *spec);
+/* Prints the resolved value of every option as "# name = value" lines. */
+void cli_echo(FILE *f, const cli_spec *spec);
+
+/* Prints "d5 COMMAND: <status description>: <detail>" and returns the exit
+ * code for a failed d5 call. */
+int cli_fail(const char *command, d5_status s);
+/* A progress line on standard error ("[2/5] what"). */
+void cli_progress(int step, int steps, const char *fmt, ...) D5_PRINTF(3, 4);
+
+/* ---- Commands ---- */
+
+typedef int (*cli_command_fn)(int argc, char **argv);
+int cmd_machine(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
+
+/* Measures the cost of timer start+end pairs and of clock reads, adding one
+ * benchmark per variant to `r` (ns per pair or per read). */
+d5_status d5_suite_timer_overhead(d5_results *r, const d5_measure_params *mp);
+
+#endif

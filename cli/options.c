@@ -1,0 +1,167 @@
+/* Named long options, validated fully. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage_error(const cli_spec *spec, const char *fmt, ...) D5_PRINTF(2, 3);
+
+static void usage_error(const cli_spec *spec, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "d5 %s: ", spec->command);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'd5 %s --help')\n", spec->command);
+}
+
+static int set_value(const cli_spec *spec, const cli_opt *o, const char *v)
+{
+    char *end;
+    if (o->kind == CLI_INT) {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end) {
+            usage_error(spec, "--%s expects an integer, got '%s'", o->name, v);
+            return 0;
+        }
+        if ((double)x < o->min || (double)x > o->max) {
+            usage_error(spec, "--%s %lld is outside %.0f..%.0f", o->name, x, o->min, o->max);
+            return 0;
+        }
+        *(int *)o->dest = (int)x;
+    } else if (o->kind == CLI_DOUBLE) {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (errno || end == v || *end || !isfinite(x)) {
+            usage_error(spec, "--%s expects a number, got '%s'", o->name, v);
+            return 0;
+        }
+        if (x < o->min || x > o->max) {
+            usage_error(spec, "--%s %g is outside %g..%g", o->name, x, o->min, o->max);
+            return 0;
+        }
+        *(double *)o->dest = x;
+    } else {
+        if (!*v) {
+            usage_error(spec, "--%s expects a non-empty %s", o->name,
+                        o->metavar ? o->metavar : "value");
+            return 0;
+        }
+        *(const char **)o->dest = v;
+    }
+    return 1;
+}
+
+int cli_parse(const cli_spec *spec, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            cli_usage(stdout, spec);
+            return D5_EXIT_OK;
+        }
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+            usage_error(spec, "unexpected argument '%s'", a);
+            return D5_EXIT_USAGE;
+        }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const cli_opt *o = NULL;
+        for (size_t k = 0; k < spec->nopts; k++)
+            if (strlen(spec->opts[k].name) == len && strncmp(spec->opts[k].name, name, len) == 0)
+                o = &spec->opts[k];
+        if (!o) {
+            usage_error(spec, "unknown option '--%.*s'", (int)len, name);
+            return D5_EXIT_USAGE;
+        }
+        if (o->kind == CLI_FLAG) {
+            if (eq) {
+                usage_error(spec, "--%s takes no value", o->name);
+                return D5_EXIT_USAGE;
+            }
+            *(int *)o->dest = 1;
+            continue;
+        }
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v) {
+            usage_error(spec, "--%s needs a value (%s)", o->name,
+                        o->metavar ? o->metavar : "value");
+            return D5_EXIT_USAGE;
+        }
+        if (!set_value(spec, o, v)) return D5_EXIT_USAGE;
+    }
+    return -1;
+}
+
+void cli_usage(FILE *f, const cli_spec *spec)
+{
+    fprintf(f, "usage: d5 %s %s\n\n%s\n", spec->command, spec->synopsis, spec->description);
+    if (spec->nopts) fprintf(f, "\noptions:\n");
+    for (size_t k = 0; k < spec->nopts; k++) {
+        const cli_opt *o = &spec->opts[k];
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
+        fprintf(f, "  %-22s %s\n", left, o->help);
+    }
+    fprintf(f, "  %-22s %s\n", "--help", "show this help and exit");
+    fprintf(f, "\nexit status: 0 success, 1 a check or the run failed, 2 bad usage, 3 bad input\n");
+}
+
+void cli_echo(FILE *f, const cli_spec *spec)
+{
+    fprintf(f, "# d5 %s %s (%s)\n", spec->command, d5_version(), "resolved configuration");
+    for (size_t k = 0; k < spec->nopts; k++) {
+        const cli_opt *o = &spec->opts[k];
+        fprintf(f, "#   %-14s = ", o->name);
+        switch (o->kind) {
+        case CLI_FLAG:
+            fprintf(f, "%s\n", *(int *)o->dest ? "yes" : "no");
+            break;
+        case CLI_INT:
+            fprintf(f, "%d\n", *(int *)o->dest);
+            break;
+        case CLI_DOUBLE:
+            fprintf(f, "%g\n", *(double *)o->dest);
+            break;
+        case CLI_STRING: {
+            const char *v = *(const char **)o->dest;
+            fprintf(f, "%s\n", v ? v : "(none)");
+            break;
+        }
+        }
+    }
+}
+
+int cli_fail(const char *command, d5_status s)
+{
+    const char *detail = d5_last_error();
+    fprintf(stderr, "d5 %s: %s%s%s\n", command, d5_status_str(s), detail[0] ? ": " : "", detail);
+    switch (s) {
+    case D5_ERR_INVALID:
+    case D5_ERR_IO:
+    case D5_ERR_FORMAT:
+    case D5_ERR_UNSUPPORTED:
+    case D5_ERR_SHAPE:
+    case D5_ERR_NOTFOUND:
+    case D5_ERR_RANGE:
+        return D5_EXIT_INPUT;
+    default:
+        return D5_EXIT_CHECK;
+    }
+}
+
+void cli_progress(int step, int steps, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "[%d/%d] ", step, steps);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}

@@ -1,0 +1,76 @@
+/* The replaceable allocator that all of d5's heap memory goes through. */
+#include "d5/core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *default_alloc(void *ctx, size_t size, size_t align)
+{
+    (void)ctx;
+    if (align < sizeof(void *)) align = sizeof(void *);
+    size = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
+    return aligned_alloc(align, size ? size : align);
+}
+
+static void default_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+static d5_allocator current = {default_alloc, default_free, NULL};
+
+void d5_allocator_set(const d5_allocator *a)
+{
+    if (a && a->alloc && a->free)
+        current = *a;
+    else
+        current = (d5_allocator){default_alloc, default_free, NULL};
+}
+
+d5_allocator d5_allocator_get(void)
+{
+    return current;
+}
+
+void *d5_alloc(size_t size, const char *what)
+{
+    void *p = current.alloc(current.ctx, size, 16);
+    if (!p) d5_error(D5_ERR_NOMEM, "out of memory allocating %zu bytes for %s", size, what);
+    return p;
+}
+
+void *d5_calloc(size_t count, size_t size, const char *what)
+{
+    if (size != 0 && count > SIZE_MAX / size) {
+        d5_error(D5_ERR_NOMEM, "allocation of %zu x %zu bytes for %s overflows", count, size, what);
+        return NULL;
+    }
+    void *p = d5_alloc(count * size, what);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+void d5_free(void *ptr)
+{
+    current.free(current.ctx, ptr);
+}
+
+void *d5_realloc(void *ptr, size_t old_size, size_t size, const char *what)
+{
+    void *p = d5_alloc(size, what);
+    if (!p) return NULL;
+    if (ptr) {
+        memcpy(p, ptr, old_size < size ? old_size : size);
+        d5_free(ptr);
+    }
+    return p;
+}
+
+char *d5_strdup(const char *s, const char *what)
+{
+    size_t n = strlen(s) + 1;
+    char *p = d5_alloc(n, what);
+    if (p) memcpy(p, s, n);
+    return p;
+}

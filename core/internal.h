@@ -1,0 +1,62 @@
+/* Internal helpers shared by the files of core/. Not installed. */
+#ifndef D5_CORE_INTERNAL_H
+#define D5_CORE_INTERNAL_H
+
+#include "d5/core.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- Clocks (clock.c) ---- */
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t d5__mono_ns(void);
+/* CLOCK_REALTIME in nanoseconds since the Unix epoch. */
+uint64_t d5__wall_ns(void);
+
+/* The time-stamp counter, calibrated once per process against CLOCK_MONOTONIC. */
+typedef struct d5__tsc_info {
+    int usable;         /* 1 when the CPU has an invariant TSC (constant and nonstop) */
+    double ns_per_tick; /* from the calibration */
+    double ghz;         /* ticks per nanosecond */
+} d5__tsc_info;
+const d5__tsc_info *d5__tsc(void);
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t d5__ticks(void)
+{
+    return __rdtsc();
+}
+#define D5__HAVE_TSC 1
+#else
+static inline uint64_t d5__ticks(void)
+{
+    return d5__mono_ns();
+}
+#define D5__HAVE_TSC 0
+#endif
+
+/* ---- Statistics helpers (stats.c) ---- */
+void d5__sort_doubles(double *x, size_t n);
+double d5__probit(double p);
+
+/* ---- Files written atomically (fileio.c) ----
+ * Output goes to a temporary file beside `path`; commit flushes, syncs and
+ * renames it over `path`, abort removes it. A file is never seen half-written. */
+typedef struct d5__afile {
+    FILE *f;
+    char *path;
+    char *tmp;
+} d5__afile;
+d5_status d5__afile_open(d5__afile *af, const char *path);
+d5_status d5__afile_commit(d5__afile *af);
+void d5__afile_abort(d5__afile *af);
+/* Writes a whole buffer atomically. */
+d5_status d5__write_file(const char *path, const char *data, size_t len);
+/* mkdir -p; D5_ERR_IO naming the directory on failure. */
+d5_status d5__mkdirs(const char *path);
+/* Joins a directory and a name into a new string (d5_free it). */
+char *d5__path_join(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,192 @@
+/* d5 core: status codes, data types, tensors, the allocator and build information.
+ *
+ * Every fallible d5 function returns a d5_status. On failure it also sets a
+ * thread-local detail message, read with d5_last_error(), that names what was
+ * wrong and where ("timer key 'FORWARD': end without a matching start").
+ * Unless a function says otherwise, its outputs are left untouched on failure.
+ * The library never calls exit() or abort() on bad input.
+ */
+#ifndef D5_CORE_H
+#define D5_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define D5_API __declspec(dllexport)
+#else
+#define D5_API __attribute__((visibility("default")))
+#endif
+
+#if defined(__GNUC__)
+#define D5_NODISCARD    __attribute__((warn_unused_result))
+#define D5_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define D5_NODISCARD
+#define D5_PRINTF(f, a)
+#endif
+
+/* ---- Status ------------------------------------------------------------ */
+
+/* One list generates the enum, d5_status_name() and d5_status_str(). */
+#define D5_STATUS_LIST(X)                                                                          \
+    X(OK, "success")                                                                               \
+    X(ERR_INVALID, "invalid argument")                                                             \
+    X(ERR_NOMEM, "out of memory")                                                                  \
+    X(ERR_IO, "input/output error")                                                                \
+    X(ERR_FORMAT, "malformed data")                                                                \
+    X(ERR_UNSUPPORTED, "not supported")                                                            \
+    X(ERR_SHAPE, "shape mismatch")                                                                 \
+    X(ERR_BACKEND, "backend failure")                                                              \
+    X(ERR_NUMERIC, "numerical error")                                                              \
+    X(ERR_STATE, "call out of order")                                                              \
+    X(ERR_NODEVICE, "no device available")                                                         \
+    X(ERR_NOTFOUND, "not found")                                                                   \
+    X(ERR_RANGE, "value out of range")
+
+typedef enum d5_status {
+#define D5__STATUS_ENUM(name, text) D5_##name,
+    D5_STATUS_LIST(D5__STATUS_ENUM)
+#undef D5__STATUS_ENUM
+        D5_STATUS_COUNT
+} d5_status;
+
+/* "D5_ERR_IO" for D5_ERR_IO; "D5_UNKNOWN" for values outside the list. */
+D5_API const char *d5_status_name(d5_status s);
+/* A short description ("input/output error"); never NULL. */
+D5_API const char *d5_status_str(d5_status s);
+/* The detail message of the last failure on this thread ("" if none). The
+ * pointer stays valid until the next d5 call on this thread that fails. */
+D5_API const char *d5_last_error(void);
+/* Sets the detail message and returns `s`, for code that builds on d5 (custom
+ * operators, front ends) and wants to report errors the same way. */
+D5_API d5_status d5_error(d5_status s, const char *fmt, ...) D5_PRINTF(2, 3);
+/* Clears the detail message of this thread. */
+D5_API void d5_error_clear(void);
+
+/* ---- Data types ---------------------------------------------------------- */
+
+#define D5_DTYPE_LIST(X)                                                                           \
+    X(F32, "float32", 4)                                                                           \
+    X(F64, "float64", 8)                                                                           \
+    X(F16, "float16", 2)                                                                           \
+    X(BF16, "bfloat16", 2)                                                                         \
+    X(I8, "int8", 1)                                                                               \
+    X(U8, "uint8", 1)                                                                              \
+    X(I16, "int16", 2)                                                                             \
+    X(I32, "int32", 4)                                                                             \
+    X(I64, "int64", 8)                                                                             \
+    X(BOOL, "bool", 1)
+
+typedef enum d5_dtype {
+    D5_DTYPE_INVALID = 0,
+#define D5__DTYPE_ENUM(name, text, size) D5_##name,
+    D5_DTYPE_LIST(D5__DTYPE_ENUM)
+#undef D5__DTYPE_ENUM
+        D5_DTYPE_COUNT
+} d5_dtype;
+
+/* "float32" etc.; "invalid" outside the list. */
+D5_API const char *d5_dtype_name(d5_dtype t);
+/* Bytes per element; 0 for D5_DTYPE_INVALID or unknown values. */
+D5_API size_t d5_dtype_size(d5_dtype t);
+/* Parses a name as printed by d5_dtype_name ("float32"). D5_ERR_NOTFOUND otherwise. */
+D5_API D5_NODISCARD d5_status d5_dtype_parse(const char *name, d5_dtype *out);
+
+/* ---- Tensors -------------------------------------------------------------- */
+
+/* The tensor descriptor and tensor cross the operator ABI: their layout is
+ * fixed. Add fields only at the end, under a new ABI version. */
+#define D5_MAX_DIMS 8
+
+typedef enum d5_layout {
+    D5_LAYOUT_ROW_MAJOR = 0, /* dense, last dimension contiguous (ONNX, NCHW) */
+    D5_LAYOUT_NHWC = 1       /* channels last, for backends that prefer it */
+} d5_layout;
+
+typedef enum d5_device { D5_DEVICE_CPU = 0, D5_DEVICE_CUDA = 1 } d5_device;
+
+typedef struct d5_tensor_desc {
+    int32_t dtype;              /* a d5_dtype */
+    int32_t ndim;               /* 0 (scalar) .. D5_MAX_DIMS */
+    int64_t shape[D5_MAX_DIMS]; /* sizes; entries past ndim are ignored */
+    int32_t layout;             /* a d5_layout */
+    int32_t reserved;           /* zero */
+} d5_tensor_desc;
+
+typedef struct d5_tensor {
+    d5_tensor_desc desc;
+    void *data;     /* CPU or device memory, see device */
+    int32_t device; /* a d5_device */
+    int32_t device_index;
+} d5_tensor;
+
+/* Builds a descriptor; D5_ERR_INVALID for ndim outside 0..D5_MAX_DIMS, a
+ * negative size or an unknown dtype. */
+D5_API D5_NODISCARD d5_status d5_tensor_desc_make(d5_dtype dtype, int32_t ndim,
+                                                  const int64_t *shape, d5_tensor_desc *out);
+/* Number of elements (1 for a scalar). Assumes a valid descriptor. */
+D5_API int64_t d5_tensor_desc_numel(const d5_tensor_desc *d);
+/* Checks a descriptor and returns its size in bytes; D5_ERR_RANGE on overflow. */
+D5_API D5_NODISCARD d5_status d5_tensor_desc_bytes(const d5_tensor_desc *d, size_t *bytes);
+/* Writes "float32[64,3,224,224]" into buf (always NUL-terminated). */
+D5_API void d5_tensor_desc_format(const d5_tensor_desc *d, char *buf, size_t size);
+/* Allocates zeroed CPU memory for a tensor through the d5 allocator, 64-byte
+ * aligned. Free with d5_tensor_free. */
+D5_API D5_NODISCARD d5_status d5_tensor_alloc(const d5_tensor_desc *d, d5_tensor *out);
+/* Frees memory from d5_tensor_alloc and clears data; NULL or empty is a no-op. */
+D5_API void d5_tensor_free(d5_tensor *t);
+
+/* ---- Allocator ----------------------------------------------------------- */
+
+/* All of d5's heap memory goes through these hooks. `alloc` returns memory
+ * aligned to `align` (a power of two) or NULL; `free` accepts NULL. */
+typedef struct d5_allocator {
+    void *(*alloc)(void *ctx, size_t size, size_t align);
+    void (*free)(void *ctx, void *ptr);
+    void *ctx;
+} d5_allocator;
+
+/* Replaces the allocator process-wide; NULL restores the default (the C
+ * library's aligned_alloc/free). Not thread safe: set it before using d5, and
+ * free everything allocated with one allocator before switching. */
+D5_API void d5_allocator_set(const d5_allocator *a);
+D5_API d5_allocator d5_allocator_get(void);
+/* Allocation helpers for code built on d5; they set a detail message naming
+ * `what` when memory runs out. */
+D5_API void *d5_alloc(size_t size, const char *what);
+D5_API void *d5_calloc(size_t count, size_t size, const char *what);
+D5_API void d5_free(void *ptr);
+/* Grows or shrinks a block (copying min(old_size, size) bytes); NULL on
+ * failure, leaving `ptr` valid. */
+D5_API void *d5_realloc(void *ptr, size_t old_size, size_t size, const char *what);
+D5_API char *d5_strdup(const char *s, const char *what);
+
+/* ---- Version and build information ---------------------------------------- */
+
+typedef struct d5_build_info {
+    const char *version;      /* "0.1.0" */
+    const char *git_commit;   /* "abc123def456" or "...-dirty" or "unknown" */
+    const char *compiler;     /* "GNU 12.2.0" */
+    const char *build_type;   /* "Release" */
+    const char *flags;        /* C flags the library was compiled with */
+    const char *system;       /* "Linux x86_64" */
+    int cuda;                 /* 1 when built with the CUDA toolkit */
+    const char *cuda_toolkit; /* toolkit version or "" */
+    char jansson[16];         /* library versions seen at run time */
+    char zlib[16];
+    char openblas[128];
+} d5_build_info;
+
+D5_API const char *d5_version(void);
+/* Fills `out`; every string is static or stored in the struct. */
+D5_API void d5_build_info_get(d5_build_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

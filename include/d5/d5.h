@@ -1,0 +1,11 @@
+/* d5: a benchmarking meta-framework for deep learning. The umbrella header. */
+#ifndef D5_D5_H
+#define D5_D5_H
+
+#include "d5/core.h"
+#include "d5/machine.h"
+#include "d5/report.h"
+#include "d5/stats.h"
+#include "d5/timer.h"
+
+#endif

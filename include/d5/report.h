@@ -1,0 +1,109 @@
+/* d5 reporters: the region timer and benchmark results as a printed table,
+ * JSON, CSV, Chrome trace events, an MLflow run directory and a JSONL history.
+ *
+ * Every file is written atomically (a temporary file beside it, then a
+ * rename), so a reader never sees half a report. JSON documents carry a
+ * "context" block (schema version, date, host, d5 build) as Google Benchmark's
+ * output does.
+ */
+#ifndef D5_REPORT_H
+#define D5_REPORT_H
+
+#include "d5/core.h"
+#include "d5/stats.h"
+#include "d5/timer.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the JSON layouts written here; bumped on incompatible changes. */
+#define D5_REPORT_SCHEMA_VERSION 1
+
+/* Writes "812 ns", "12.4 us", "3.05 ms", "1.20 s" (3 significant digits). */
+D5_API void d5_format_duration(double ns, char *buf, size_t size);
+
+/* ---- The region timer ---------------------------------------------------------- */
+
+/* One row per key with samples: key, clock, n, median [95% CI], mean, stdev,
+ * min, p5, p95, max, IQR and total, with units. Keys without samples are left out. */
+D5_API D5_NODISCARD d5_status d5_report_table(FILE *f, d5_timer *t);
+/* {"context": {...}, "timer": {...}, "keys": [{"key", "clock", "stats": {...},
+ * "samples": {"start_ns": [...], "duration_ns": [...]}}]} */
+D5_API D5_NODISCARD d5_status d5_report_json(d5_timer *t, const char *path);
+/* Header "key,clock,n,min_ns,p5_ns,q1_ns,median_ns,ci_low_ns,ci_high_ns,q3_ns,p95_ns,
+ * max_ns,mean_ns,stdev_ns,iqr_ns,total_ns" and one row per key and clock. */
+D5_API D5_NODISCARD d5_status d5_report_csv(d5_timer *t, const char *path);
+/* Every sample: "key,clock,index,start_ns,duration_ns". */
+D5_API D5_NODISCARD d5_status d5_report_csv_samples(d5_timer *t, const char *path);
+/* Chrome trace event format (JSON object form): one complete ("X") event per
+ * region, process and thread names as metadata events; CUDA-event regions on
+ * a thread of their own. Opens in ui.perfetto.dev and chrome://tracing. */
+D5_API D5_NODISCARD d5_status d5_report_trace(d5_timer *t, const char *path);
+/* One JSON object per line: first {"type":"run", "name", "context", "params"},
+ * then {"type":"sample", "key", "clock", "step", "start_ns", "duration_ns",
+ * "timestamp_ms"} for every sample, last {"type":"summary", "key", "clock",
+ * "stats"} per key. scripts/wandb_replay.py sends it to Weights & Biases. */
+D5_API D5_NODISCARD d5_status d5_report_jsonl(d5_timer *t, const char *path);
+
+/* An MLflow run in the file-store layout that `mlflow ui --backend-store-uri
+ * DIR` lists: DIR/<experiment id>/meta.yaml, DIR/<experiment id>/<run id>/
+ * {meta.yaml, metrics/<key>, params/<name>, tags/<name>}. Every sample becomes
+ * a metric line "<timestamp ms> <duration s> <step>" under "time/<key>" (and
+ * "time_gpu/<key>" for CUDA events); the statistics become metrics
+ * "<key>.median_s" etc. The run directory appears whole (built beside it, then
+ * renamed). */
+typedef struct d5_mlflow_params {
+    const char *experiment;    /* name; created if new; default "Default" (id 0) */
+    const char *run_name;      /* default: the timer's name */
+    const char *const *params; /* name/value pairs: params[2i], params[2i+1] */
+    size_t nparams;
+} d5_mlflow_params;
+
+/* Writes the run; `run_id` (33 bytes or more, may be NULL) receives its id. */
+D5_API D5_NODISCARD d5_status d5_report_mlflow(d5_timer *t, const char *mlruns_dir,
+                                               const d5_mlflow_params *p, char *run_id,
+                                               size_t run_id_size);
+
+/* ---- Benchmark results ------------------------------------------------------------ */
+
+/* A list of measured benchmarks, written as Google Benchmark-compatible JSON
+ * (context + benchmarks; aggregates mean, median, stddev, cv per benchmark and
+ * the d5 statistics in the median entry), CSV, and a printed table. */
+typedef struct d5_results d5_results;
+
+D5_API D5_NODISCARD d5_status d5_results_create(d5_results **out);
+D5_API void d5_results_free(d5_results *r);
+/* Adds a context entry (a string or a number) to the JSON context block. */
+D5_API D5_NODISCARD d5_status d5_results_context(d5_results *r, const char *key, const char *value);
+D5_API D5_NODISCARD d5_status d5_results_context_number(d5_results *r, const char *key,
+                                                        double value);
+/* Adds a benchmark named `name` ("family/case") whose samples are in `unit`
+ * ("ns" for times). The samples and statistics are copied. `index` (may be
+ * NULL) receives its position for counters. */
+D5_API D5_NODISCARD d5_status d5_results_add(d5_results *r, const char *name,
+                                             const d5_measurement *m, const char *unit,
+                                             size_t *index);
+/* Attaches a derived value (GFLOP/s, bytes/s, ratio) to a benchmark. */
+D5_API D5_NODISCARD d5_status d5_results_counter(d5_results *r, size_t index, const char *name,
+                                                 double value, const char *unit);
+/* Marks a benchmark as failed with a reason; writers show it and go on. */
+D5_API D5_NODISCARD d5_status d5_results_add_error(d5_results *r, const char *name,
+                                                   const char *reason);
+D5_API size_t d5_results_count(const d5_results *r);
+
+D5_API D5_NODISCARD d5_status d5_results_write_json(const d5_results *r, const char *path);
+/* "name,unit,n,median,ci_low,ci_high,mean,stdev,min,p5,p95,max,stop,error" and
+ * one column per counter name. */
+D5_API D5_NODISCARD d5_status d5_results_write_csv(const d5_results *r, const char *path);
+/* Every sample: "name,unit,index,value". */
+D5_API D5_NODISCARD d5_status d5_results_write_samples_csv(const d5_results *r, const char *path);
+/* An aligned table: name, median [CI], n, stop, counters. */
+D5_API D5_NODISCARD d5_status d5_results_print(FILE *f, const d5_results *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

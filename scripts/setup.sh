@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package that d5 needs to build, test and benchmark.
+# Idempotent: packages already present are left alone, and apt waits for the
+# dpkg lock instead of failing when another install is running.
+set -euo pipefail
+
+# One package a line, grouped by what needs it. Later levels add their rows.
+packages=(
+  # toolchain
+  build-essential cmake pkg-config git ca-certificates
+  # core: JSON (jansson), compression (zlib), tests (Criterion)
+  libjansson-dev zlib1g-dev libcriterion-dev
+  # machine report and operators: OpenBLAS
+  libopenblas-dev
+  # reference scripts and benchmark peers run on Debian's own Python
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+apt_get() { $sudo apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+apt_get update -q
+apt_get install -y -q --no-install-recommends "${missing[@]}"
