@@ -13,6 +13,7 @@
 typedef struct bench_cfg {
     const char *out;
     const char *json;
+    const char *mlflow;
     double time_s;
     double machine_time_s;
     int quick;
@@ -26,87 +27,106 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* Writes the summary text to stdout and to DIR/summary.txt. */
-static d5_status summary(const char *dir, const bench_cfg *cfg, const cli_spec *spec,
-                         const d5_machine_info *m, const d5_machine_peaks *p, const d5_results *r,
-                         d5_timer *suite)
+/* Everything one output file needs. */
+typedef struct bench_out {
+    const bench_cfg *cfg;
+    const cli_spec *spec;
+    const d5_machine_info *m;
+    const d5_machine_peaks *p;
+    const d5_results *r;
+    d5_timer *suite;
+} bench_out;
+
+/* The human-readable summary; also what the run prints. */
+static d5_status write_summary(const bench_out *o, FILE *f)
 {
-    char *path = join(dir, "summary.txt");
-    FILE *f = path ? fopen(path, "w") : NULL;
-    if (!f) {
-        d5_status s = d5_error(D5_ERR_IO, "cannot write '%s': %s", path ? path : "summary.txt",
-                               strerror(errno));
-        free(path);
-        return s;
-    }
-    FILE *outs[2] = {stdout, f};
-    d5_status s = D5_OK;
-    for (int i = 0; i < 2 && s == D5_OK; i++) {
-        cli_echo(outs[i], spec);
-        fprintf(outs[i], "\nmachine\n");
-        s = d5_machine_print(outs[i], m, p);
-        fprintf(outs[i], "\ntimer overhead (ns per start+end pair or per clock read; %s)\n",
-                cfg->quick ? "quick run" : "full run");
-        if (s == D5_OK) s = d5_results_print(outs[i], r);
-        fprintf(outs[i], "\nsuite sections\n");
-        if (s == D5_OK) s = d5_report_table(outs[i], suite);
-    }
-    if (fclose(f) != 0 && s == D5_OK) s = d5_error(D5_ERR_IO, "cannot write '%s'", path);
-    free(path);
+    cli_echo(f, o->spec);
+    fprintf(f, "\nmachine\n");
+    d5_status s = d5_machine_print(f, o->m, o->p);
+    fprintf(f, "\ntimer overhead (ns per start+end pair or per clock read; %s)\n",
+            o->cfg->quick ? "quick run" : "full run");
+    if (s == D5_OK) s = d5_results_print(f, o->r);
+    fprintf(f, "\nsuite sections\n");
+    if (s == D5_OK) s = d5_report_table(f, o->suite);
     return s;
 }
 
-static d5_status write_folder(const char *dir, const bench_cfg *cfg, const cli_spec *spec,
-                              const d5_machine_info *m, const d5_machine_peaks *p,
-                              const d5_results *r, d5_timer *suite)
+static d5_status out_summary(const bench_out *o, const char *path)
 {
-    struct {
-        const char *name;
-        int kind;
-    } files[] = {{"results.json", 0}, {"results.csv", 1}, {"samples.csv", 2},
-                 {"machine.json", 3}, {"trace.json", 4},  {"sections.csv", 5}};
-    d5_status s = D5_OK;
-    for (size_t i = 0; s == D5_OK && i < sizeof files / sizeof files[0]; i++) {
-        char *path = join(dir, files[i].name);
-        if (!path) return d5_error(D5_ERR_NOMEM, "out of memory");
-        switch (files[i].kind) {
-        case 0:
-            s = d5_results_write_json(r, path);
-            break;
-        case 1:
-            s = d5_results_write_csv(r, path);
-            break;
-        case 2:
-            s = d5_results_write_samples_csv(r, path);
-            break;
-        case 3:
-            s = d5_machine_write_json(m, p, path);
-            break;
-        case 4:
-            s = d5_report_trace(suite, path);
-            break;
-        default:
-            s = d5_report_csv(suite, path);
-            break;
-        }
-        free(path);
-    }
-    if (s == D5_OK) s = summary(dir, cfg, spec, m, p, r, suite);
-    if (s == D5_OK && cfg->json) s = d5_results_write_json(r, cfg->json);
+    FILE *f = fopen(path, "w");
+    if (!f) return d5_error(D5_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    d5_status s = write_summary(o, f);
+    if (fclose(f) != 0 && s == D5_OK) s = d5_error(D5_ERR_IO, "cannot write '%s'", path);
     return s;
 }
+static d5_status out_results_json(const bench_out *o, const char *path)
+{
+    return d5_results_write_json(o->r, path);
+}
+static d5_status out_results_csv(const bench_out *o, const char *path)
+{
+    return d5_results_write_csv(o->r, path);
+}
+static d5_status out_samples_csv(const bench_out *o, const char *path)
+{
+    return d5_results_write_samples_csv(o->r, path);
+}
+static d5_status out_machine_json(const bench_out *o, const char *path)
+{
+    return d5_machine_write_json(o->m, o->p, path);
+}
+static d5_status out_trace(const bench_out *o, const char *path)
+{
+    return d5_report_trace(o->suite, path);
+}
+static d5_status out_sections_csv(const bench_out *o, const char *path)
+{
+    return d5_report_csv(o->suite, path);
+}
+static d5_status out_history(const bench_out *o, const char *path)
+{
+    return d5_report_jsonl(o->suite, path);
+}
+
+/* The files of a results folder, in the order they are written. */
+static const struct {
+    const char *name;
+    d5_status (*write)(const bench_out *o, const char *path);
+} outputs[] = {
+    {"summary.txt", out_summary},       {"results.json", out_results_json},
+    {"results.csv", out_results_csv},   {"samples.csv", out_samples_csv},
+    {"machine.json", out_machine_json}, {"trace.json", out_trace},
+    {"sections.csv", out_sections_csv}, {"history.jsonl", out_history},
+};
+#define NOUTPUTS (sizeof outputs / sizeof outputs[0])
 
 static void remove_partial(const char *dir)
 {
-    static const char *const names[] = {"results.json", "results.csv", "samples.csv",
-                                        "machine.json", "trace.json",  "sections.csv",
-                                        "summary.txt"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char *p = join(dir, names[i]);
+    for (size_t i = 0; i < NOUTPUTS; i++) {
+        char *p = join(dir, outputs[i].name);
         if (p) unlink(p);
         free(p);
     }
     rmdir(dir);
+}
+
+static d5_status write_folder(const char *dir, const bench_out *o)
+{
+    d5_status s = D5_OK;
+    for (size_t i = 0; s == D5_OK && i < NOUTPUTS; i++) {
+        char *path = join(dir, outputs[i].name);
+        s = path ? outputs[i].write(o, path) : d5_error(D5_ERR_NOMEM, "out of memory");
+        free(path);
+    }
+    if (s == D5_OK && o->cfg->json) s = d5_results_write_json(o->r, o->cfg->json);
+    if (s == D5_OK && o->cfg->mlflow) {
+        const char *params[] = {"suite", "d5 bench", "quick", o->cfg->quick ? "yes" : "no"};
+        d5_mlflow_params mp = {"d5 bench", NULL, params, 2};
+        char id[33];
+        s = d5_report_mlflow(o->suite, o->cfg->mlflow, &mp, id, sizeof id);
+        if (s == D5_OK) printf("mlflow run %s written under %s\n", id, o->cfg->mlflow);
+    }
+    return s;
 }
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
@@ -141,13 +161,14 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     if (s == D5_OK) s = d5_suite_timer_overhead(r, &bp);
     if (s == D5_OK) s = d5_timer_end(suite, "timer-overhead");
 
+    bench_out o = {cfg, spec, &m, &peaks, r, suite};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
         cli_progress(3, steps, "writing %s", out);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
-        else if ((s = write_folder(partial, cfg, spec, &m, &peaks, r, suite)) != D5_OK)
+        else if ((s = write_folder(partial, &o)) != D5_OK)
             remove_partial(partial);
         else if (rename(partial, out) != 0) {
             s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", partial, out,
@@ -155,22 +176,25 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
             remove_partial(partial);
         }
     }
+    if (s == D5_OK) s = write_summary(&o, stdout);
     d5_results_free(r);
     d5_timer_free(suite);
     if (s != D5_OK) return cli_fail("bench", s);
-    printf("\nresults: %s/ (summary.txt, results.json, results.csv, samples.csv, machine.json, "
-           "trace.json, sections.csv)\n",
-           out);
+    printf("\nresults in %s/:", out);
+    for (size_t i = 0; i < NOUTPUTS; i++) printf(" %s", outputs[i].name);
+    printf("\n");
     return D5_EXIT_OK;
 }
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_cfg cfg = {NULL, NULL, 2.0, 1.0, 0};
+    bench_cfg cfg = {NULL, NULL, NULL, 2.0, 1.0, 0};
     const cli_opt opts[] = {
         {"out", CLI_STRING, &cfg.out, "DIR",
          "results folder to create (default d5-results/bench-DATE-TIME)", 0, 0},
         {"json", CLI_STRING, &cfg.json, "FILE", "also write the results JSON to FILE", 0, 0},
+        {"mlflow", CLI_STRING, &cfg.mlflow, "DIR",
+         "also log the suite's sections as an MLflow run under DIR (mlruns)", 0, 0},
         {"time", CLI_DOUBLE, &cfg.time_s, "S", "time budget per benchmark in seconds (default 2)",
          0.01, 3600},
         {"machine-time", CLI_DOUBLE, &cfg.machine_time_s, "S",
@@ -178,7 +202,7 @@ int cmd_bench(int argc, char **argv)
         {"quick", CLI_FLAG, &cfg.quick, NULL, "short budgets (0.3 s each) for a smoke run", 0, 0},
     };
     const cli_spec spec = {
-        "bench", "[--out DIR] [--json FILE] [--time S] [--machine-time S] [--quick]",
+        "bench", "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
         "and by id) and of raw clock reads. Every benchmark warms up, then repeats until the\n"
@@ -186,8 +210,9 @@ int cmd_bench(int argc, char **argv)
         "The results folder holds summary.txt (what is printed), results.json (Google\n"
         "Benchmark's JSON layout with a context block and d5's statistics), results.csv,\n"
         "samples.csv (every sample), machine.json, trace.json (Chrome trace events of the\n"
-        "suite's sections: open in ui.perfetto.dev) and sections.csv. It appears only when\n"
-        "complete; an existing folder is never overwritten.",
+        "suite's sections: open in ui.perfetto.dev), sections.csv and history.jsonl (replay\n"
+        "it into Weights & Biases with scripts/wandb_replay.py). The folder appears only\n"
+        "when complete; an existing folder is never overwritten.",
         opts, sizeof opts / sizeof opts[0]};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;

@@ -120,15 +120,9 @@ void cli_echo(FILE *f, const cli_spec *spec)
         const cli_opt *o = &spec->opts[k];
         fprintf(f, "#   %-14s = ", o->name);
         switch (o->kind) {
-        case CLI_FLAG:
-            fprintf(f, "%s\n", *(int *)o->dest ? "yes" : "no");
-            break;
-        case CLI_INT:
-            fprintf(f, "%d\n", *(int *)o->dest);
-            break;
-        case CLI_DOUBLE:
-            fprintf(f, "%g\n", *(double *)o->dest);
-            break;
+        case CLI_FLAG: fprintf(f, "%s\n", *(int *)o->dest ? "yes" : "no"); break;
+        case CLI_INT: fprintf(f, "%d\n", *(int *)o->dest); break;
+        case CLI_DOUBLE: fprintf(f, "%g\n", *(double *)o->dest); break;
         case CLI_STRING: {
             const char *v = *(const char **)o->dest;
             fprintf(f, "%s\n", v ? v : "(none)");
@@ -149,10 +143,8 @@ int cli_fail(const char *command, d5_status s)
     case D5_ERR_UNSUPPORTED:
     case D5_ERR_SHAPE:
     case D5_ERR_NOTFOUND:
-    case D5_ERR_RANGE:
-        return D5_EXIT_INPUT;
-    default:
-        return D5_EXIT_CHECK;
+    case D5_ERR_RANGE: return D5_EXIT_INPUT;
+    default: return D5_EXIT_CHECK;
     }
 }
 

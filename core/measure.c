@@ -19,12 +19,9 @@ d5_measure_params d5_measure_default_params(void)
 const char *d5_stop_reason_name(d5_stop_reason r)
 {
     switch (r) {
-    case D5_STOP_CI:
-        return "ci";
-    case D5_STOP_MAX_REPS:
-        return "max-reps";
-    case D5_STOP_TIME:
-        return "time";
+    case D5_STOP_CI: return "ci";
+    case D5_STOP_MAX_REPS: return "max-reps";
+    case D5_STOP_TIME: return "time";
     }
     return "unknown";
 }

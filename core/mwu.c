@@ -70,17 +70,17 @@ d5_status d5_mann_whitney(const double *a, size_t na, const double *b, size_t nb
                         "Mann-Whitney test needs two non-empty sample sets "
                         "(got %zu and %zu samples)",
                         na, nb);
+    for (size_t i = 0; i < na + nb; i++) {
+        double v = i < na ? a[i] : b[i - na];
+        if (isnan(v))
+            return d5_error(D5_ERR_INVALID, "Mann-Whitney test: sample %zu of set %c is NaN",
+                            i < na ? i : i - na, i < na ? 'a' : 'b');
+    }
     size_t n = na + nb;
     ranked *r = d5_alloc(n * sizeof *r, "Mann-Whitney ranks");
     if (!r) return D5_ERR_NOMEM;
     for (size_t i = 0; i < na; i++) r[i] = (ranked){a[i], 0};
     for (size_t i = 0; i < nb; i++) r[na + i] = (ranked){b[i], 1};
-    for (size_t i = 0; i < n; i++)
-        if (isnan(r[i].v)) {
-            d5_free(r);
-            return d5_error(D5_ERR_INVALID, "Mann-Whitney test: sample %zu of set %c is NaN",
-                            r[i].group ? i - na : i, r[i].group ? 'b' : 'a');
-        }
     qsort(r, n, sizeof *r, cmp_ranked);
     double rank_sum_a = 0, tie_term = 0;
     int ties = 0;

@@ -76,8 +76,8 @@ static d5_status find_or_create_experiment(const char *root, const char *name, c
     DIR *d = opendir(root);
     if (!d)
         return d5_error(D5_ERR_IO, "cannot read MLflow directory '%s': %s", root, strerror(errno));
-    long next = strcmp(name, "Default") == 0 ? 0 : 1;
-    int found = 0;
+    long next = 1;
+    int found = 0, zero_taken = 0;
     struct dirent *e;
     while (!found && (e = readdir(d))) {
         char *end;
@@ -91,10 +91,12 @@ static d5_status find_or_create_experiment(const char *root, const char *name, c
         } else if (v >= next) {
             next = v + 1;
         }
+        zero_taken |= v == 0;
     }
     closedir(d);
     if (found) return D5_OK;
-    snprintf(id, 32, "%ld", next);
+    /* MLflow's own default experiment is "0"; others take the next free id. */
+    snprintf(id, 32, "%ld", strcmp(name, "Default") == 0 && !zero_taken ? 0L : next);
     char *dir = d5__path_join(root, id);
     if (!dir) return D5_ERR_NOMEM;
     d5_status s = d5__mkdirs(dir);

@@ -191,6 +191,31 @@ size_t d5_results_count(const d5_results *r)
     return r ? r->n : 0;
 }
 
+d5_status d5_results_find(const d5_results *r, const char *name, size_t *index)
+{
+    if (!r || !name || !index) return d5_error(D5_ERR_INVALID, "d5_results_find: NULL argument");
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->e[i].name, name) == 0) {
+            *index = i;
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_NOTFOUND, "no benchmark named '%s' in the results", name);
+}
+
+d5_status d5_results_samples(const d5_results *r, size_t index, const double **samples, size_t *n,
+                             d5_stats *stats)
+{
+    if (!r || index >= r->n)
+        return d5_error(D5_ERR_INVALID, "d5_results_samples: %s",
+                        r ? "index out of range" : "NULL results");
+    const entry *e = &r->e[index];
+    if (e->error) return d5_error(D5_ERR_STATE, "benchmark '%s' failed: %s", e->name, e->error);
+    if (samples) *samples = e->samples;
+    if (n) *n = e->n;
+    if (stats) *stats = e->stats;
+    return D5_OK;
+}
+
 /* ---- JSON ---- */
 
 /* One Google Benchmark aggregate entry ("mean", "median", "stddev", "cv"). */

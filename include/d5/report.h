@@ -93,6 +93,13 @@ D5_API D5_NODISCARD d5_status d5_results_counter(d5_results *r, size_t index, co
 D5_API D5_NODISCARD d5_status d5_results_add_error(d5_results *r, const char *name,
                                                    const char *reason);
 D5_API size_t d5_results_count(const d5_results *r);
+/* Finds a benchmark by name; D5_ERR_NOTFOUND if there is none. */
+D5_API D5_NODISCARD d5_status d5_results_find(const d5_results *r, const char *name, size_t *index);
+/* The samples of a benchmark (borrowed until the results are freed) and its
+ * statistics; D5_ERR_STATE for a failed benchmark. */
+D5_API D5_NODISCARD d5_status d5_results_samples(const d5_results *r, size_t index,
+                                                 const double **samples, size_t *n,
+                                                 d5_stats *stats);
 
 D5_API D5_NODISCARD d5_status d5_results_write_json(const d5_results *r, const char *path);
 /* "name,unit,n,median,ci_low,ci_high,mean,stdev,min,p5,p95,max,stop,error" and

@@ -93,7 +93,8 @@ D5_API D5_NODISCARD d5_status d5_timer_end_id(d5_timer *t, d5_timer_id id);
 
 /* Records a region measured elsewhere, e.g. by another tool: it starts at
  * `start_ns` on the timer's time line (see d5_timer_now_ns) and lasts
- * `duration_ns`. It counts as a CPU-clock sample. */
+ * `duration_ns`. It counts as a CPU-clock sample, stored like the others in
+ * clock ticks: values are rounded to the clock's resolution (below 1 ns). */
 D5_API D5_NODISCARD d5_status d5_timer_add(d5_timer *t, const char *key, double start_ns,
                                            double duration_ns);
 /* Nanoseconds since the timer was created, on its CPU clock. */

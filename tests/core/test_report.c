@@ -1,0 +1,344 @@
+#define _GNU_SOURCE
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A timer with known samples: FORWARD 1.5, 3, 4.5 us starting at 10, 20, 30 us;
+ * a key with a comma and quotes. Added samples are rounded to the clock's tick,
+ * so values are compared to within 1 ns. */
+static d5_timer *known_timer(void)
+{
+    d5_timer_params p = d5_timer_default_params();
+    p.name = "unit-test";
+    d5_timer *t;
+    cr_assert_eq(d5_timer_create(&p, &t), D5_OK);
+    for (int i = 1; i <= 3; i++)
+        cr_assert_eq(d5_timer_add(t, D5_KEY_FORWARD, 10000.0 * i, 1500.0 * i), D5_OK);
+    cr_assert_eq(d5_timer_add(t, "odd, \"key\"", 0, 500), D5_OK);
+    return t;
+}
+
+static char *dir;
+static void setup(void)
+{
+    dir = tmpdir_make();
+    cr_assert_not_null(dir);
+}
+static void teardown(void)
+{
+    rmtree(dir);
+    free(dir);
+}
+
+static char *path_in(const char *name)
+{
+    char *p;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    return p;
+}
+
+/* Only the expected files: no temporary file is left behind. */
+static int files_in(const char *d)
+{
+    DIR *h = opendir(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(h)))
+        if (e->d_name[0] != '.') n++;
+    closedir(h);
+    return n;
+}
+
+TestSuite(report, .init = setup, .fini = teardown);
+
+Test(report, format_duration_picks_units)
+{
+    char b[32];
+    d5_format_duration(812, b, sizeof b);
+    cr_assert_str_eq(b, "812 ns");
+    d5_format_duration(12400, b, sizeof b);
+    cr_assert_str_eq(b, "12.4 us");
+    d5_format_duration(3.05e6, b, sizeof b);
+    cr_assert_str_eq(b, "3.05 ms");
+    d5_format_duration(1.2e9, b, sizeof b);
+    cr_assert_str_eq(b, "1.20 s");
+    d5_format_duration(0, b, sizeof b);
+    cr_assert_str_eq(b, "0.00 ns");
+}
+
+Test(report, table_has_one_row_per_key_with_samples)
+{
+    d5_timer *t = known_timer();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(d5_report_table(f, t), D5_OK);
+    fclose(f);
+    cr_assert_eq(count_lines(buf), 3, "%s", buf); /* header, FORWARD, odd key */
+    cr_assert(strstr(buf, "median"));
+    char *row = strstr(buf, "FORWARD");
+    cr_assert_not_null(row);
+    cr_assert(strstr(row, "3.00 us"), "%s", buf); /* median */
+    cr_assert(strstr(row, "[1.50 us, 4.50 us]")); /* CI of n = 3 is [min, max] */
+    cr_assert(strstr(row, "9.00 us"));            /* total */
+    cr_assert_null(strstr(buf, "EPOCH"));         /* no samples, no row */
+    free(buf);
+    d5_timer_free(t);
+}
+
+Test(report, json_reads_back)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in("timer.json");
+    cr_assert_eq(d5_report_json(t, p), D5_OK);
+    json_error_t err;
+    json_t *doc = json_load_file(p, 0, &err);
+    cr_assert_not_null(doc, "%s", err.text);
+    json_t *ctx = json_object_get(doc, "context");
+    cr_assert_eq(json_integer_value(json_object_get(ctx, "json_schema_version")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(ctx, "d5"), "version")),
+                     d5_version());
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "timer"), "name")),
+                     "unit-test");
+    json_t *keys = json_object_get(doc, "keys");
+    cr_assert_eq(json_array_size(keys), 2);
+    json_t *fw = json_array_get(keys, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(fw, "key")), "FORWARD");
+    json_t *stats = json_object_get(fw, "stats");
+    cr_assert(fabs(json_real_value(json_object_get(stats, "median")) - 3000) < 1);
+    cr_assert_eq(json_integer_value(json_object_get(stats, "n")), 3);
+    json_t *dur = json_object_get(json_object_get(fw, "samples"), "duration_ns");
+    cr_assert_eq(json_array_size(dur), 3);
+    cr_assert(fabs(json_real_value(json_array_get(dur, 2)) - 4500) < 1);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(keys, 1), "key")),
+                     "odd, \"key\"");
+    json_decref(doc);
+    cr_assert_eq(files_in(dir), 1);
+    free(p);
+    d5_timer_free(t);
+}
+
+Test(report, csv_parses)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in("timer.csv"), *ps = path_in("samples.csv");
+    cr_assert_eq(d5_report_csv(t, p), D5_OK);
+    cr_assert_eq(d5_report_csv_samples(t, ps), D5_OK);
+    char *csv = slurp(p, NULL);
+    cr_assert_eq(count_lines(csv), 3);
+    cr_assert(strncmp(csv, "key,clock,n,min_ns,p5_ns,q1_ns,median_ns,ci_low_ns,ci_high_ns,", 62) ==
+              0);
+    char *row = strstr(csv, "\"FORWARD\",");
+    cr_assert_not_null(row);
+    char clock[32];
+    unsigned n;
+    double mn, p5, q1, med;
+    cr_assert_eq(
+        sscanf(row, "\"FORWARD\",%31[^,],%u,%lf,%lf,%lf,%lf", clock, &n, &mn, &p5, &q1, &med), 6);
+    cr_assert_eq(n, 3);
+    cr_assert(fabs(med - 3000) < 1 && fabs(mn - 1500) < 1);
+    cr_assert(strstr(csv, "\"odd, \"\"key\"\"\","), "%s", csv); /* RFC 4180 quoting */
+    char *samples = slurp(ps, NULL);
+    cr_assert_eq(count_lines(samples), 1 + 4);
+    cr_assert(strstr(samples, "key,clock,index,start_ns,duration_ns\n"));
+    free(csv);
+    free(samples);
+    free(p);
+    free(ps);
+    d5_timer_free(t);
+}
+
+Test(report, chrome_trace_events_are_valid)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in("trace.json");
+    cr_assert_eq(d5_report_trace(t, p), D5_OK);
+    json_error_t err;
+    json_t *doc = json_load_file(p, 0, &err);
+    cr_assert_not_null(doc, "%s", err.text);
+    json_t *ev = json_object_get(doc, "traceEvents");
+    cr_assert(json_is_array(ev));
+    int complete = 0, process_name = 0, thread_name = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        cr_assert_not_null(ph);
+        cr_assert(json_is_integer(json_object_get(e, "pid")));
+        cr_assert(json_is_integer(json_object_get(e, "tid")));
+        if (strcmp(ph, "M") == 0) {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            process_name += strcmp(name, "process_name") == 0;
+            thread_name += strcmp(name, "thread_name") == 0;
+            cr_assert(json_is_string(json_object_get(json_object_get(e, "args"), "name")));
+        } else {
+            cr_assert_str_eq(ph, "X");
+            cr_assert(json_is_number(json_object_get(e, "ts")));
+            cr_assert(json_is_number(json_object_get(e, "dur")));
+            if (strcmp(json_string_value(json_object_get(e, "name")), "FORWARD") == 0) {
+                int idx =
+                    (int)json_integer_value(json_object_get(json_object_get(e, "args"), "index"));
+                /* microseconds: sample idx started at 10 (idx + 1) us and lasted 1.5 (idx + 1) us
+                 */
+                cr_assert(fabs(json_number_value(json_object_get(e, "ts")) - 10.0 * (idx + 1)) <
+                          1e-3);
+                cr_assert(fabs(json_number_value(json_object_get(e, "dur")) - 1.5 * (idx + 1)) <
+                          1e-3);
+            }
+            complete++;
+        }
+    }
+    cr_assert_eq(complete, 4);
+    cr_assert_eq(process_name, 1);
+    cr_assert_eq(thread_name, 1);
+    json_decref(doc);
+    free(p);
+    d5_timer_free(t);
+}
+
+Test(report, jsonl_history)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in("history.jsonl");
+    cr_assert_eq(d5_report_jsonl(t, p), D5_OK);
+    char *text = slurp(p, NULL);
+    cr_assert_eq(count_lines(text), 1 + 4 + 2);
+    int samples = 0, summaries = 0, line = 0;
+    for (char *s = strtok(text, "\n"); s; s = strtok(NULL, "\n"), line++) {
+        json_error_t err;
+        json_t *o = json_loads(s, 0, &err);
+        cr_assert_not_null(o, "line %d: %s", line, err.text);
+        const char *type = json_string_value(json_object_get(o, "type"));
+        if (line == 0) {
+            cr_assert_str_eq(type, "run");
+            cr_assert(json_is_object(json_object_get(o, "context")));
+        } else if (strcmp(type, "sample") == 0) {
+            samples++;
+            cr_assert(json_is_integer(json_object_get(o, "step")));
+            cr_assert(json_is_number(json_object_get(o, "duration_ns")));
+            cr_assert(json_number_value(json_object_get(o, "timestamp_ms")) > 1e12);
+        } else {
+            cr_assert_str_eq(type, "summary");
+            summaries++;
+        }
+        json_decref(o);
+    }
+    cr_assert_eq(samples, 4);
+    cr_assert_eq(summaries, 2);
+    free(text);
+    free(p);
+    d5_timer_free(t);
+}
+
+static char *read_text(const char *fmt, const char *a, const char *b, const char *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, fmt, a, b, c);
+    return slurp(path, NULL);
+}
+
+Test(report, mlflow_run_directory_layout)
+{
+    d5_timer *t = known_timer();
+    char *root = path_in("mlruns");
+    const char *params[] = {"batch", "64", "model", "lenet"};
+    d5_mlflow_params mp = {"timing", "run-a", params, 2};
+    char id1[33], id2[33], id0[33];
+    cr_assert_eq(d5_report_mlflow(t, root, &mp, id1, sizeof id1), D5_OK);
+    mp.run_name = "run-b";
+    cr_assert_eq(d5_report_mlflow(t, root, &mp, id2, sizeof id2), D5_OK);
+    cr_assert_eq(d5_report_mlflow(t, root, NULL, id0, sizeof id0), D5_OK);
+    cr_assert_eq(strlen(id1), 32);
+    cr_assert_str_neq(id1, id2);
+
+    /* "Default" is experiment 0, the named experiment the next free id, reused. */
+    char *meta0 = read_text("%s/0/meta.yaml%s%s", root, "", "");
+    cr_assert_not_null(meta0);
+    cr_assert(strstr(meta0, "name: 'Default'"));
+    char *meta1 = read_text("%s/1/meta.yaml%s%s", root, "", "");
+    cr_assert(strstr(meta1, "name: 'timing'"));
+    cr_assert(strstr(meta1, "experiment_id: '1'"));
+    cr_assert(strstr(meta1, "lifecycle_stage: active"));
+
+    char *run = read_text("%s/1/%s/meta.yaml%s", root, id1, "");
+    cr_assert_not_null(run);
+    char want[64];
+    snprintf(want, sizeof want, "run_id: %s\n", id1);
+    cr_assert(strstr(run, want));
+    cr_assert(strstr(run, "run_name: 'run-a'"));
+    cr_assert(strstr(run, "status: 3"));
+    cr_assert(strstr(run, "experiment_id: '1'"));
+
+    char *metric = read_text("%s/1/%s/metrics/time/FORWARD%s", root, id1, "");
+    cr_assert_not_null(metric);
+    cr_assert_eq(count_lines(metric), 3);
+    unsigned long long ts;
+    double v;
+    int step;
+    char *line = metric;
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(sscanf(line, "%llu %lf %d", &ts, &v, &step), 3);
+        cr_assert_eq(step, i);
+        cr_assert(fabs(v - 1.5e-6 * (i + 1)) < 1e-9, "value %g", v);
+        cr_assert_gt(ts, 1000000000000ull); /* milliseconds since the epoch */
+        line = strchr(line, '\n') + 1;
+    }
+    char *median = read_text("%s/1/%s/metrics/time/FORWARD.median_s%s", root, id1, "");
+    cr_assert_not_null(median);
+    cr_assert_eq(sscanf(median, "%llu %lf %d", &ts, &v, &step), 3);
+    cr_assert(fabs(v - 3e-6) < 1e-9);
+    char *param = read_text("%s/1/%s/params/batch%s", root, id1, "");
+    cr_assert_str_eq(param, "64");
+    char *tag = read_text("%s/1/%s/tags/mlflow.runName%s", root, id1, "");
+    cr_assert_str_eq(tag, "run-a");
+    /* The odd key's name is made safe for a metric name. */
+    char *odd = read_text("%s/1/%s/metrics/time/odd_ _key_%s", root, id1, "");
+    cr_assert_not_null(odd);
+    /* Three entries: the meta.yaml of the experiment and two runs; no staging left. */
+    char exp1[4096];
+    snprintf(exp1, sizeof exp1, "%s/1", root);
+    cr_assert_eq(files_in(exp1), 3);
+    free(meta0);
+    free(meta1);
+    free(run);
+    free(metric);
+    free(median);
+    free(param);
+    free(tag);
+    free(odd);
+    free(root);
+    d5_timer_free(t);
+}
+
+Test(report, unwritable_paths_name_the_file)
+{
+    d5_timer *t = known_timer();
+    cr_assert_eq(d5_report_json(t, "/nonexistent-d5-dir/x.json"), D5_ERR_IO);
+    cr_assert(strstr(d5_last_error(), "/nonexistent-d5-dir/x.json"), "%s", d5_last_error());
+    cr_assert_eq(d5_report_csv(t, "/nonexistent-d5-dir/x.csv"), D5_ERR_IO);
+    cr_assert_eq(d5_report_trace(t, "/nonexistent-d5-dir/t.json"), D5_ERR_IO);
+    cr_assert_eq(d5_report_mlflow(t, "/proc/d5-no", NULL, NULL, 0), D5_ERR_IO);
+    d5_timer_free(t);
+}
+
+Test(report, an_existing_file_is_replaced_whole)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in("timer.csv");
+    FILE *f = fopen(p, "w");
+    fputs("old content that is much longer than nothing at all\n", f);
+    fclose(f);
+    cr_assert_eq(d5_report_csv(t, p), D5_OK);
+    char *csv = slurp(p, NULL);
+    cr_assert_null(strstr(csv, "old content"));
+    cr_assert_eq(files_in(dir), 1);
+    free(csv);
+    free(p);
+    d5_timer_free(t);
+}

@@ -1,0 +1,146 @@
+#define _GNU_SOURCE
+#include "support.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+char *tmpdir_make(void)
+{
+    char *p = strdup("/tmp/d5-test-XXXXXX");
+    if (p && !mkdtemp(p)) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                rmtree(p);
+            else
+                unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *g = realloc(buf, cap * 2);
+            if (!g) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static long budget = -1, live = 0;
+
+static void *failing_alloc(void *ctx, size_t size, size_t align)
+{
+    (void)ctx;
+    if (budget == 0) return NULL;
+    if (budget > 0) budget--;
+    if (align < sizeof(void *)) align = sizeof(void *);
+    void *p = NULL;
+    if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
+    live++;
+    return p;
+}
+
+static void failing_free(void *ctx, void *p)
+{
+    (void)ctx;
+    if (p) live--;
+    free(p);
+}
+
+void failing_alloc_install(long b)
+{
+    budget = b;
+    live = 0;
+    d5_allocator a = {failing_alloc, failing_free, NULL};
+    d5_allocator_set(&a);
+}
+
+void failing_alloc_remove(void)
+{
+    d5_allocator_set(NULL);
+}
+
+long failing_alloc_live(void)
+{
+    return live;
+}
+
+int run_d5(char **out, char **err, const char *const *args)
+{
+    char outp[] = "/tmp/d5-out-XXXXXX", errp[] = "/tmp/d5-err-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp);
+    if (fo < 0 || fe < 0) return -1;
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = D5_BIN;
+    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fo, 1);
+    posix_spawn_file_actions_adddup2(&fa, fe, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, D5_BIN, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fo);
+    close(fe);
+    int status = 0;
+    if (rc == 0) waitpid(pid, &status, 0);
+    if (out) *out = slurp(outp, NULL);
+    if (err) *err = slurp(errp, NULL);
+    unlink(outp);
+    unlink(errp);
+    if (rc != 0 || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}

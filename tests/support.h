@@ -1,0 +1,27 @@
+/* Helpers shared by d5's tests. */
+#ifndef D5_TEST_SUPPORT_H
+#define D5_TEST_SUPPORT_H
+
+#include "d5/d5.h"
+
+#include <stddef.h>
+
+/* A fresh empty directory under /tmp (malloc'd path), removed by rmtree. */
+char *tmpdir_make(void);
+void rmtree(const char *path);
+/* The whole file as a NUL-terminated malloc'd string, or NULL. */
+char *slurp(const char *path, size_t *len);
+/* Number of lines (newline-terminated) in a string. */
+size_t count_lines(const char *s);
+
+/* An allocator that fails once `budget` allocations have succeeded (-1: never),
+ * and counts live blocks so that tests see leaks on error paths. */
+void failing_alloc_install(long budget);
+void failing_alloc_remove(void);
+long failing_alloc_live(void);
+
+/* Runs d5 with arguments (NULL-terminated); stdout and stderr are captured
+ * into malloc'd strings. Returns the exit status, or -1 if it did not exit. */
+int run_d5(char **out, char **err, const char *const *args);
+
+#endif
