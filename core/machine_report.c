@@ -63,7 +63,7 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
         char note[96], what[64];
         snprintf(note, sizeof note, "(%s kernel%s)", p->fma_isa, "");
         if (p->flop_per_cycle_core > 0)
-            snprintf(note, sizeof note, "(%s kernel, %.1f FLOP/cycle at the TSC rate)", p->fma_isa,
+            snprintf(note, sizeof note, "(%s kernel; %.1f FLOP per TSC tick)", p->fma_isa,
                      p->flop_per_cycle_core);
         print_rate(f, "fp32 fma peak, 1 core", &p->fp32_core, "GFLOP/s", note);
         snprintf(what, sizeof what, "fp32 fma peak, %d threads", p->threads);
