@@ -10,8 +10,8 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   # core: JSON (jansson), compression (zlib), tests (Criterion)
   libjansson-dev zlib1g-dev libcriterion-dev
-  # machine report and operators: OpenBLAS
-  libopenblas-dev
+  # machine report and operators: OpenBLAS, oneDNN
+  libopenblas-dev libdnnl-dev
   # reference scripts and benchmark peers run on Debian's own Python
   python3
 )

@@ -166,6 +166,24 @@ D5_API void d5_free(void *ptr);
 D5_API void *d5_realloc(void *ptr, size_t old_size, size_t size, const char *what);
 D5_API char *d5_strdup(const char *s, const char *what);
 
+/* ---- Random numbers ----------------------------------------------------------- */
+
+/* A seeded, reproducible generator (xoshiro256**, seeded through splitmix64):
+ * the same seed gives the same stream on every machine. Plain data: copy it to
+ * fork a stream. */
+typedef struct d5_rng {
+    uint64_t s[4];
+} d5_rng;
+
+D5_API void d5_rng_seed(d5_rng *r, uint64_t seed);
+D5_API uint64_t d5_rng_next(d5_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+D5_API double d5_rng_uniform(d5_rng *r);
+/* Standard normal (Box-Muller). */
+D5_API double d5_rng_normal(d5_rng *r);
+/* Uniform integer in [0, n) without modulo bias; 0 for n == 0. */
+D5_API uint64_t d5_rng_below(d5_rng *r, uint64_t n);
+
 /* ---- Version and build information ---------------------------------------- */
 
 typedef struct d5_build_info {

@@ -4,8 +4,10 @@
 
 #include "d5/core.h"
 #include "d5/machine.h"
+#include "d5/operator.h"
 #include "d5/report.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
+#include "d5/validate.h"
 
 #endif

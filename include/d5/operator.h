@@ -1,0 +1,182 @@
+/* d5 level 0: the operator ABI.
+ *
+ * An operator is a versioned table of C functions (d5_op_desc). Built-in
+ * operators (backends ref, blas, dnnl, cuda) and custom operators loaded from
+ * shared objects use the same table, so the validator, the benchmark runner
+ * and the executor treat them alike. Shapes and dtypes cross the ABI as
+ * d5_tensor_desc; attributes as d5_attrs.
+ *
+ * Life of an operator instance: create(input descriptors, attributes) checks
+ * its inputs, infers the output descriptors and builds any state (a oneDNN
+ * primitive, workspace); forward and backward then run on tensors of exactly
+ * those descriptors, any number of times; destroy frees the state.
+ */
+#ifndef D5_OPERATOR_H
+#define D5_OPERATOR_H
+
+#include "d5/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change to the structs and functions below. The
+ * loader refuses an operator built against another version. */
+#define D5_OP_ABI_VERSION 1u
+
+/* ---- Attributes ---------------------------------------------------------------- */
+
+typedef enum d5_attr_type {
+    D5_ATTR_INT = 1,
+    D5_ATTR_FLOAT = 2,
+    D5_ATTR_STRING = 3,
+    D5_ATTR_INTS = 4,
+    D5_ATTR_FLOATS = 5,
+    D5_ATTR_TENSOR = 6
+} d5_attr_type;
+
+typedef struct d5_attr {
+    const char *name;
+    int32_t type;           /* a d5_attr_type */
+    int32_t reserved;
+    int64_t i;              /* INT */
+    double f;               /* FLOAT */
+    const char *s;          /* STRING */
+    const int64_t *ints;    /* INTS: `count` values */
+    const double *floats;   /* FLOATS: `count` values */
+    int64_t count;
+    const d5_tensor *tensor; /* TENSOR (CPU memory) */
+} d5_attr;
+
+typedef struct d5_attrs {
+    const d5_attr *items;
+    int32_t count;
+} d5_attrs;
+
+/* Looks an attribute up by name; NULL if absent (or `a` is NULL). */
+D5_API const d5_attr *d5_attrs_find(const d5_attrs *a, const char *name);
+/* Typed getters: `def` when absent, D5_ERR_INVALID when present with another type. */
+D5_API D5_NODISCARD d5_status d5_attrs_int(const d5_attrs *a, const char *name, int64_t def,
+                                           int64_t *out);
+D5_API D5_NODISCARD d5_status d5_attrs_float(const d5_attrs *a, const char *name, double def,
+                                             double *out);
+D5_API D5_NODISCARD d5_status d5_attrs_string(const d5_attrs *a, const char *name,
+                                              const char *def, const char **out);
+/* INTS: *values and *count are NULL and 0 when absent. */
+D5_API D5_NODISCARD d5_status d5_attrs_ints(const d5_attrs *a, const char *name,
+                                            const int64_t **values, int64_t *count);
+
+/* ---- The operator table ------------------------------------------------------------ */
+
+enum {
+    D5_OP_HAS_BACKWARD = 1u << 0, /* backward is implemented */
+    D5_OP_CUDA = 1u << 1,         /* runs on CUDA device memory */
+    D5_OP_F64 = 1u << 2           /* accepts float64 as well as float32 */
+};
+
+typedef struct d5_op_desc {
+    uint32_t abi_version; /* D5_OP_ABI_VERSION */
+    uint32_t flags;
+    const char *name;    /* the ONNX operator it implements, "Conv"; or a custom name */
+    const char *backend; /* "ref", "blas", "dnnl", "cuda", or a custom label */
+    int32_t min_inputs, max_inputs, min_outputs, max_outputs;
+
+    /* Checks the inputs and attributes, fills outputs[0..noutputs-1] (shape
+     * inference) and creates the state. An input whose dtype is
+     * D5_DTYPE_INVALID is an omitted optional input. */
+    d5_status (*create)(const d5_tensor_desc *inputs, int32_t ninputs, const d5_attrs *attrs,
+                        d5_tensor_desc *outputs, int32_t noutputs, void **state);
+    /* Computes outputs from inputs; all memory is the caller's. */
+    d5_status (*forward)(void *state, const d5_tensor *inputs, int32_t ninputs,
+                         d5_tensor *outputs, int32_t noutputs);
+    /* Given the gradients of a loss with respect to the outputs, and the
+     * inputs and outputs of the forward call, writes the gradients with
+     * respect to the inputs. A grad_inputs entry whose data is NULL is not
+     * wanted. NULL when the operator is not differentiable. */
+    d5_status (*backward)(void *state, const d5_tensor *grad_outputs, int32_t noutputs,
+                          const d5_tensor *inputs, int32_t ninputs, const d5_tensor *outputs,
+                          d5_tensor *grad_inputs);
+    void (*destroy)(void *state);
+    /* Work of one forward call: floating-point operations and bytes moved.
+     * NULL: d5 counts 0 FLOPs and the bytes of inputs and outputs. */
+    void (*cost)(void *state, double *flops, double *bytes);
+} d5_op_desc;
+
+/* A custom operator library exports this one symbol; D5_OPERATOR_EXPORT(desc)
+ * writes it (C and C++). One library may export several operators. */
+typedef const d5_op_desc *const *(*d5_op_entry_fn)(int32_t *count, uint32_t *abi_version);
+#define D5_OP_ENTRY_SYMBOL "d5_operator_entry"
+#ifdef __cplusplus
+#define D5__EXTERN_C extern "C"
+#else
+#define D5__EXTERN_C
+#endif
+#define D5_OPERATOR_EXPORT(...)                                                                \
+    D5__EXTERN_C __attribute__((visibility("default"))) const d5_op_desc *const                \
+        *d5_operator_entry(int32_t *count, uint32_t *abi_version)                              \
+    {                                                                                          \
+        static const d5_op_desc *const ops[] = {__VA_ARGS__};                                  \
+        *count = (int32_t)(sizeof ops / sizeof ops[0]);                                        \
+        *abi_version = D5_OP_ABI_VERSION;                                                      \
+        return ops;                                                                            \
+    }
+
+/* ---- The registry of built-in operators --------------------------------------------- */
+
+/* Number of built-in (operator, backend) pairs, and one of them. */
+D5_API size_t d5_op_count(void);
+D5_API const d5_op_desc *d5_op_at(size_t i);
+/* Finds a built-in operator. D5_ERR_UNSUPPORTED names the operator and
+ * backend asked for and lists the backends that have it (or says that no
+ * backend has it). Backends reported unavailable at run time (cuda without a
+ * device) return D5_ERR_NODEVICE. */
+D5_API D5_NODISCARD d5_status d5_op_find(const char *name, const char *backend,
+                                         const d5_op_desc **out);
+/* 1 when a backend is built and usable here; `why` (may be NULL) receives the
+ * reason when it is not. Backends: "ref", "blas", "dnnl", "cuda". */
+D5_API int d5_backend_available(const char *backend, char *why, size_t why_size);
+
+/* ---- Custom operators from shared objects ---------------------------------------------- */
+
+typedef struct d5_op_library d5_op_library;
+/* dlopen()s `path` and reads its operators. D5_ERR_IO when it cannot be
+ * loaded (with dlerror's text), D5_ERR_NOTFOUND without the entry symbol,
+ * D5_ERR_UNSUPPORTED for another ABI version. */
+D5_API D5_NODISCARD d5_status d5_op_library_open(const char *path, d5_op_library **out);
+D5_API void d5_op_library_close(d5_op_library *lib);
+D5_API int32_t d5_op_library_count(const d5_op_library *lib);
+D5_API const d5_op_desc *d5_op_library_at(const d5_op_library *lib, int32_t i);
+/* Finds an operator of the library by name. */
+D5_API D5_NODISCARD d5_status d5_op_library_find(const d5_op_library *lib, const char *name,
+                                                 const d5_op_desc **out);
+
+/* ---- Operator instances: create once, run many times ---------------------------------- */
+
+typedef struct d5_op d5_op;
+
+/* Creates an instance with `noutputs` outputs (0: the operator's minimum). The
+ * descriptor table must outlive the instance. Checks counts against the
+ * table's limits and names the operator in every error. */
+D5_API D5_NODISCARD d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor_desc *inputs,
+                                           int32_t ninputs, const d5_attrs *attrs,
+                                           int32_t noutputs, d5_op **out);
+D5_API void d5_op_free(d5_op *op);
+D5_API const d5_op_desc *d5_op_desc_of(const d5_op *op);
+D5_API int32_t d5_op_ninputs(const d5_op *op);
+D5_API int32_t d5_op_noutputs(const d5_op *op);
+D5_API const d5_tensor_desc *d5_op_input_desc(const d5_op *op, int32_t i);
+D5_API const d5_tensor_desc *d5_op_output_desc(const d5_op *op, int32_t i);
+/* Runs forward; checks that every tensor matches its descriptor (D5_ERR_SHAPE). */
+D5_API D5_NODISCARD d5_status d5_op_forward(d5_op *op, const d5_tensor *inputs,
+                                            d5_tensor *outputs);
+/* Runs backward; D5_ERR_UNSUPPORTED for an operator without one. */
+D5_API D5_NODISCARD d5_status d5_op_backward(d5_op *op, const d5_tensor *grad_outputs,
+                                             const d5_tensor *inputs, const d5_tensor *outputs,
+                                             d5_tensor *grad_inputs);
+/* FLOPs and bytes of one forward call. */
+D5_API void d5_op_cost(const d5_op *op, double *flops, double *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,97 @@
+/* Custom operators from shared objects, loaded with dlopen. */
+#define _GNU_SOURCE
+#include "d5/operator.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+struct d5_op_library {
+    void *handle;
+    const d5_op_desc *const *ops;
+    int32_t count;
+};
+
+d5_status d5_op_library_open(const char *path, d5_op_library **out)
+{
+    if (!path || !out) return d5_error(D5_ERR_INVALID, "d5_op_library_open: NULL argument");
+    /* dlopen searches the library path for a bare name: make a relative path explicit. */
+    char buf[4096];
+    const char *p = path;
+    if (!strchr(path, '/')) {
+        snprintf(buf, sizeof buf, "./%s", path);
+        p = buf;
+    }
+    void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return d5_error(D5_ERR_IO, "cannot load operator library '%s': %s", path, dlerror());
+    d5_op_entry_fn entry;
+    void *sym = dlsym(h, D5_OP_ENTRY_SYMBOL);
+    if (!sym) {
+        dlclose(h);
+        return d5_error(D5_ERR_NOTFOUND,
+                        "'%s' exports no %s symbol: define its operators with D5_OPERATOR_EXPORT",
+                        path, D5_OP_ENTRY_SYMBOL);
+    }
+    memcpy(&entry, &sym, sizeof entry);
+    int32_t count = 0;
+    uint32_t abi = 0;
+    const d5_op_desc *const *ops = entry(&count, &abi);
+    if (abi != D5_OP_ABI_VERSION) {
+        dlclose(h);
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "'%s' was built for operator ABI %u; this d5 speaks ABI %u: rebuild it "
+                        "with 'd5 compile-op'",
+                        path, abi, D5_OP_ABI_VERSION);
+    }
+    for (int32_t i = 0; i < count; i++)
+        if (!ops[i] || ops[i]->abi_version != D5_OP_ABI_VERSION || !ops[i]->name ||
+            !ops[i]->create || !ops[i]->forward) {
+            dlclose(h);
+            return d5_error(D5_ERR_FORMAT, "'%s': operator %d is incomplete or of ABI %u", path, i,
+                            ops[i] ? ops[i]->abi_version : 0);
+        }
+    d5_op_library *lib = d5_calloc(1, sizeof *lib, "operator library");
+    if (!lib) {
+        dlclose(h);
+        return D5_ERR_NOMEM;
+    }
+    lib->handle = h;
+    lib->ops = ops;
+    lib->count = count;
+    *out = lib;
+    return D5_OK;
+}
+
+void d5_op_library_close(d5_op_library *lib)
+{
+    if (!lib) return;
+    dlclose(lib->handle);
+    d5_free(lib);
+}
+
+int32_t d5_op_library_count(const d5_op_library *lib)
+{
+    return lib ? lib->count : 0;
+}
+
+const d5_op_desc *d5_op_library_at(const d5_op_library *lib, int32_t i)
+{
+    return lib && i >= 0 && i < lib->count ? lib->ops[i] : NULL;
+}
+
+d5_status d5_op_library_find(const d5_op_library *lib, const char *name, const d5_op_desc **out)
+{
+    if (!lib || !name || !out) return d5_error(D5_ERR_INVALID, "d5_op_library_find: NULL argument");
+    for (int32_t i = 0; i < lib->count; i++)
+        if (strcmp(lib->ops[i]->name, name) == 0) {
+            *out = lib->ops[i];
+            return D5_OK;
+        }
+    char names[512] = "";
+    size_t used = 0;
+    for (int32_t i = 0; i < lib->count && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                 lib->ops[i]->name);
+    return d5_error(D5_ERR_NOTFOUND, "operator library has no operator '%s' (it has: %s)", name,
+                    lib->count ? names : "none");
+}

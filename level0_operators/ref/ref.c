@@ -1,0 +1,214 @@
+/* The ref backend's wrapper: converts tensors to and from double arrays around
+ * each reference kernel. Buffers are allocated once, at create. */
+#include "ref.h"
+
+#include <string.h>
+
+typedef struct ref_state {
+    const d5_ref_vtable *vt;
+    void *inner;
+    int32_t nin, nout;
+    d5_tensor_desc *in_desc, *out_desc;
+    d5_rt *in, *out, *gin, *gout; /* views handed to the kernel */
+    double **own;                 /* conversion buffers, NULL where not needed */
+    int32_t nown;
+    double flops;
+} ref_state;
+
+static int64_t numel_of(const d5_tensor_desc *d)
+{
+    return d->dtype == D5_DTYPE_INVALID ? 0 : d5_tensor_desc_numel(d);
+}
+
+/* Reads element i of a tensor of any supported dtype as a double. */
+static void to_double(const d5_tensor *t, double *dst, int64_t n)
+{
+    const void *p = t->data;
+    switch (t->desc.dtype) {
+    case D5_F32: for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)p)[i]; break;
+    case D5_F64: memcpy(dst, p, (size_t)n * sizeof(double)); break;
+    case D5_I64: for (int64_t i = 0; i < n; i++) dst[i] = (double)((const int64_t *)p)[i]; break;
+    case D5_I32: for (int64_t i = 0; i < n; i++) dst[i] = ((const int32_t *)p)[i]; break;
+    case D5_I16: for (int64_t i = 0; i < n; i++) dst[i] = ((const int16_t *)p)[i]; break;
+    case D5_I8: for (int64_t i = 0; i < n; i++) dst[i] = ((const int8_t *)p)[i]; break;
+    case D5_U8:
+    case D5_BOOL: for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)p)[i]; break;
+    default: break;
+    }
+}
+
+static void from_double(const double *src, d5_tensor *t, int64_t n)
+{
+    void *p = t->data;
+    switch (t->desc.dtype) {
+    case D5_F32: for (int64_t i = 0; i < n; i++) ((float *)p)[i] = (float)src[i]; break;
+    case D5_F64: memcpy(p, src, (size_t)n * sizeof(double)); break;
+    case D5_I64: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)src[i]; break;
+    case D5_I32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)src[i]; break;
+    case D5_I16: for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)src[i]; break;
+    case D5_I8: for (int64_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)src[i]; break;
+    case D5_U8: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)src[i]; break;
+    case D5_BOOL: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = src[i] != 0; break;
+    default: break;
+    }
+}
+
+static int convertible(int32_t dtype)
+{
+    return dtype == D5_F32 || dtype == D5_F64 || dtype == D5_I64 || dtype == D5_I32 ||
+           dtype == D5_I16 || dtype == D5_I8 || dtype == D5_U8 || dtype == D5_BOOL;
+}
+
+void d5__ref_destroy(void *state)
+{
+    ref_state *s = state;
+    if (!s) return;
+    if (s->inner) {
+        if (s->vt->destroy)
+            s->vt->destroy(s->inner);
+        else
+            d5_free(s->inner);
+    }
+    for (int32_t i = 0; i < s->nown; i++) d5_free(s->own[i]);
+    d5_free(s->own);
+    d5_free(s->in_desc);
+    d5_free(s->out_desc);
+    d5_free(s->in);
+    d5_free(s->out);
+    d5_free(s->gin);
+    d5_free(s->gout);
+    d5_free(s);
+}
+
+/* Buffers: one per input, output, input gradient and output gradient. */
+static d5_status alloc_buffers(ref_state *s)
+{
+    int32_t n = 2 * (s->nin + s->nout);
+    s->own = d5_calloc((size_t)n, sizeof *s->own, "reference buffers");
+    if (!s->own) return D5_ERR_NOMEM;
+    s->nown = n;
+    d5_rt *views[4] = {s->in, s->gin, s->out, s->gout};
+    const d5_tensor_desc *descs[4] = {s->in_desc, s->in_desc, s->out_desc, s->out_desc};
+    int32_t counts[4] = {s->nin, s->nin, s->nout, s->nout};
+    int32_t k = 0;
+    for (int v = 0; v < 4; v++)
+        for (int32_t i = 0; i < counts[v]; i++, k++) {
+            views[v][i].desc = &descs[v][i];
+            views[v][i].numel = numel_of(&descs[v][i]);
+            size_t bytes = (size_t)(views[v][i].numel ? views[v][i].numel : 1) * sizeof(double);
+            s->own[k] = d5_alloc(bytes, "reference buffer");
+            if (!s->own[k]) return D5_ERR_NOMEM;
+        }
+    return D5_OK;
+}
+
+d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor_desc *in, int32_t nin,
+                         const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+{
+    for (int32_t i = 0; i < nin; i++)
+        if (in[i].dtype != D5_DTYPE_INVALID && !convertible(in[i].dtype))
+            return d5_error(D5_ERR_UNSUPPORTED, "%s (ref): input %d has data type %s", vt->name,
+                            i, d5_dtype_name((d5_dtype)in[i].dtype));
+    ref_state *s = d5_calloc(1, sizeof *s, "reference operator");
+    if (!s) return D5_ERR_NOMEM;
+    s->vt = vt;
+    s->nin = nin;
+    s->nout = nout;
+    s->in_desc = d5_calloc((size_t)nin + 1, sizeof *s->in_desc, "reference operator");
+    s->out_desc = d5_calloc((size_t)nout + 1, sizeof *s->out_desc, "reference operator");
+    s->in = d5_calloc((size_t)nin + 1, sizeof *s->in, "reference operator");
+    s->gin = d5_calloc((size_t)nin + 1, sizeof *s->gin, "reference operator");
+    s->out = d5_calloc((size_t)nout + 1, sizeof *s->out, "reference operator");
+    s->gout = d5_calloc((size_t)nout + 1, sizeof *s->gout, "reference operator");
+    if (!s->in_desc || !s->out_desc || !s->in || !s->gin || !s->out || !s->gout) {
+        d5__ref_destroy(s);
+        return D5_ERR_NOMEM;
+    }
+    if (nin) memcpy(s->in_desc, in, (size_t)nin * sizeof *in);
+    for (int32_t i = 0; i < nout; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].dtype = nin > 0 ? in[0].dtype : D5_F32;
+    }
+    d5_status st = vt->create(in, nin, attrs, out, nout, &s->inner);
+    if (st == D5_OK) {
+        for (int32_t i = 0; i < nout; i++) {
+            size_t bytes;
+            st = d5_tensor_desc_bytes(&out[i], &bytes);
+            if (st != D5_OK) break;
+        }
+    }
+    if (st == D5_OK) {
+        memcpy(s->out_desc, out, (size_t)nout * sizeof *out);
+        st = alloc_buffers(s);
+    }
+    if (st != D5_OK) {
+        d5__ref_destroy(s);
+        return st;
+    }
+    s->flops = vt->flops ? vt->flops(s->inner, in, nin, out, nout) : 0;
+    *state = s;
+    return D5_OK;
+}
+
+d5_status d5__ref_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                          int32_t nout)
+{
+    ref_state *s = state;
+    for (int32_t i = 0; i < nin; i++) {
+        if (s->in_desc[i].dtype == D5_DTYPE_INVALID || !in[i].data) {
+            s->in[i].data = NULL;
+        } else {
+            s->in[i].data = s->own[i];
+            to_double(&in[i], s->in[i].data, s->in[i].numel);
+        }
+    }
+    for (int32_t i = 0; i < nout; i++) s->out[i].data = s->own[2 * s->nin + i];
+    d5_status st = s->vt->forward(s->inner, s->in, nin, s->out, nout);
+    if (st != D5_OK) return st;
+    for (int32_t i = 0; i < nout; i++) from_double(s->out[i].data, &out[i], s->out[i].numel);
+    return D5_OK;
+}
+
+d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                           int32_t nin, const d5_tensor *out, d5_tensor *gin)
+{
+    ref_state *s = state;
+    for (int32_t i = 0; i < nin; i++) {
+        s->in[i].data = NULL;
+        if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
+            s->in[i].data = s->own[i];
+            to_double(&in[i], s->in[i].data, s->in[i].numel);
+        }
+        s->gin[i].data = NULL;
+        if (gin[i].data && s->in_desc[i].dtype != D5_DTYPE_INVALID) {
+            s->gin[i].data = s->own[s->nin + i];
+            memset(s->gin[i].data, 0, (size_t)s->gin[i].numel * sizeof(double));
+        }
+    }
+    for (int32_t i = 0; i < nout; i++) {
+        s->out[i].data = s->own[2 * s->nin + i];
+        to_double(&out[i], s->out[i].data, s->out[i].numel);
+        s->gout[i].data = s->own[2 * s->nin + s->nout + i];
+        if (gout[i].data)
+            to_double(&gout[i], s->gout[i].data, s->gout[i].numel);
+        else
+            memset(s->gout[i].data, 0, (size_t)s->gout[i].numel * sizeof(double));
+    }
+    d5_status st = s->vt->backward(s->inner, s->gout, nout, s->in, nin, s->out, s->gin);
+    if (st != D5_OK) return st;
+    for (int32_t i = 0; i < nin; i++)
+        if (s->gin[i].data) from_double(s->gin[i].data, &gin[i], s->gin[i].numel);
+    return D5_OK;
+}
+
+void d5__ref_cost(void *state, double *flops, double *bytes)
+{
+    ref_state *s = state;
+    double b = 0;
+    for (int32_t i = 0; i < s->nin; i++)
+        b += (double)s->in[i].numel * (double)d5_dtype_size((d5_dtype)s->in_desc[i].dtype);
+    for (int32_t i = 0; i < s->nout; i++)
+        b += (double)s->out[i].numel * (double)d5_dtype_size((d5_dtype)s->out_desc[i].dtype);
+    *flops = s->flops;
+    *bytes = b;
+}

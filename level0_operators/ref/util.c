@@ -1,0 +1,85 @@
+/* Shape helpers shared by the reference operators. */
+#include "util.h"
+
+#include <stdio.h>
+
+void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int32_t i = 0; i < d->ndim && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "," : "",
+                                 (long long)d->shape[i]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t n,
+                        d5_tensor_desc *out)
+{
+    int32_t nd = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (in[k]->ndim > nd) nd = in[k]->ndim;
+    int64_t shape[D5_MAX_DIMS];
+    for (int32_t d = 0; d < nd; d++) {
+        int64_t size = 1;
+        for (int32_t k = 0; k < n; k++) {
+            int32_t j = d - (nd - in[k]->ndim);
+            if (j < 0) continue;
+            int64_t s = in[k]->shape[j];
+            if (s == size || s == 1) continue;
+            if (size != 1) {
+                char a[96], b[96];
+                d5__shape_str(in[0], a, sizeof a);
+                d5__shape_str(in[k], b, sizeof b);
+                return d5_error(D5_ERR_SHAPE,
+                                "%s: shapes %s and %s do not broadcast (dimension %d: %lld vs %lld)",
+                                op, a, b, (int)d, (long long)size, (long long)s);
+            }
+            size = s;
+        }
+        shape[d] = size;
+    }
+    out->ndim = nd;
+    for (int32_t d = 0; d < nd; d++) out->shape[d] = shape[d];
+    return D5_OK;
+}
+
+int64_t d5__broadcast_index(const d5_tensor_desc *out, const d5_tensor_desc *in, int64_t i)
+{
+    int64_t idx = 0, stride = 1;
+    for (int32_t d = out->ndim - 1, j = in->ndim - 1; d >= 0; d--, j--) {
+        int64_t coord = i % out->shape[d];
+        i /= out->shape[d];
+        if (j < 0) continue;
+        if (in->shape[j] != 1) idx += coord * stride;
+        stride *= in->shape[j];
+    }
+    return idx;
+}
+
+void d5__strides(const d5_tensor_desc *d, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t i = d->ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= d->shape[i];
+    }
+}
+
+d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out)
+{
+    if (axis < -(int64_t)ndim || axis >= ndim)
+        return d5_error(D5_ERR_INVALID, "%s: axis %lld is outside [%d, %d] for a %d-d input", op,
+                        (long long)axis, -(int)ndim, (int)ndim - 1, (int)ndim);
+    *out = (int32_t)(axis < 0 ? axis + ndim : axis);
+    return D5_OK;
+}
+
+d5_status d5__need_float(const char *op, const d5_tensor_desc *in, int32_t nin, int32_t i)
+{
+    if (i >= nin || in[i].dtype == D5_DTYPE_INVALID)
+        return d5_error(D5_ERR_INVALID, "%s: input %d is required", op, i);
+    if (in[i].dtype != D5_F32 && in[i].dtype != D5_F64)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s: input %d has data type %s, expected float32 or "
+                                            "float64", op, i, d5_dtype_name((d5_dtype)in[i].dtype));
+    return D5_OK;
+}

@@ -1,0 +1,23 @@
+/* Shape helpers shared by the reference operators. */
+#ifndef D5_REF_UTIL_H
+#define D5_REF_UTIL_H
+
+#include "ref.h"
+
+/* numpy (ONNX multidirectional) broadcasting of n shapes into `out` (its dtype
+ * is left alone). D5_ERR_SHAPE names the operator and both sizes. */
+d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t n,
+                        d5_tensor_desc *out);
+/* The flat index in `in` of element `i` of the broadcast result `out`. */
+int64_t d5__broadcast_index(const d5_tensor_desc *out, const d5_tensor_desc *in, int64_t i);
+/* Row-major strides (elements) of a shape. */
+void d5__strides(const d5_tensor_desc *d, int64_t *strides);
+/* Resolves a possibly negative axis against ndim; D5_ERR_INVALID names the
+ * operator when it is outside [-ndim, ndim - 1]. */
+d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out);
+/* Checks that input i is present and floating point (float32 or float64). */
+d5_status d5__need_float(const char *op, const d5_tensor_desc *in, int32_t nin, int32_t i);
+/* Shape string "[2,3,4]" for messages. */
+void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,60 @@
+/* The registry of built-in operators, generated from ops.def. */
+#include "d5/operator.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define D5_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
+#include "ops.def"
+#undef D5_OP
+
+static const d5_op_desc *const table[] = {
+#define D5_OP(NAME, BACKEND) &d5__op_##BACKEND##_##NAME,
+#include "ops.def"
+#undef D5_OP
+};
+
+#define NOPS (sizeof table / sizeof table[0])
+
+size_t d5_op_count(void)
+{
+    return NOPS;
+}
+
+const d5_op_desc *d5_op_at(size_t i)
+{
+    return i < NOPS ? table[i] : NULL;
+}
+
+int d5__backend_check(const char *backend, char *why, size_t why_size); /* backends.c */
+
+int d5_backend_available(const char *backend, char *why, size_t why_size)
+{
+    return d5__backend_check(backend, why, why_size);
+}
+
+d5_status d5_op_find(const char *name, const char *backend, const d5_op_desc **out)
+{
+    if (!name || !backend || !out) return d5_error(D5_ERR_INVALID, "d5_op_find: NULL argument");
+    char have[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < NOPS; i++) {
+        if (strcmp(table[i]->name, name) != 0) continue;
+        if (strcmp(table[i]->backend, backend) == 0) {
+            char why[256];
+            if (!d5__backend_check(backend, why, sizeof why))
+                return d5_error(D5_ERR_NODEVICE, "operator %s: backend %s is unavailable: %s", name,
+                                backend, why);
+            *out = table[i];
+            return D5_OK;
+        }
+        if (used < sizeof have)
+            used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
+                                     table[i]->backend);
+    }
+    if (used)
+        return d5_error(D5_ERR_UNSUPPORTED, "operator %s has no %s backend (it has: %s)", name,
+                        backend, have);
+    return d5_error(D5_ERR_UNSUPPORTED, "d5 has no operator %s (see 'd5 test-operator --list')",
+                    name);
+}

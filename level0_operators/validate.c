@@ -1,0 +1,321 @@
+/* Forward and gradient checks of operators. */
+#include "d5/validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int is_float(int32_t dtype)
+{
+    return dtype == D5_F32 || dtype == D5_F64;
+}
+
+static double get(const d5_tensor *t, int64_t i)
+{
+    return t->desc.dtype == D5_F64 ? ((const double *)t->data)[i] : ((const float *)t->data)[i];
+}
+
+static void set(d5_tensor *t, int64_t i, double v)
+{
+    if (t->desc.dtype == D5_F64)
+        ((double *)t->data)[i] = v;
+    else
+        ((float *)t->data)[i] = (float)v;
+}
+
+void d5_tensor_fill_uniform(d5_tensor *t, d5_rng *rng, double lo, double hi)
+{
+    int64_t n = d5_tensor_desc_numel(&t->desc);
+    for (int64_t i = 0; i < n; i++) set(t, i, lo + (hi - lo) * d5_rng_uniform(rng));
+}
+
+d5_status d5_compare_tensors(const d5_tensor *got, const d5_tensor *want, d5_compare *out)
+{
+    if (!got || !want || !out) return d5_error(D5_ERR_INVALID, "d5_compare_tensors: NULL argument");
+    if (!is_float(got->desc.dtype) || !is_float(want->desc.dtype))
+        return d5_error(D5_ERR_UNSUPPORTED, "compare: only float32 and float64 tensors");
+    int64_t n = d5_tensor_desc_numel(&got->desc);
+    if (n != d5_tensor_desc_numel(&want->desc))
+        return d5_error(D5_ERR_SHAPE, "compare: %lld elements against %lld", (long long)n,
+                        (long long)d5_tensor_desc_numel(&want->desc));
+    d5_compare c;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    double l2 = 0, worst = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double g = get(got, i), w = get(want, i);
+        if (!isfinite(g) && isfinite(w)) c.nonfinite = 1;
+        double d = fabs(g - w);
+        if (isnan(d)) d = (isnan(g) && isnan(w)) ? 0 : INFINITY;
+        c.l1 += d;
+        l2 += d * d;
+        if (d > c.linf) c.linf = d;
+        double rel = d / fmax(fabs(w), 1e-30);
+        if (rel > c.max_rel) c.max_rel = rel;
+        if (d > worst) {
+            worst = d;
+            c.worst = i;
+            c.got = g;
+            c.want = w;
+        }
+    }
+    c.l2 = sqrt(l2);
+    *out = c;
+    return D5_OK;
+}
+
+d5_check_params d5_check_default_params(void)
+{
+    return (d5_check_params){.atol = 1e-4, .rtol = 1e-4, .seed = 1, .heatmap_csv = NULL};
+}
+
+d5_gradient_params d5_gradient_default_params(void)
+{
+    return (d5_gradient_params){.step = 0, .atol = 0, .rtol = 0, .seed = 1, .wrt = 0};
+}
+
+/* A set of tensors allocated for descriptors, freed together. */
+typedef struct tset {
+    d5_tensor *t;
+    int32_t n;
+} tset;
+
+static void tset_free(tset *s)
+{
+    for (int32_t i = 0; s->t && i < s->n; i++) d5_tensor_free(&s->t[i]);
+    d5_free(s->t);
+    s->t = NULL;
+}
+
+static d5_status tset_alloc(tset *s, const d5_tensor_desc *d, int32_t n)
+{
+    s->n = n;
+    s->t = d5_calloc((size_t)n + 1, sizeof *s->t, "check tensors");
+    if (!s->t) return D5_ERR_NOMEM;
+    for (int32_t i = 0; i < n; i++) {
+        if (d[i].dtype == D5_DTYPE_INVALID) {
+            s->t[i].desc = d[i];
+            continue;
+        }
+        d5_status st = d5_tensor_alloc(&d[i], &s->t[i]);
+        if (st != D5_OK) {
+            tset_free(s);
+            return st;
+        }
+    }
+    return D5_OK;
+}
+
+/* Copies given inputs (converting float dtypes) or draws random floats. */
+static d5_status fill_inputs(tset *s, const d5_tensor *given, d5_rng *rng, const char *op)
+{
+    for (int32_t i = 0; i < s->n; i++) {
+        d5_tensor *t = &s->t[i];
+        if (t->desc.dtype == D5_DTYPE_INVALID) continue;
+        int64_t n = d5_tensor_desc_numel(&t->desc);
+        if (given && given[i].data) {
+            if (is_float(t->desc.dtype) && is_float(given[i].desc.dtype)) {
+                for (int64_t k = 0; k < n; k++) set(t, k, get(&given[i], k));
+            } else if (t->desc.dtype == given[i].desc.dtype) {
+                memcpy(t->data, given[i].data, (size_t)n * d5_dtype_size((d5_dtype)t->desc.dtype));
+            } else {
+                return d5_error(D5_ERR_INVALID, "%s: input %d given as %s for %s", op, i,
+                                d5_dtype_name((d5_dtype)given[i].desc.dtype),
+                                d5_dtype_name((d5_dtype)t->desc.dtype));
+            }
+        } else if (is_float(t->desc.dtype)) {
+            d5_tensor_fill_uniform(t, rng, -1, 1);
+        } else {
+            return d5_error(D5_ERR_INVALID, "%s: input %d is %s: give its values", op, i,
+                            d5_dtype_name((d5_dtype)t->desc.dtype));
+        }
+    }
+    return D5_OK;
+}
+
+static d5_status write_heatmap(const char *path, const d5_tensor *got, const d5_tensor *want)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return d5_error(D5_ERR_IO, "cannot write heatmap '%s'", path);
+    const d5_tensor_desc *d = &got->desc;
+    int64_t cols = d->ndim ? d->shape[d->ndim - 1] : 1, n = d5_tensor_desc_numel(d);
+    for (int64_t i = 0; i < n; i++)
+        fprintf(f, "%.6g%c", fabs(get(got, i) - get(want, i)), (i + 1) % cols ? ',' : '\n');
+    return fclose(f) == 0 ? D5_OK : d5_error(D5_ERR_IO, "cannot write heatmap '%s'", path);
+}
+
+d5_status d5_validate_forward(const d5_op_desc *cand, const d5_op_desc *ref,
+                              const d5_tensor_desc *in, int32_t nin, const d5_tensor *inputs,
+                              const d5_attrs *attrs, int32_t noutputs, const d5_check_params *pp,
+                              d5_forward_check *out)
+{
+    d5_check_params p = pp ? *pp : d5_check_default_params();
+    if (!cand || !ref || !out) return d5_error(D5_ERR_INVALID, "d5_validate_forward: NULL argument");
+    d5_op *a = NULL, *b = NULL;
+    d5_status s = d5_op_create(cand, in, nin, attrs, noutputs, &a);
+    if (s == D5_OK) s = d5_op_create(ref, in, nin, attrs, noutputs, &b);
+    if (s != D5_OK) {
+        d5_op_free(a);
+        return s;
+    }
+    int32_t nout = d5_op_noutputs(a);
+    if (nout > D5_CHECK_MAX_OUTPUTS) nout = D5_CHECK_MAX_OUTPUTS;
+    tset x = {0}, ya = {0}, yb = {0};
+    d5_tensor_desc oa[D5_CHECK_MAX_OUTPUTS], ob[D5_CHECK_MAX_OUTPUTS];
+    for (int32_t i = 0; i < nout; i++) {
+        oa[i] = *d5_op_output_desc(a, i);
+        ob[i] = *d5_op_output_desc(b, i);
+    }
+    d5_rng rng;
+    d5_rng_seed(&rng, p.seed);
+    s = tset_alloc(&x, in, nin);
+    if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, cand->name);
+    if (s == D5_OK) s = tset_alloc(&ya, oa, nout);
+    if (s == D5_OK) s = tset_alloc(&yb, ob, nout);
+    if (s == D5_OK) s = d5_op_forward(a, x.t, ya.t);
+    if (s == D5_OK) s = d5_op_forward(b, x.t, yb.t);
+    d5_forward_check r;
+    memset(&r, 0, sizeof r);
+    r.noutputs = nout;
+    r.passed = 1;
+    for (int32_t i = 0; s == D5_OK && i < nout; i++) {
+        if (!is_float(oa[i].dtype)) { /* integer outputs (masks, indices) must match exactly */
+            int64_t n = d5_tensor_desc_numel(&oa[i]);
+            size_t bytes = (size_t)n * d5_dtype_size((d5_dtype)oa[i].dtype);
+            int same = oa[i].dtype == ob[i].dtype && memcmp(ya.t[i].data, yb.t[i].data, bytes) == 0;
+            r.out[i].n = n;
+            r.out[i].linf = same ? 0 : 1;
+            r.passed &= same;
+            continue;
+        }
+        s = d5_compare_tensors(&ya.t[i], &yb.t[i], &r.out[i]);
+        if (s != D5_OK) break;
+        double scale = 0;
+        int64_t n = d5_tensor_desc_numel(&ob[i]);
+        for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(get(&yb.t[i], k)));
+        r.tol[i] = p.atol + p.rtol * scale;
+        if (!(r.out[i].linf <= r.tol[i]) || r.out[i].nonfinite) r.passed = 0;
+    }
+    if (s == D5_OK && p.heatmap_csv && nout > 0 && is_float(oa[0].dtype))
+        s = write_heatmap(p.heatmap_csv, &ya.t[0], &yb.t[0]);
+    tset_free(&x);
+    tset_free(&ya);
+    tset_free(&yb);
+    d5_op_free(a);
+    d5_op_free(b);
+    if (s == D5_OK) *out = r;
+    return s;
+}
+
+/* L = sum_k <w_k, y_k> after one forward call. */
+static d5_status loss(d5_op *op, tset *x, tset *y, const tset *w, double *l)
+{
+    d5_status s = d5_op_forward(op, x->t, y->t);
+    if (s != D5_OK) return s;
+    double sum = 0;
+    for (int32_t k = 0; k < y->n; k++) {
+        if (!is_float(y->t[k].desc.dtype)) continue;
+        int64_t n = d5_tensor_desc_numel(&y->t[k].desc);
+        for (int64_t i = 0; i < n; i++) sum += get(&w->t[k], i) * get(&y->t[k], i);
+    }
+    *l = sum;
+    return D5_OK;
+}
+
+d5_status d5_validate_gradient(const d5_op_desc *desc, const d5_tensor_desc *in0, int32_t nin,
+                               const d5_tensor *inputs, const d5_attrs *attrs, int32_t noutputs,
+                               const d5_gradient_params *pp, d5_gradient_check *out)
+{
+    d5_gradient_params p = pp ? *pp : d5_gradient_default_params();
+    if (!desc || !out || nin > 32)
+        return d5_error(D5_ERR_INVALID, "d5_validate_gradient: bad argument");
+    if (!desc->backward)
+        return d5_error(D5_ERR_UNSUPPORTED, "operator %s (%s) has no backward", desc->name,
+                        desc->backend);
+    int f64 = (desc->flags & D5_OP_F64) != 0;
+    if (p.step == 0) p.step = f64 ? 1e-6 : 1e-2;
+    if (p.atol == 0) p.atol = f64 ? 1e-5 : 2e-2;
+    if (p.rtol == 0) p.rtol = f64 ? 1e-5 : 2e-2;
+    d5_tensor_desc in[32];
+    for (int32_t i = 0; i < nin; i++) {
+        in[i] = in0[i];
+        if (f64 && is_float(in[i].dtype)) in[i].dtype = D5_F64;
+    }
+    d5_op *op = NULL;
+    d5_status s = d5_op_create(desc, in, nin, attrs, noutputs, &op);
+    if (s != D5_OK) return s;
+    int32_t nout = d5_op_noutputs(op);
+    d5_tensor_desc od[32];
+    for (int32_t k = 0; k < nout && k < 32; k++) od[k] = *d5_op_output_desc(op, k);
+    tset x = {0}, y = {0}, w = {0}, gx = {0};
+    d5_rng rng;
+    d5_rng_seed(&rng, p.seed);
+    s = tset_alloc(&x, in, nin);
+    if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, desc->name);
+    if (s == D5_OK) s = tset_alloc(&y, od, nout);
+    if (s == D5_OK) s = tset_alloc(&w, od, nout);
+    if (s == D5_OK) s = tset_alloc(&gx, in, nin);
+    for (int32_t k = 0; s == D5_OK && k < nout; k++)
+        if (is_float(od[k].dtype))
+            d5_tensor_fill_uniform(&w.t[k], &rng, -1, 1);
+        else
+            d5_tensor_free(&w.t[k]); /* no gradient flows through integer outputs */
+    /* Analytic gradients. */
+    double l0 = 0;
+    if (s == D5_OK) s = loss(op, &x, &y, &w, &l0);
+    uint32_t wrt = 0;
+    for (int32_t i = 0; i < nin; i++)
+        if (is_float(in[i].dtype) && (p.wrt == 0 || (p.wrt >> i) & 1)) wrt |= 1u << i;
+    for (int32_t i = 0; s == D5_OK && i < nin; i++)
+        if (!((wrt >> i) & 1) && gx.t[i].data) d5_tensor_free(&gx.t[i]);
+    if (s == D5_OK) s = d5_op_backward(op, w.t, x.t, y.t, gx.t);
+
+    d5_gradient_check r;
+    memset(&r, 0, sizeof r);
+    r.step = p.step;
+    r.passed = 1;
+    r.worst_input = -1;
+    double worst_ratio = -1;
+    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
+        if (!((wrt >> i) & 1)) continue;
+        int64_t n = d5_tensor_desc_numel(&in[i]);
+        for (int64_t e = 0; s == D5_OK && e < n; e++) {
+            double v = get(&x.t[i], e), lp, lm;
+            set(&x.t[i], e, v + p.step);
+            s = loss(op, &x, &y, &w, &lp);
+            set(&x.t[i], e, v - p.step);
+            if (s == D5_OK) s = loss(op, &x, &y, &w, &lm);
+            set(&x.t[i], e, v);
+            if (s != D5_OK) break;
+            double right = (lp - l0) / p.step, left = (l0 - lm) / p.step;
+            double numeric = (lp - lm) / (2 * p.step), analytic = get(&gx.t[i], e);
+            double scale = fmax(fabs(right), fabs(left));
+            /* Smooth: the slopes differ by about f'' * step. A jump of 5% or more
+             * is a kink between v - step and v + step. */
+            if (fabs(right - left) > 0.05 * scale + 10 * p.step) {
+                r.skipped++;
+                continue;
+            }
+            r.checked++;
+            double err = fabs(analytic - numeric);
+            double tol = p.atol + p.rtol * fmax(fabs(analytic), fabs(numeric));
+            if (!(err <= tol)) r.passed = 0;
+            if (err / tol > worst_ratio) {
+                worst_ratio = err / tol;
+                r.worst_input = i;
+                r.worst_index = e;
+                r.analytic = analytic;
+                r.numeric = numeric;
+                r.error = err;
+                r.tol = tol;
+            }
+        }
+    }
+    tset_free(&x);
+    tset_free(&y);
+    tset_free(&w);
+    tset_free(&gx);
+    d5_op_free(op);
+    if (s == D5_OK) *out = r;
+    return s;
+}

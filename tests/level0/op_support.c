@@ -1,0 +1,97 @@
+#include "op_support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(float));
+    return t;
+}
+
+d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_I64, ndim, shape, &d), D5_OK);
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(int64_t));
+    return t;
+}
+
+d5_attr attr_int(const char *name, int64_t v)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_INT, .i = v};
+}
+d5_attr attr_float(const char *name, double v)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_FLOAT, .f = v};
+}
+d5_attr attr_string(const char *name, const char *v)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_STRING, .s = v};
+}
+d5_attr attr_ints(const char *name, const int64_t *v, int64_t n)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_INTS, .ints = v, .count = n};
+}
+
+d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
+                 const d5_attrs *attrs, d5_tensor *out, int32_t nout)
+{
+    const d5_op_desc *desc;
+    d5_status s = d5_op_find(name, backend, &desc);
+    if (s != D5_OK) return s;
+    d5_tensor_desc d[16];
+    for (int32_t i = 0; i < nin; i++) d[i] = in[i].desc;
+    d5_op *op;
+    s = d5_op_create(desc, d, nin, attrs, nout, &op);
+    if (s != D5_OK) return s;
+    for (int32_t i = 0; i < nout; i++) {
+        s = d5_tensor_alloc(d5_op_output_desc(op, i), &out[i]);
+        cr_assert_eq(s, D5_OK);
+    }
+    s = d5_op_forward(op, in, out);
+    d5_op_free(op);
+    if (s != D5_OK)
+        for (int32_t i = 0; i < nout; i++) d5_tensor_free(&out[i]);
+    return s;
+}
+
+void run_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
+            const d5_attrs *attrs, d5_tensor *out, int32_t nout)
+{
+    d5_status s = try_op(name, backend, in, nin, attrs, out, nout);
+    cr_assert_eq(s, D5_OK, "%s (%s): %s: %s", name, backend, d5_status_name(s), d5_last_error());
+}
+
+void expect_values(const d5_tensor *got, const float *want, int64_t n, double tol)
+{
+    cr_assert_eq(d5_tensor_desc_numel(&got->desc), n, "element count");
+    for (int64_t i = 0; i < n; i++) {
+        double g = got->desc.dtype == D5_F64 ? ((const double *)got->data)[i]
+                                             : ((const float *)got->data)[i];
+        cr_assert(fabs(g - want[i]) <= tol || (isnan(g) && isnan(want[i])),
+                  "element %lld: got %.8g, want %.8g", (long long)i, g, (double)want[i]);
+    }
+}
+
+void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
+                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+{
+    const d5_op_desc *desc;
+    cr_assert_eq(d5_op_find(name, "ref", &desc), D5_OK, "%s", d5_last_error());
+    d5_gradient_check g;
+    d5_status s = d5_validate_gradient(desc, in, nin, given, attrs, nout, NULL, &g);
+    cr_assert_eq(s, D5_OK, "%s gradient check: %s", name, d5_last_error());
+    cr_assert(g.passed,
+              "%s gradient: input %d element %lld analytic %.10g numeric %.10g (error %.3g > %.3g)",
+              name, g.worst_input, (long long)g.worst_index, g.analytic, g.numeric, g.error, g.tol);
+    cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", name,
+                 (long long)g.skipped);
+}

@@ -1,0 +1,37 @@
+/* Helpers for operator tests: tensors from literals, running an operator,
+ * and the gradient check as an assertion. */
+#ifndef D5_TEST_OP_SUPPORT_H
+#define D5_TEST_OP_SUPPORT_H
+
+#include "d5/d5.h"
+
+/* A float32 tensor of the given shape holding `values` (NULL: zeros). Free with
+ * d5_tensor_free. */
+d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values);
+/* An int64 tensor (for shapes, axes, indices). */
+d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define VALS(...) ((const float[]){__VA_ARGS__})
+#define IVALS(...) ((const int64_t[]){__VA_ARGS__})
+
+/* Attribute constructors. */
+d5_attr attr_int(const char *name, int64_t v);
+d5_attr attr_float(const char *name, double v);
+d5_attr attr_string(const char *name, const char *v);
+d5_attr attr_ints(const char *name, const int64_t *v, int64_t n);
+
+/* Runs `name` on `backend` with inputs; allocates outputs (freed by the caller
+ * with d5_tensor_free); asserts success. */
+void run_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
+            const d5_attrs *attrs, d5_tensor *out, int32_t nout);
+/* As run_op, returning the status of create or forward instead of asserting. */
+d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
+                 const d5_attrs *attrs, d5_tensor *out, int32_t nout);
+/* Asserts |got - want| <= tol element-wise, with the index of the first miss. */
+void expect_values(const d5_tensor *got, const float *want, int64_t n, double tol);
+/* Asserts that the ref operator's backward matches central differences in
+ * float64 on inputs drawn in [-1, 1] (or `given` where not NULL). */
+void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
+                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+
+#endif

@@ -1,0 +1,132 @@
+#include "op_support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+Test(gemm, forward_with_transposes_alpha_beta_and_bias)
+{
+    /* A' = A^T (2x3 from 3x2), B = 3x2, C = [1, 2] broadcast over rows. */
+    d5_tensor a = tf32(2, SHAPE(3, 2), VALS(1, 4, 2, 5, 3, 6));
+    d5_tensor b = tf32(2, SHAPE(3, 2), VALS(1, 0, 0, 1, 1, 1));
+    d5_tensor c = tf32(1, SHAPE(2), VALS(1, 2));
+    d5_attr items[] = {attr_int("transA", 1), attr_float("alpha", 2), attr_float("beta", 0.5)};
+    d5_attrs attrs = {items, 3};
+    d5_tensor in[3] = {a, b, c}, y;
+    run_op("Gemm", "ref", in, 3, &attrs, &y, 1);
+    /* A^T B = [[1+3, 2+3], [4+6, 5+6]] = [[4, 5], [10, 11]]; 2x + 0.5 C */
+    expect_values(&y, VALS(8.5, 11, 20.5, 23), 4, 1e-6);
+    d5_tensor_free(&y);
+    d5_tensor_free(&a);
+    d5_tensor_free(&b);
+    d5_tensor_free(&c);
+}
+
+Test(gemm, gradient)
+{
+    d5_tensor_desc in[3];
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 3), &in[0]), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(5, 4), &in[1]), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(5), &in[2]), D5_OK);
+    d5_attr items[] = {attr_int("transA", 1), attr_int("transB", 1), attr_float("alpha", 0.7),
+                       attr_float("beta", 1.3)};
+    d5_attrs attrs = {items, 4};
+    expect_gradient("Gemm", in, 3, NULL, &attrs, 1);
+}
+
+Test(relu, forward_and_gradient)
+{
+    d5_tensor x = tf32(1, SHAPE(4), VALS(-1, 0, 2, -3)), y;
+    run_op("Relu", "ref", &x, 1, NULL, &y, 1);
+    expect_values(&y, VALS(0, 0, 2, 0), 4, 0);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 4), &d), D5_OK);
+    expect_gradient("Relu", &d, 1, NULL, NULL, 1);
+}
+
+Test(add, broadcast_forward_and_gradient)
+{
+    d5_tensor a = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)), b = tf32(1, SHAPE(3), VALS(10, 20, 30)), y;
+    d5_tensor in[2] = {a, b};
+    run_op("Add", "ref", in, 2, NULL, &y, 1);
+    expect_values(&y, VALS(11, 22, 33, 14, 25, 36), 6, 0);
+    d5_tensor_free(&y);
+    d5_tensor_free(&a);
+    d5_tensor_free(&b);
+    d5_tensor_desc d[2];
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 1, 4), &d[0]), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 1), &d[1]), D5_OK);
+    expect_gradient("Add", d, 2, NULL, NULL, 1);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 2), &d[1]), D5_OK);
+    d5_tensor x = tf32(3, SHAPE(2, 1, 4), NULL), z = tf32(2, SHAPE(3, 2), NULL);
+    d5_tensor in2[2] = {x, z};
+    cr_assert_eq(try_op("Add", "ref", in2, 2, NULL, &y, 1), D5_ERR_SHAPE);
+    cr_assert(strstr(d5_last_error(), "Add: shapes [2,1,4] and [3,2] do not broadcast"), "%s",
+              d5_last_error());
+    d5_tensor_free(&x);
+    d5_tensor_free(&z);
+}
+
+/* A custom float64 operator y = x^2 whose backward can be made wrong. */
+static int wrong_factor;
+static d5_status sq_create(const d5_tensor_desc *in, int32_t nin, const d5_attrs *a,
+                           d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nin, (void)a, (void)nout;
+    out[0] = in[0];
+    *state = NULL;
+    return D5_OK;
+}
+static d5_status sq_forward(void *st, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+{
+    (void)st, (void)nin, (void)nout;
+    const double *x = in[0].data;
+    double *y = out[0].data;
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&in[0].desc); i++) y[i] = x[i] * x[i];
+    return D5_OK;
+}
+static d5_status sq_backward(void *st, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                             int32_t nin, const d5_tensor *out, d5_tensor *gin)
+{
+    (void)st, (void)nout, (void)nin, (void)out;
+    const double *x = in[0].data, *g = gout[0].data;
+    double *gx = gin[0].data;
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&in[0].desc); i++)
+        gx[i] = (wrong_factor ? 1.0 : 2.0) * x[i] * g[i];
+    return D5_OK;
+}
+
+Test(validate, a_wrong_gradient_is_caught)
+{
+    d5_op_desc sq = {D5_OP_ABI_VERSION, D5_OP_F64 | D5_OP_HAS_BACKWARD, "Square", "test", 1, 1, 1,
+                     1, sq_create, sq_forward, sq_backward, NULL, NULL};
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F64, 1, SHAPE(8), &d), D5_OK);
+    d5_gradient_check g;
+    wrong_factor = 0;
+    cr_assert_eq(d5_validate_gradient(&sq, &d, 1, NULL, NULL, 1, NULL, &g), D5_OK);
+    cr_assert(g.passed);
+    cr_assert_eq(g.checked, 8);
+    wrong_factor = 1;
+    cr_assert_eq(d5_validate_gradient(&sq, &d, 1, NULL, NULL, 1, NULL, &g), D5_OK);
+    cr_assert_not(g.passed);
+    cr_assert(fabs(g.analytic - g.numeric / 2) < 1e-6, "the worst element is reported");
+    sq.backward = NULL;
+    cr_assert_eq(d5_validate_gradient(&sq, &d, 1, NULL, NULL, 1, NULL, &g), D5_ERR_UNSUPPORTED);
+}
+
+Test(validate, forward_check_compares_backends)
+{
+    const d5_op_desc *gemm;
+    cr_assert_eq(d5_op_find("Gemm", "ref", &gemm), D5_OK);
+    d5_tensor_desc in[2];
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(8, 16), &in[0]), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(16, 4), &in[1]), D5_OK);
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(gemm, gemm, in, 2, NULL, NULL, 1, NULL, &r), D5_OK);
+    cr_assert(r.passed);
+    cr_assert_eq(r.out[0].linf, 0);
+    cr_assert_eq(r.out[0].n, 32);
+}
