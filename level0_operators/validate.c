@@ -106,6 +106,20 @@ static d5_status tset_alloc(tset *s, const d5_tensor_desc *d, int32_t n)
     return D5_OK;
 }
 
+/* The inputs as create sees them: integer inputs (shapes, axes, indices) with
+ * their values, floating-point ones as descriptors only. */
+static d5_status create_on(const d5_op_desc *desc, const tset *x, const d5_attrs *attrs,
+                           int32_t noutputs, d5_op **op)
+{
+    d5_tensor known[64];
+    if (x->n > 64) return d5_error(D5_ERR_INVALID, "%s: more than 64 inputs", desc->name);
+    for (int32_t i = 0; i < x->n; i++) {
+        known[i] = x->t[i];
+        if (is_float(known[i].desc.dtype)) known[i].data = NULL;
+    }
+    return d5_op_create(desc, known, x->n, attrs, noutputs, op);
+}
+
 /* Copies given inputs (converting float dtypes) or draws random floats. */
 static d5_status fill_inputs(tset *s, const d5_tensor *given, d5_rng *rng, const char *op)
 {
@@ -150,27 +164,29 @@ d5_status d5_validate_forward(const d5_op_desc *cand, const d5_op_desc *ref,
                               d5_forward_check *out)
 {
     d5_check_params p = pp ? *pp : d5_check_default_params();
-    if (!cand || !ref || !out) return d5_error(D5_ERR_INVALID, "d5_validate_forward: NULL argument");
+    if (!cand || !ref || !out)
+        return d5_error(D5_ERR_INVALID, "d5_validate_forward: NULL argument");
     d5_op *a = NULL, *b = NULL;
-    d5_status s = d5_op_create(cand, in, nin, attrs, noutputs, &a);
-    if (s == D5_OK) s = d5_op_create(ref, in, nin, attrs, noutputs, &b);
+    tset x = {0}, ya = {0}, yb = {0};
+    d5_rng rng;
+    d5_rng_seed(&rng, p.seed);
+    d5_status s = tset_alloc(&x, in, nin);
+    if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, cand->name);
+    if (s == D5_OK) s = create_on(cand, &x, attrs, noutputs, &a);
+    if (s == D5_OK) s = create_on(ref, &x, attrs, noutputs, &b);
     if (s != D5_OK) {
+        tset_free(&x);
         d5_op_free(a);
         return s;
     }
     int32_t nout = d5_op_noutputs(a);
     if (nout > D5_CHECK_MAX_OUTPUTS) nout = D5_CHECK_MAX_OUTPUTS;
-    tset x = {0}, ya = {0}, yb = {0};
     d5_tensor_desc oa[D5_CHECK_MAX_OUTPUTS], ob[D5_CHECK_MAX_OUTPUTS];
     for (int32_t i = 0; i < nout; i++) {
         oa[i] = *d5_op_output_desc(a, i);
         ob[i] = *d5_op_output_desc(b, i);
     }
-    d5_rng rng;
-    d5_rng_seed(&rng, p.seed);
-    s = tset_alloc(&x, in, nin);
-    if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, cand->name);
-    if (s == D5_OK) s = tset_alloc(&ya, oa, nout);
+    s = tset_alloc(&ya, oa, nout);
     if (s == D5_OK) s = tset_alloc(&yb, ob, nout);
     if (s == D5_OK) s = d5_op_forward(a, x.t, ya.t);
     if (s == D5_OK) s = d5_op_forward(b, x.t, yb.t);
@@ -242,17 +258,20 @@ d5_status d5_validate_gradient(const d5_op_desc *desc, const d5_tensor_desc *in0
         if (f64 && is_float(in[i].dtype)) in[i].dtype = D5_F64;
     }
     d5_op *op = NULL;
-    d5_status s = d5_op_create(desc, in, nin, attrs, noutputs, &op);
-    if (s != D5_OK) return s;
-    int32_t nout = d5_op_noutputs(op);
-    d5_tensor_desc od[32];
-    for (int32_t k = 0; k < nout && k < 32; k++) od[k] = *d5_op_output_desc(op, k);
     tset x = {0}, y = {0}, w = {0}, gx = {0};
     d5_rng rng;
     d5_rng_seed(&rng, p.seed);
-    s = tset_alloc(&x, in, nin);
+    d5_status s = tset_alloc(&x, in, nin);
     if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, desc->name);
-    if (s == D5_OK) s = tset_alloc(&y, od, nout);
+    if (s == D5_OK) s = create_on(desc, &x, attrs, noutputs, &op);
+    if (s != D5_OK) {
+        tset_free(&x);
+        return s;
+    }
+    int32_t nout = d5_op_noutputs(op);
+    d5_tensor_desc od[32];
+    for (int32_t k = 0; k < nout && k < 32; k++) od[k] = *d5_op_output_desc(op, k);
+    s = tset_alloc(&y, od, nout);
     if (s == D5_OK) s = tset_alloc(&w, od, nout);
     if (s == D5_OK) s = tset_alloc(&gx, in, nin);
     for (int32_t k = 0; s == D5_OK && k < nout; k++)

@@ -6,10 +6,14 @@
  * and the executor treat them alike. Shapes and dtypes cross the ABI as
  * d5_tensor_desc; attributes as d5_attrs.
  *
- * Life of an operator instance: create(input descriptors, attributes) checks
- * its inputs, infers the output descriptors and builds any state (a oneDNN
- * primitive, workspace); forward and backward then run on tensors of exactly
- * those descriptors, any number of times; destroy frees the state.
+ * Life of an operator instance: create(inputs, attributes) checks its inputs,
+ * infers the output descriptors and builds any state (a oneDNN primitive,
+ * workspace); forward and backward then run on tensors of exactly those
+ * descriptors, any number of times; destroy frees the state. At create, an
+ * input whose values are already known (a constant or an initializer: the
+ * shape of a Reshape, the pads of a Pad) comes with its data; the others have
+ * data NULL. Operators whose output shape depends on an input's values require
+ * that input to be known at create.
  */
 #ifndef D5_OPERATOR_H
 #define D5_OPERATOR_H
@@ -37,13 +41,13 @@ typedef enum d5_attr_type {
 
 typedef struct d5_attr {
     const char *name;
-    int32_t type;           /* a d5_attr_type */
+    int32_t type; /* a d5_attr_type */
     int32_t reserved;
-    int64_t i;              /* INT */
-    double f;               /* FLOAT */
-    const char *s;          /* STRING */
-    const int64_t *ints;    /* INTS: `count` values */
-    const double *floats;   /* FLOATS: `count` values */
+    int64_t i;            /* INT */
+    double f;             /* FLOAT */
+    const char *s;        /* STRING */
+    const int64_t *ints;  /* INTS: `count` values */
+    const double *floats; /* FLOATS: `count` values */
     int64_t count;
     const d5_tensor *tensor; /* TENSOR (CPU memory) */
 } d5_attr;
@@ -60,8 +64,8 @@ D5_API D5_NODISCARD d5_status d5_attrs_int(const d5_attrs *a, const char *name, 
                                            int64_t *out);
 D5_API D5_NODISCARD d5_status d5_attrs_float(const d5_attrs *a, const char *name, double def,
                                              double *out);
-D5_API D5_NODISCARD d5_status d5_attrs_string(const d5_attrs *a, const char *name,
-                                              const char *def, const char **out);
+D5_API D5_NODISCARD d5_status d5_attrs_string(const d5_attrs *a, const char *name, const char *def,
+                                              const char **out);
 /* INTS: *values and *count are NULL and 0 when absent. */
 D5_API D5_NODISCARD d5_status d5_attrs_ints(const d5_attrs *a, const char *name,
                                             const int64_t **values, int64_t *count);
@@ -82,13 +86,14 @@ typedef struct d5_op_desc {
     int32_t min_inputs, max_inputs, min_outputs, max_outputs;
 
     /* Checks the inputs and attributes, fills outputs[0..noutputs-1] (shape
-     * inference) and creates the state. An input whose dtype is
+     * inference) and creates the state. inputs[i].data is set only for inputs
+     * known at create (constants) and must not be kept. An input whose dtype is
      * D5_DTYPE_INVALID is an omitted optional input. */
-    d5_status (*create)(const d5_tensor_desc *inputs, int32_t ninputs, const d5_attrs *attrs,
+    d5_status (*create)(const d5_tensor *inputs, int32_t ninputs, const d5_attrs *attrs,
                         d5_tensor_desc *outputs, int32_t noutputs, void **state);
     /* Computes outputs from inputs; all memory is the caller's. */
-    d5_status (*forward)(void *state, const d5_tensor *inputs, int32_t ninputs,
-                         d5_tensor *outputs, int32_t noutputs);
+    d5_status (*forward)(void *state, const d5_tensor *inputs, int32_t ninputs, d5_tensor *outputs,
+                         int32_t noutputs);
     /* Given the gradients of a loss with respect to the outputs, and the
      * inputs and outputs of the forward call, writes the gradients with
      * respect to the inputs. A grad_inputs entry whose data is NULL is not
@@ -111,14 +116,14 @@ typedef const d5_op_desc *const *(*d5_op_entry_fn)(int32_t *count, uint32_t *abi
 #else
 #define D5__EXTERN_C
 #endif
-#define D5_OPERATOR_EXPORT(...)                                                                \
-    D5__EXTERN_C __attribute__((visibility("default"))) const d5_op_desc *const                \
-        *d5_operator_entry(int32_t *count, uint32_t *abi_version)                              \
-    {                                                                                          \
-        static const d5_op_desc *const ops[] = {__VA_ARGS__};                                  \
-        *count = (int32_t)(sizeof ops / sizeof ops[0]);                                        \
-        *abi_version = D5_OP_ABI_VERSION;                                                      \
-        return ops;                                                                            \
+#define D5_OPERATOR_EXPORT(...)                                                                    \
+    D5__EXTERN_C __attribute__((visibility("default"))) const d5_op_desc *const *                  \
+    d5_operator_entry(int32_t *count, uint32_t *abi_version)                                       \
+    {                                                                                              \
+        static const d5_op_desc *const ops[] = {__VA_ARGS__};                                      \
+        *count = (int32_t)(sizeof ops / sizeof ops[0]);                                            \
+        *abi_version = D5_OP_ABI_VERSION;                                                          \
+        return ops;                                                                                \
     }
 
 /* ---- The registry of built-in operators --------------------------------------------- */
@@ -155,11 +160,17 @@ D5_API D5_NODISCARD d5_status d5_op_library_find(const d5_op_library *lib, const
 typedef struct d5_op d5_op;
 
 /* Creates an instance with `noutputs` outputs (0: the operator's minimum). The
- * descriptor table must outlive the instance. Checks counts against the
- * table's limits and names the operator in every error. */
-D5_API D5_NODISCARD d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor_desc *inputs,
-                                           int32_t ninputs, const d5_attrs *attrs,
-                                           int32_t noutputs, d5_op **out);
+ * descriptor table must outlive the instance. inputs[i].desc is required;
+ * inputs[i].data is given for inputs known now (constants), else NULL. Checks
+ * counts against the table's limits and names the operator in every error. */
+D5_API D5_NODISCARD d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor *inputs,
+                                           int32_t ninputs, const d5_attrs *attrs, int32_t noutputs,
+                                           d5_op **out);
+/* The same from descriptors alone (no input known at create). */
+D5_API D5_NODISCARD d5_status d5_op_create_desc(const d5_op_desc *desc,
+                                                const d5_tensor_desc *inputs, int32_t ninputs,
+                                                const d5_attrs *attrs, int32_t noutputs,
+                                                d5_op **out);
 D5_API void d5_op_free(d5_op *op);
 D5_API const d5_op_desc *d5_op_desc_of(const d5_op *op);
 D5_API int32_t d5_op_ninputs(const d5_op *op);
@@ -167,8 +178,7 @@ D5_API int32_t d5_op_noutputs(const d5_op *op);
 D5_API const d5_tensor_desc *d5_op_input_desc(const d5_op *op, int32_t i);
 D5_API const d5_tensor_desc *d5_op_output_desc(const d5_op *op, int32_t i);
 /* Runs forward; checks that every tensor matches its descriptor (D5_ERR_SHAPE). */
-D5_API D5_NODISCARD d5_status d5_op_forward(d5_op *op, const d5_tensor *inputs,
-                                            d5_tensor *outputs);
+D5_API D5_NODISCARD d5_status d5_op_forward(d5_op *op, const d5_tensor *inputs, d5_tensor *outputs);
 /* Runs backward; D5_ERR_UNSUPPORTED for an operator without one. */
 D5_API D5_NODISCARD d5_status d5_op_backward(d5_op *op, const d5_tensor *grad_outputs,
                                              const d5_tensor *inputs, const d5_tensor *outputs,

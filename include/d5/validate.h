@@ -12,12 +12,12 @@ extern "C" {
 
 /* Differences between a result and the expected one. */
 typedef struct d5_compare {
-    int64_t n;            /* elements compared */
-    double l1, l2, linf;  /* norms of the difference */
-    double max_rel;       /* max |got - want| / max(|want|, tiny) */
-    int64_t worst;        /* flat index of the largest |got - want| */
-    double got, want;     /* values there */
-    int nonfinite;        /* got has NaN or Inf where want is finite */
+    int64_t n;           /* elements compared */
+    double l1, l2, linf; /* norms of the difference */
+    double max_rel;      /* max |got - want| / max(|want|, tiny) */
+    int64_t worst;       /* flat index of the largest |got - want| */
+    double got, want;    /* values there */
+    int nonfinite;       /* got has NaN or Inf where want is finite */
 } d5_compare;
 
 /* Compares two tensors of the same shape (float32 or float64, any mix). */
@@ -54,21 +54,21 @@ D5_API D5_NODISCARD d5_status d5_validate_forward(const d5_op_desc *candidate,
 
 typedef struct d5_gradient_check {
     int passed;
-    double step;           /* finite-difference step used */
-    int64_t checked;       /* elements compared */
-    int64_t skipped;       /* elements at a kink (one-sided slopes disagree) */
-    int32_t worst_input;   /* where the largest error is */
+    double step;         /* finite-difference step used */
+    int64_t checked;     /* elements compared */
+    int64_t skipped;     /* elements at a kink (one-sided slopes disagree) */
+    int32_t worst_input; /* where the largest error is */
     int64_t worst_index;
     double analytic, numeric; /* the two gradients there */
-    double error;          /* |analytic - numeric| there */
-    double tol;            /* atol + rtol * max(|analytic|, |numeric|) there */
+    double error;             /* |analytic - numeric| there */
+    double tol;               /* atol + rtol * max(|analytic|, |numeric|) there */
 } d5_gradient_check;
 
 typedef struct d5_gradient_params {
-    double step;      /* 0: 1e-6 in float64, 1e-2 in float32 */
+    double step;       /* 0: 1e-6 in float64, 1e-2 in float32 */
     double atol, rtol; /* 0: 1e-5 in float64, 2e-2 in float32 */
-    uint64_t seed;    /* random inputs and output gradients (default 1) */
-    uint32_t wrt;     /* bit i: check input i (0: every floating-point input) */
+    uint64_t seed;     /* random inputs and output gradients (default 1) */
+    uint32_t wrt;      /* bit i: check input i (0: every floating-point input) */
 } d5_gradient_params;
 
 D5_API d5_gradient_params d5_gradient_default_params(void);

@@ -60,8 +60,7 @@ d5_status d5_attrs_string(const d5_attrs *a, const char *name, const char *def, 
     return D5_OK;
 }
 
-d5_status d5_attrs_ints(const d5_attrs *a, const char *name, const int64_t **values,
-                        int64_t *count)
+d5_status d5_attrs_ints(const d5_attrs *a, const char *name, const int64_t **values, int64_t *count)
 {
     const d5_attr *at = d5_attrs_find(a, name);
     if (!at) {

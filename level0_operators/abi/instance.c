@@ -23,7 +23,7 @@ static d5_status check_desc(const d5_op_desc *d)
     return D5_OK;
 }
 
-d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor_desc *inputs, int32_t ninputs,
+d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor *inputs, int32_t ninputs,
                        const d5_attrs *attrs, int32_t noutputs, d5_op **out)
 {
     d5_status s = check_desc(desc);
@@ -48,8 +48,8 @@ d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor_desc *inputs, int
         d5_op_free(op);
         return D5_ERR_NOMEM;
     }
-    if (ninputs) memcpy(op->in, inputs, (size_t)ninputs * sizeof *inputs);
-    s = desc->create(op->in, ninputs, attrs, op->out, noutputs, &op->state);
+    for (int32_t i = 0; i < ninputs; i++) op->in[i] = inputs[i].desc;
+    s = desc->create(inputs, ninputs, attrs, op->out, noutputs, &op->state);
     if (s != D5_OK) {
         op->state = NULL;
         d5_op_free(op);
@@ -57,6 +57,18 @@ d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor_desc *inputs, int
     }
     *out = op;
     return D5_OK;
+}
+
+d5_status d5_op_create_desc(const d5_op_desc *desc, const d5_tensor_desc *inputs, int32_t ninputs,
+                            const d5_attrs *attrs, int32_t noutputs, d5_op **out)
+{
+    if (ninputs < 0 || ninputs > 64 || (ninputs > 0 && !inputs))
+        return d5_error(D5_ERR_INVALID, "d5_op_create_desc(%s): bad inputs",
+                        desc && desc->name ? desc->name : "?");
+    d5_tensor t[65];
+    memset(t, 0, sizeof t);
+    for (int32_t i = 0; i < ninputs; i++) t[i].desc = inputs[i];
+    return d5_op_create(desc, t, ninputs, attrs, noutputs, out);
 }
 
 void d5_op_free(d5_op *op)
@@ -153,7 +165,8 @@ void d5_op_cost(const d5_op *op, double *flops, double *bytes)
     } else {
         size_t n;
         for (int32_t i = 0; i < op->nin; i++)
-            if (op->in[i].dtype != D5_DTYPE_INVALID && d5_tensor_desc_bytes(&op->in[i], &n) == D5_OK)
+            if (op->in[i].dtype != D5_DTYPE_INVALID &&
+                d5_tensor_desc_bytes(&op->in[i], &n) == D5_OK)
                 b += (double)n;
         for (int32_t i = 0; i < op->nout; i++)
             if (d5_tensor_desc_bytes(&op->out[i], &n) == D5_OK) b += (double)n;

@@ -16,7 +16,7 @@ static double add_da(double a, double b, double y)
 
 static const d5_binary_fn add_fn = {"Add", add, add_da, add_da};
 
-static d5_status add_create(const d5_tensor_desc *in, int32_t nin, const d5_attrs *attrs,
+static d5_status add_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)attrs;

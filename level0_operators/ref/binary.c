@@ -1,17 +1,17 @@
 /* Element-wise binary operators with numpy broadcasting. */
 #include "binary.h"
 
-d5_status d5__binary_create(const char *name, const d5_tensor_desc *in, int32_t nin,
-                            d5_tensor_desc *out)
+d5_status d5__binary_create(const char *name, const d5_tensor *in, int32_t nin, d5_tensor_desc *out)
 {
     d5_status s = d5__need_float(name, in, nin, 0);
     if (s == D5_OK) s = d5__need_float(name, in, nin, 1);
     if (s != D5_OK) return s;
-    if (in[0].dtype != in[1].dtype)
+    if (in[0].desc.dtype != in[1].desc.dtype)
         return d5_error(D5_ERR_INVALID, "%s: inputs have data types %s and %s", name,
-                        d5_dtype_name((d5_dtype)in[0].dtype), d5_dtype_name((d5_dtype)in[1].dtype));
-    const d5_tensor_desc *both[2] = {&in[0], &in[1]};
-    out[0].dtype = in[0].dtype;
+                        d5_dtype_name((d5_dtype)in[0].desc.dtype),
+                        d5_dtype_name((d5_dtype)in[1].desc.dtype));
+    const d5_tensor_desc *both[2] = {&in[0].desc, &in[1].desc};
+    out[0].dtype = in[0].desc.dtype;
     return d5__broadcast(name, both, 2, &out[0]);
 }
 

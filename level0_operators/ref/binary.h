@@ -13,7 +13,7 @@ typedef struct d5_binary_fn {
     double (*db)(double a, double b, double y); /* dy/db */
 } d5_binary_fn;
 
-d5_status d5__binary_create(const char *name, const d5_tensor_desc *in, int32_t nin,
+d5_status d5__binary_create(const char *name, const d5_tensor *in, int32_t nin,
                             d5_tensor_desc *out);
 d5_status d5__binary_forward(const d5_binary_fn *fn, const d5_rt *in, d5_rt *out);
 /* Gradients are summed over the axes an input was broadcast along. */

@@ -9,14 +9,16 @@ typedef struct gemm {
     double alpha, beta;
 } gemm;
 
-static d5_status gemm_create(const d5_tensor_desc *in, int32_t nin, const d5_attrs *attrs,
+static d5_status gemm_create(const d5_tensor *tin, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int32_t nout, void **state)
 {
+    const d5_tensor_desc in[3] = {tin[0].desc, tin[nin > 1 ? 1 : 0].desc,
+                                  tin[nin > 2 ? 2 : 0].desc};
     (void)nout;
     int64_t ta, tb;
     double alpha, beta;
-    d5_status s = d5__need_float("Gemm", in, nin, 0);
-    if (s == D5_OK) s = d5__need_float("Gemm", in, nin, 1);
+    d5_status s = d5__need_float("Gemm", tin, nin, 0);
+    if (s == D5_OK) s = d5__need_float("Gemm", tin, nin, 1);
     if (s == D5_OK) s = d5_attrs_int(attrs, "transA", 0, &ta);
     if (s == D5_OK) s = d5_attrs_int(attrs, "transB", 0, &tb);
     if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
@@ -25,8 +27,13 @@ static d5_status gemm_create(const d5_tensor_desc *in, int32_t nin, const d5_att
     if (in[0].ndim != 2 || in[1].ndim != 2)
         return d5_error(D5_ERR_SHAPE, "Gemm: A and B must be 2-d, got %d-d and %d-d",
                         (int)in[0].ndim, (int)in[1].ndim);
-    gemm g = {ta ? in[0].shape[1] : in[0].shape[0], tb ? in[1].shape[0] : in[1].shape[1],
-              ta ? in[0].shape[0] : in[0].shape[1], ta != 0, tb != 0, alpha, beta};
+    gemm g = {ta ? in[0].shape[1] : in[0].shape[0],
+              tb ? in[1].shape[0] : in[1].shape[1],
+              ta ? in[0].shape[0] : in[0].shape[1],
+              ta != 0,
+              tb != 0,
+              alpha,
+              beta};
     int64_t kb = tb ? in[1].shape[1] : in[1].shape[0];
     if (kb != g.k)
         return d5_error(D5_ERR_SHAPE, "Gemm: A' is %lldx%lld but B' is %lldx%lld", (long long)g.m,
@@ -34,14 +41,14 @@ static d5_status gemm_create(const d5_tensor_desc *in, int32_t nin, const d5_att
     out[0].ndim = 2;
     out[0].shape[0] = g.m;
     out[0].shape[1] = g.n;
-    if (nin > 2 && in[2].dtype != D5_DTYPE_INVALID) {
+    if (d5__has_input(tin, nin, 2)) {
         d5_tensor_desc tmp = out[0];
         const d5_tensor_desc *both[2] = {&out[0], &in[2]};
         s = d5__broadcast("Gemm", both, 2, &tmp);
         if (s != D5_OK) return s;
         if (tmp.ndim != 2 || tmp.shape[0] != g.m || tmp.shape[1] != g.n)
-            return d5_error(D5_ERR_SHAPE, "Gemm: C does not broadcast to %lldx%lld",
-                            (long long)g.m, (long long)g.n);
+            return d5_error(D5_ERR_SHAPE, "Gemm: C does not broadcast to %lldx%lld", (long long)g.m,
+                            (long long)g.n);
     }
     gemm *st = d5_alloc(sizeof *st, "Gemm");
     if (!st) return D5_ERR_NOMEM;
@@ -67,7 +74,8 @@ static d5_status gemm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     for (int64_t i = 0; i < g->m; i++)
         for (int64_t j = 0; j < g->n; j++) {
             double acc = 0;
-            for (int64_t p = 0; p < g->k; p++) acc += a_at(g, in[0].data, i, p) * b_at(g, in[1].data, p, j);
+            for (int64_t p = 0; p < g->k; p++)
+                acc += a_at(g, in[0].data, i, p) * b_at(g, in[1].data, p, j);
             double c = 0;
             if (nin > 2 && in[2].data)
                 c = in[2].data[d5__broadcast_index(out[0].desc, in[2].desc, i * g->n + j)];

@@ -25,14 +25,26 @@ static void to_double(const d5_tensor *t, double *dst, int64_t n)
 {
     const void *p = t->data;
     switch (t->desc.dtype) {
-    case D5_F32: for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)p)[i]; break;
+    case D5_F32:
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)p)[i];
+        break;
     case D5_F64: memcpy(dst, p, (size_t)n * sizeof(double)); break;
-    case D5_I64: for (int64_t i = 0; i < n; i++) dst[i] = (double)((const int64_t *)p)[i]; break;
-    case D5_I32: for (int64_t i = 0; i < n; i++) dst[i] = ((const int32_t *)p)[i]; break;
-    case D5_I16: for (int64_t i = 0; i < n; i++) dst[i] = ((const int16_t *)p)[i]; break;
-    case D5_I8: for (int64_t i = 0; i < n; i++) dst[i] = ((const int8_t *)p)[i]; break;
+    case D5_I64:
+        for (int64_t i = 0; i < n; i++) dst[i] = (double)((const int64_t *)p)[i];
+        break;
+    case D5_I32:
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const int32_t *)p)[i];
+        break;
+    case D5_I16:
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const int16_t *)p)[i];
+        break;
+    case D5_I8:
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const int8_t *)p)[i];
+        break;
     case D5_U8:
-    case D5_BOOL: for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)p)[i]; break;
+    case D5_BOOL:
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)p)[i];
+        break;
     default: break;
     }
 }
@@ -41,14 +53,28 @@ static void from_double(const double *src, d5_tensor *t, int64_t n)
 {
     void *p = t->data;
     switch (t->desc.dtype) {
-    case D5_F32: for (int64_t i = 0; i < n; i++) ((float *)p)[i] = (float)src[i]; break;
+    case D5_F32:
+        for (int64_t i = 0; i < n; i++) ((float *)p)[i] = (float)src[i];
+        break;
     case D5_F64: memcpy(p, src, (size_t)n * sizeof(double)); break;
-    case D5_I64: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)src[i]; break;
-    case D5_I32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)src[i]; break;
-    case D5_I16: for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)src[i]; break;
-    case D5_I8: for (int64_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)src[i]; break;
-    case D5_U8: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)src[i]; break;
-    case D5_BOOL: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = src[i] != 0; break;
+    case D5_I64:
+        for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)src[i];
+        break;
+    case D5_I32:
+        for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)src[i];
+        break;
+    case D5_I16:
+        for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)src[i];
+        break;
+    case D5_I8:
+        for (int64_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)src[i];
+        break;
+    case D5_U8:
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)src[i];
+        break;
+    case D5_BOOL:
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = src[i] != 0;
+        break;
     default: break;
     }
 }
@@ -102,13 +128,13 @@ static d5_status alloc_buffers(ref_state *s)
     return D5_OK;
 }
 
-d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor_desc *in, int32_t nin,
+d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor *in, int32_t nin,
                          const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
 {
     for (int32_t i = 0; i < nin; i++)
-        if (in[i].dtype != D5_DTYPE_INVALID && !convertible(in[i].dtype))
-            return d5_error(D5_ERR_UNSUPPORTED, "%s (ref): input %d has data type %s", vt->name,
-                            i, d5_dtype_name((d5_dtype)in[i].dtype));
+        if (in[i].desc.dtype != D5_DTYPE_INVALID && !convertible(in[i].desc.dtype))
+            return d5_error(D5_ERR_UNSUPPORTED, "%s (ref): input %d has data type %s", vt->name, i,
+                            d5_dtype_name((d5_dtype)in[i].desc.dtype));
     ref_state *s = d5_calloc(1, sizeof *s, "reference operator");
     if (!s) return D5_ERR_NOMEM;
     s->vt = vt;
@@ -124,10 +150,10 @@ d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor_desc *in, int3
         d5__ref_destroy(s);
         return D5_ERR_NOMEM;
     }
-    if (nin) memcpy(s->in_desc, in, (size_t)nin * sizeof *in);
+    for (int32_t i = 0; i < nin; i++) s->in_desc[i] = in[i].desc;
     for (int32_t i = 0; i < nout; i++) {
         memset(&out[i], 0, sizeof out[i]);
-        out[i].dtype = nin > 0 ? in[0].dtype : D5_F32;
+        out[i].dtype = nin > 0 ? in[0].desc.dtype : D5_F32;
     }
     d5_status st = vt->create(in, nin, attrs, out, nout, &s->inner);
     if (st == D5_OK) {
@@ -145,7 +171,7 @@ d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor_desc *in, int3
         d5__ref_destroy(s);
         return st;
     }
-    s->flops = vt->flops ? vt->flops(s->inner, in, nin, out, nout) : 0;
+    s->flops = vt->flops ? vt->flops(s->inner, s->in_desc, nin, out, nout) : 0;
     *state = s;
     return D5_OK;
 }

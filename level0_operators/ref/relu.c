@@ -2,14 +2,14 @@
  * https://onnx.ai/onnx/operators/onnx__Relu.html */
 #include "util.h"
 
-static d5_status relu_create(const d5_tensor_desc *in, int32_t nin, const d5_attrs *attrs,
+static d5_status relu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)attrs;
     (void)nout;
     (void)state;
     d5_status s = d5__need_float("Relu", in, nin, 0);
-    if (s == D5_OK) out[0] = in[0];
+    if (s == D5_OK) out[0] = in[0].desc;
     return s;
 }
 
@@ -18,7 +18,8 @@ static d5_status relu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     (void)state;
     (void)nin;
     (void)nout;
-    for (int64_t i = 0; i < in[0].numel; i++) out[0].data[i] = in[0].data[i] > 0 ? in[0].data[i] : 0;
+    for (int64_t i = 0; i < in[0].numel; i++)
+        out[0].data[i] = in[0].data[i] > 0 ? in[0].data[i] : 0;
     return D5_OK;
 }
 

@@ -30,9 +30,10 @@ d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t
                 char a[96], b[96];
                 d5__shape_str(in[0], a, sizeof a);
                 d5__shape_str(in[k], b, sizeof b);
-                return d5_error(D5_ERR_SHAPE,
-                                "%s: shapes %s and %s do not broadcast (dimension %d: %lld vs %lld)",
-                                op, a, b, (int)d, (long long)size, (long long)s);
+                return d5_error(
+                    D5_ERR_SHAPE,
+                    "%s: shapes %s and %s do not broadcast (dimension %d: %lld vs %lld)", op, a, b,
+                    (int)d, (long long)size, (long long)s);
             }
             size = s;
         }
@@ -74,12 +75,42 @@ d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out)
     return D5_OK;
 }
 
-d5_status d5__need_float(const char *op, const d5_tensor_desc *in, int32_t nin, int32_t i)
+d5_status d5__need_float(const char *op, const d5_tensor *in, int32_t nin, int32_t i)
 {
-    if (i >= nin || in[i].dtype == D5_DTYPE_INVALID)
+    if (i >= nin || in[i].desc.dtype == D5_DTYPE_INVALID)
         return d5_error(D5_ERR_INVALID, "%s: input %d is required", op, i);
-    if (in[i].dtype != D5_F32 && in[i].dtype != D5_F64)
-        return d5_error(D5_ERR_UNSUPPORTED, "%s: input %d has data type %s, expected float32 or "
-                                            "float64", op, i, d5_dtype_name((d5_dtype)in[i].dtype));
+    if (in[i].desc.dtype != D5_F32 && in[i].desc.dtype != D5_F64)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s: input %d has data type %s, expected float32 or float64", op, i,
+                        d5_dtype_name((d5_dtype)in[i].desc.dtype));
+    return D5_OK;
+}
+
+int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i)
+{
+    return i < nin && in[i].desc.dtype != D5_DTYPE_INVALID;
+}
+
+d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what, int64_t *out, int64_t max, int64_t *n)
+{
+    if (!d5__has_input(in, nin, i))
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
+    const d5_tensor *t = &in[i];
+    if (t->desc.dtype != D5_I64 && t->desc.dtype != D5_I32)
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has data type %s, expected int64", op, i,
+                        what, d5_dtype_name((d5_dtype)t->desc.dtype));
+    if (!t->data)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s: input %d (%s) must be a constant: its values decide the output shape",
+                        op, i, what);
+    int64_t count = d5_tensor_desc_numel(&t->desc);
+    if (count > max)
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has %lld values, at most %lld allowed",
+                        op, i, what, (long long)count, (long long)max);
+    for (int64_t k = 0; k < count; k++)
+        out[k] =
+            t->desc.dtype == D5_I64 ? ((const int64_t *)t->data)[k] : ((const int32_t *)t->data)[k];
+    *n = count;
     return D5_OK;
 }

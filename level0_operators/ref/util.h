@@ -16,7 +16,16 @@ void d5__strides(const d5_tensor_desc *d, int64_t *strides);
  * operator when it is outside [-ndim, ndim - 1]. */
 d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out);
 /* Checks that input i is present and floating point (float32 or float64). */
-d5_status d5__need_float(const char *op, const d5_tensor_desc *in, int32_t nin, int32_t i);
+d5_status d5__need_float(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
+/* 1 when input i is given (not omitted). */
+int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i);
+/* Reads the values of an integer input known at create (int64 or int32) into
+ * out[0..max-1]; D5_ERR_UNSUPPORTED naming the operator and input when its
+ * values are not known at create ("Reshape: input 1 (shape) must be a
+ * constant"), D5_ERR_INVALID when it has more than `max` values or is not an
+ * integer tensor. */
+d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what, int64_t *out, int64_t max, int64_t *n);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
 

@@ -47,10 +47,14 @@ d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int
     const d5_op_desc *desc;
     d5_status s = d5_op_find(name, backend, &desc);
     if (s != D5_OK) return s;
-    d5_tensor_desc d[16];
-    for (int32_t i = 0; i < nin; i++) d[i] = in[i].desc;
+    /* As an executor would: integer inputs (shapes, axes) known at create. */
+    d5_tensor known[16];
+    for (int32_t i = 0; i < nin; i++) {
+        known[i] = in[i];
+        if (in[i].desc.dtype == D5_F32 || in[i].desc.dtype == D5_F64) known[i].data = NULL;
+    }
     d5_op *op;
-    s = d5_op_create(desc, d, nin, attrs, nout, &op);
+    s = d5_op_create(desc, known, nin, attrs, nout, &op);
     if (s != D5_OK) return s;
     for (int32_t i = 0; i < nout; i++) {
         s = d5_tensor_alloc(d5_op_output_desc(op, i), &out[i]);

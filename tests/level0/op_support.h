@@ -11,7 +11,7 @@ d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values);
 /* An int64 tensor (for shapes, axes, indices). */
 d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define VALS(...) ((const float[]){__VA_ARGS__})
+#define VALS(...)  ((const float[]){__VA_ARGS__})
 #define IVALS(...) ((const int64_t[]){__VA_ARGS__})
 
 /* Attribute constructors. */

@@ -47,7 +47,8 @@ Test(registry, lookups_name_what_is_missing)
     for (size_t i = 0; i < d5_op_count(); i++) {
         const d5_op_desc *o = d5_op_at(i);
         cr_assert_eq(o->abi_version, D5_OP_ABI_VERSION);
-        cr_assert(o->min_inputs <= o->max_inputs && o->min_outputs <= o->max_outputs, "%s", o->name);
+        cr_assert(o->min_inputs <= o->max_inputs && o->min_outputs <= o->max_outputs, "%s",
+                  o->name);
         cr_assert_not_null(o->create);
         cr_assert_not_null(o->forward);
     }
@@ -65,31 +66,32 @@ Test(instance, counts_and_shapes_are_checked)
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(2, 3), &in[0]), D5_OK);
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 5), &in[1]), D5_OK);
     d5_op *op;
-    cr_assert_eq(d5_op_create(d, in, 2, NULL, 0, &op), D5_ERR_SHAPE);
+    cr_assert_eq(d5_op_create_desc(d, in, 2, NULL, 0, &op), D5_ERR_SHAPE);
     cr_assert(strstr(d5_last_error(), "Gemm: A' is 2x3 but B' is 4x5"), "%s", d5_last_error());
-    cr_assert_eq(d5_op_create(d, in, 1, NULL, 0, &op), D5_ERR_INVALID);
+    cr_assert_eq(d5_op_create_desc(d, in, 1, NULL, 0, &op), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "takes 2..3 inputs, got 1"));
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 5), &in[1]), D5_OK);
-    cr_assert_eq(d5_op_create(d, in, 2, NULL, 0, &op), D5_OK);
+    cr_assert_eq(d5_op_create_desc(d, in, 2, NULL, 0, &op), D5_OK);
     cr_assert_eq(d5_op_output_desc(op, 0)->shape[0], 2);
     cr_assert_eq(d5_op_output_desc(op, 0)->shape[1], 5);
     double flops, bytes;
     d5_op_cost(op, &flops, &bytes);
     cr_assert_eq(flops, 2.0 * 2 * 5 * 3);
     cr_assert_eq(bytes, 4.0 * (6 + 15 + 10));
-    d5_tensor a = tf32(2, SHAPE(2, 3), NULL), b = tf32(2, SHAPE(3, 4), NULL), y = tf32(2, SHAPE(2, 5), NULL);
+    d5_tensor a = tf32(2, SHAPE(2, 3), NULL), b = tf32(2, SHAPE(3, 4), NULL),
+              y = tf32(2, SHAPE(2, 5), NULL);
     d5_tensor ins[2] = {a, b};
     cr_assert_eq(d5_op_forward(op, ins, &y), D5_ERR_SHAPE);
-    cr_assert(strstr(d5_last_error(), "input 1 is float32[3,4], created for float32[3,5]"),
-              "%s", d5_last_error());
+    cr_assert(strstr(d5_last_error(), "input 1 is float32[3,4], created for float32[3,5]"), "%s",
+              d5_last_error());
     d5_op_free(op);
     d5_tensor_free(&a);
     d5_tensor_free(&b);
     d5_tensor_free(&y);
 }
 
-static d5_status bad_create(const d5_tensor_desc *i, int32_t ni, const d5_attrs *a,
-                            d5_tensor_desc *o, int32_t no, void **s)
+static d5_status bad_create(const d5_tensor *i, int32_t ni, const d5_attrs *a, d5_tensor_desc *o,
+                            int32_t no, void **s)
 {
     (void)i, (void)ni, (void)a, (void)o, (void)no, (void)s;
     return D5_OK;
@@ -102,10 +104,10 @@ static d5_status bad_forward(void *s, const d5_tensor *i, int32_t ni, d5_tensor 
 
 Test(instance, another_abi_version_is_refused)
 {
-    d5_op_desc d = {D5_OP_ABI_VERSION + 1, 0, "Old", "custom", 0, 1, 0, 1, bad_create, bad_forward,
-                    NULL, NULL, NULL};
+    d5_op_desc d = {D5_OP_ABI_VERSION + 1, 0,    "Old", "custom", 0, 1, 0, 1, bad_create,
+                    bad_forward,           NULL, NULL,  NULL};
     d5_op *op;
-    cr_assert_eq(d5_op_create(&d, NULL, 0, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert_eq(d5_op_create_desc(&d, NULL, 0, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "operator 'Old' was built for operator ABI 2"), "%s",
               d5_last_error());
 }

@@ -48,7 +48,8 @@ Test(relu, forward_and_gradient)
 
 Test(add, broadcast_forward_and_gradient)
 {
-    d5_tensor a = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)), b = tf32(1, SHAPE(3), VALS(10, 20, 30)), y;
+    d5_tensor a = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)),
+              b = tf32(1, SHAPE(3), VALS(10, 20, 30)), y;
     d5_tensor in[2] = {a, b};
     run_op("Add", "ref", in, 2, NULL, &y, 1);
     expect_values(&y, VALS(11, 22, 33, 14, 25, 36), 6, 0);
@@ -71,15 +72,16 @@ Test(add, broadcast_forward_and_gradient)
 
 /* A custom float64 operator y = x^2 whose backward can be made wrong. */
 static int wrong_factor;
-static d5_status sq_create(const d5_tensor_desc *in, int32_t nin, const d5_attrs *a,
-                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status sq_create(const d5_tensor *in, int32_t nin, const d5_attrs *a, d5_tensor_desc *out,
+                           int32_t nout, void **state)
 {
     (void)nin, (void)a, (void)nout;
-    out[0] = in[0];
+    out[0] = in[0].desc;
     *state = NULL;
     return D5_OK;
 }
-static d5_status sq_forward(void *st, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+static d5_status sq_forward(void *st, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                            int32_t nout)
 {
     (void)st, (void)nin, (void)nout;
     const double *x = in[0].data;
@@ -100,8 +102,19 @@ static d5_status sq_backward(void *st, const d5_tensor *gout, int32_t nout, cons
 
 Test(validate, a_wrong_gradient_is_caught)
 {
-    d5_op_desc sq = {D5_OP_ABI_VERSION, D5_OP_F64 | D5_OP_HAS_BACKWARD, "Square", "test", 1, 1, 1,
-                     1, sq_create, sq_forward, sq_backward, NULL, NULL};
+    d5_op_desc sq = {D5_OP_ABI_VERSION,
+                     D5_OP_F64 | D5_OP_HAS_BACKWARD,
+                     "Square",
+                     "test",
+                     1,
+                     1,
+                     1,
+                     1,
+                     sq_create,
+                     sq_forward,
+                     sq_backward,
+                     NULL,
+                     NULL};
     d5_tensor_desc d;
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 1, SHAPE(8), &d), D5_OK);
     d5_gradient_check g;
