@@ -33,11 +33,14 @@ typedef struct cli_spec {
     const char *description; /* paragraphs shown by --help */
     const cli_opt *opts;
     size_t nopts;
+    const char *positional; /* name of the one positional argument ("OP"), or NULL */
+    const char **pos_value; /* receives it */
 } cli_spec;
 
-/* Parses argv[1..] (argv[0] is the command name). Positional arguments are an
- * error. Returns -1 to go on, or an exit code: D5_EXIT_OK after printing
- * --help, D5_EXIT_USAGE after printing what was wrong. */
+/* Parses argv[1..] (argv[0] is the command name). Positional arguments other
+ * than the spec's one are an error; a missing one too. Returns -1 to go on, or
+ * an exit code: D5_EXIT_OK after printing --help, D5_EXIT_USAGE after printing
+ * what was wrong. */
 int cli_parse(const cli_spec *spec, int argc, char **argv);
 void cli_usage(FILE *f, const cli_spec *spec);
 /* Prints the resolved value of every option as "# name = value" lines. */
@@ -55,6 +58,8 @@ typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_test_operator(int argc, char **argv);
+int cmd_compile_op(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

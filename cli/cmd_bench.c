@@ -202,7 +202,8 @@ int cmd_bench(int argc, char **argv)
         {"quick", CLI_FLAG, &cfg.quick, NULL, "short budgets (0.3 s each) for a smoke run", 0, 0},
     };
     const cli_spec spec = {
-        "bench", "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]",
+        "bench",
+        "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
         "and by id) and of raw clock reads. Every benchmark warms up, then repeats until the\n"
@@ -213,7 +214,10 @@ int cmd_bench(int argc, char **argv)
         "suite's sections: open in ui.perfetto.dev), sections.csv and history.jsonl (replay\n"
         "it into Weights & Biases with scripts/wandb_replay.py). The folder appears only\n"
         "when complete; an existing folder is never overwritten.",
-        opts, sizeof opts / sizeof opts[0]};
+        opts,
+        sizeof opts / sizeof opts[0],
+        NULL,
+        NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (cfg.quick) cfg.time_s = cfg.machine_time_s = 0.3;

@@ -16,12 +16,16 @@ int cmd_machine(int argc, char **argv)
          0},
     };
     const cli_spec spec = {
-        "machine", "[--json FILE] [--threads N] [--time S] [--no-measure]",
+        "machine",
+        "[--json FILE] [--threads N] [--time S] [--no-measure]",
         "Describes the CPU, caches, memory, OpenBLAS and CUDA devices (or why there are none),\n"
         "then measures the FP32 FMA peak of one core and of all cores and the memory bandwidth\n"
         "of a STREAM-triad-like kernel. Each figure is the median over repetitions with its\n"
         "95% confidence interval, and the best run; later commands use them for % of peak.",
-        opts, sizeof opts / sizeof opts[0]};
+        opts,
+        sizeof opts / sizeof opts[0],
+        NULL,
+        NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);

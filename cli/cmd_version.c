@@ -3,10 +3,14 @@
 
 int cmd_version(int argc, char **argv)
 {
-    const cli_spec spec = {"version", "",
+    const cli_spec spec = {"version",
+                           "",
                            "Prints d5's version, the commit and compiler it was built "
                            "with, and the versions of the libraries it uses.",
-                           NULL, 0};
+                           NULL,
+                           0,
+                           NULL,
+                           NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     d5_build_info b;

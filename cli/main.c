@@ -12,7 +12,10 @@ typedef struct command {
 
 static const command commands[] = {
     {"bench", cmd_bench, "run the default benchmark suite and write a results folder"},
+    {"compile-op", cmd_compile_op, "build a custom operator into a shared object d5 can load"},
     {"machine", cmd_machine, "describe this machine and measure its FP32 and memory peaks"},
+    {"test-operator", cmd_test_operator,
+     "time and validate one operator across sizes and backends"},
     {"version", cmd_version, "print d5's version and build information"},
 };
 

@@ -66,6 +66,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv)
             return D5_EXIT_OK;
         }
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+            if (spec->positional && !*spec->pos_value) {
+                *spec->pos_value = a;
+                continue;
+            }
             usage_error(spec, "unexpected argument '%s'", a);
             return D5_EXIT_USAGE;
         }
@@ -94,6 +98,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv)
             return D5_EXIT_USAGE;
         }
         if (!set_value(spec, o, v)) return D5_EXIT_USAGE;
+    }
+    if (spec->positional && !*spec->pos_value) {
+        usage_error(spec, "missing %s", spec->positional);
+        return D5_EXIT_USAGE;
     }
     return -1;
 }

@@ -1,6 +1,10 @@
 /* The registry of built-in operators, generated from ops.def. */
 #include "d5/operator.h"
 
+#ifndef D5_HAVE_DNNL
+#define D5_HAVE_DNNL 0
+#endif
+
 #include <stdio.h>
 #include <string.h>
 

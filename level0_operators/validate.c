@@ -338,3 +338,75 @@ d5_status d5_validate_gradient(const d5_op_desc *desc, const d5_tensor_desc *in0
     if (s == D5_OK) *out = r;
     return s;
 }
+
+/* One backward run: creates, runs forward, then backward with gradients w. */
+static d5_status run_backward(const d5_op_desc *desc, tset *x, const d5_attrs *attrs,
+                              int32_t noutputs, d5_rng *wrng, tset *gx)
+{
+    d5_op *op = NULL;
+    tset y = {0}, w = {0};
+    d5_status s = create_on(desc, x, attrs, noutputs, &op);
+    int32_t nout = s == D5_OK ? d5_op_noutputs(op) : 0;
+    d5_tensor_desc od[32];
+    for (int32_t k = 0; k < nout && k < 32; k++) od[k] = *d5_op_output_desc(op, k);
+    if (s == D5_OK) s = tset_alloc(&y, od, nout);
+    if (s == D5_OK) s = tset_alloc(&w, od, nout);
+    for (int32_t k = 0; s == D5_OK && k < nout; k++)
+        if (is_float(od[k].dtype))
+            d5_tensor_fill_uniform(&w.t[k], wrng, -1, 1);
+        else
+            d5_tensor_free(&w.t[k]);
+    if (s == D5_OK) s = d5_op_forward(op, x->t, y.t);
+    if (s == D5_OK) s = d5_op_backward(op, w.t, x->t, y.t, gx->t);
+    tset_free(&y);
+    tset_free(&w);
+    d5_op_free(op);
+    return s;
+}
+
+d5_status d5_validate_backward(const d5_op_desc *cand, const d5_op_desc *ref,
+                               const d5_tensor_desc *in, int32_t nin, const d5_tensor *inputs,
+                               const d5_attrs *attrs, int32_t noutputs, const d5_check_params *pp,
+                               d5_forward_check *out)
+{
+    d5_check_params p = pp ? *pp : d5_check_default_params();
+    if (!cand || !ref || !out || nin > D5_CHECK_MAX_OUTPUTS)
+        return d5_error(D5_ERR_INVALID, "d5_validate_backward: bad argument");
+    if (!cand->backward || !ref->backward)
+        return d5_error(D5_ERR_UNSUPPORTED, "operator %s: %s has no backward", cand->name,
+                        cand->backward ? ref->backend : cand->backend);
+    tset x = {0}, ga = {0}, gb = {0};
+    d5_rng rng, w1, w2;
+    d5_rng_seed(&rng, p.seed);
+    d5_status s = tset_alloc(&x, in, nin);
+    if (s == D5_OK) s = fill_inputs(&x, inputs, &rng, cand->name);
+    if (s == D5_OK) s = tset_alloc(&ga, in, nin);
+    if (s == D5_OK) s = tset_alloc(&gb, in, nin);
+    for (int32_t i = 0; s == D5_OK && i < nin; i++)
+        if (!is_float(in[i].dtype)) {
+            d5_tensor_free(&ga.t[i]);
+            d5_tensor_free(&gb.t[i]);
+        }
+    w1 = rng;
+    w2 = rng; /* both sides get the same output gradients */
+    if (s == D5_OK) s = run_backward(cand, &x, attrs, noutputs, &w1, &ga);
+    if (s == D5_OK) s = run_backward(ref, &x, attrs, noutputs, &w2, &gb);
+    d5_forward_check r;
+    memset(&r, 0, sizeof r);
+    r.noutputs = nin;
+    r.passed = 1;
+    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
+        if (!ga.t[i].data) continue;
+        s = d5_compare_tensors(&ga.t[i], &gb.t[i], &r.out[i]);
+        double scale = 0;
+        int64_t n = d5_tensor_desc_numel(&in[i]);
+        for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(get(&gb.t[i], k)));
+        r.tol[i] = p.atol + p.rtol * scale;
+        if (!(r.out[i].linf <= r.tol[i]) || r.out[i].nonfinite) r.passed = 0;
+    }
+    tset_free(&x);
+    tset_free(&ga);
+    tset_free(&gb);
+    if (s == D5_OK) *out = r;
+    return s;
+}

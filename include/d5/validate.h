@@ -52,6 +52,16 @@ D5_API D5_NODISCARD d5_status d5_validate_forward(const d5_op_desc *candidate,
                                                   int32_t noutputs, const d5_check_params *p,
                                                   d5_forward_check *out);
 
+/* Runs backward of `candidate` and `reference` on the same inputs and random
+ * output gradients and compares the input gradients (out[i] for input i; inputs
+ * that are not floating point are skipped and count as passed). */
+D5_API D5_NODISCARD d5_status d5_validate_backward(const d5_op_desc *candidate,
+                                                   const d5_op_desc *reference,
+                                                   const d5_tensor_desc *in, int32_t nin,
+                                                   const d5_tensor *inputs, const d5_attrs *attrs,
+                                                   int32_t noutputs, const d5_check_params *p,
+                                                   d5_forward_check *out);
+
 typedef struct d5_gradient_check {
     int passed;
     double step;         /* finite-difference step used */

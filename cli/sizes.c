@@ -1,0 +1,322 @@
+/* Problem sizes: DeepBench CSV lists (bench/deepbench, Baidu DeepBench,
+ * Apache-2.0), smoke sizes, CSV files and inline specs. */
+#define _POSIX_C_SOURCE 200809L
+#include "sizes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef D5_SOURCE_DIR
+#define D5_SOURCE_DIR "."
+#endif
+#ifndef D5_INSTALL_DATA_DIR
+#define D5_INSTALL_DATA_DIR "/usr/local/share/d5"
+#endif
+
+size_family sizes_family(const char *op)
+{
+    if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0) return FAMILY_GEMM;
+    if (strcmp(op, "Conv") == 0) return FAMILY_CONV;
+    return FAMILY_SHAPE;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *sizes_data_dir(void)
+{
+    const char *env = getenv("D5_DATA_DIR");
+    if (env && *env) return env;
+    if (is_dir(D5_INSTALL_DATA_DIR "/deepbench")) return D5_INSTALL_DATA_DIR;
+    return D5_SOURCE_DIR "/bench";
+}
+
+/* ---- A row of key=value pairs ---- */
+
+#define ROW_MAX 16
+typedef struct row {
+    int n;
+    char key[ROW_MAX][24];
+    char val[ROW_MAX][24];
+} row;
+
+static const char *row_get(const row *r, const char *key)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->key[i], key) == 0) return r->val[i];
+    return NULL;
+}
+
+static d5_status row_int(const row *r, const char *key, int64_t def, int required, int64_t *out,
+                         const char *where)
+{
+    const char *v = row_get(r, key);
+    if (!v) {
+        if (required) return d5_error(D5_ERR_FORMAT, "%s: missing %s", where, key);
+        *out = def;
+        return D5_OK;
+    }
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < 0 || x > (1LL << 40))
+        return d5_error(D5_ERR_FORMAT, "%s: %s=%s is not a size", where, key, v);
+    *out = x;
+    return D5_OK;
+}
+
+static int row_trans(const row *r, const char *key)
+{
+    const char *v = row_get(r, key);
+    return v && (v[0] == 'T' || v[0] == 't' || v[0] == '1');
+}
+
+static void add_ints(op_case *c, const char *name, const int64_t *v, int n)
+{
+    int k = c->nattrs++;
+    memcpy(c->ints[k], v, (size_t)n * sizeof *v);
+    c->attrs[k] = (d5_attr){.name = name, .type = D5_ATTR_INTS, .ints = c->ints[k], .count = n};
+}
+
+static void add_int(op_case *c, const char *name, int64_t v)
+{
+    c->attrs[c->nattrs++] = (d5_attr){.name = name, .type = D5_ATTR_INT, .i = v};
+}
+
+static void desc2(d5_tensor_desc *d, int64_t a, int64_t b)
+{
+    memset(d, 0, sizeof *d);
+    d->dtype = D5_F32;
+    d->ndim = 2;
+    d->shape[0] = a;
+    d->shape[1] = b;
+}
+
+static d5_status make_case(const char *op, int32_t min_inputs, const row *r, const char *where,
+                           op_case *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t used = 0;
+    for (int i = 0; i < r->n && used < sizeof c->label; i++)
+        if (strcmp(r->key[i], "set") != 0)
+            used += (size_t)snprintf(c->label + used, sizeof c->label - used, "%s%s=%s",
+                                     used ? "," : "", r->key[i], r->val[i]);
+    d5_status s = D5_OK;
+    switch (sizes_family(op)) {
+    case FAMILY_GEMM: {
+        int64_t m, n, k;
+        s = row_int(r, "M", 0, 1, &m, where);
+        if (s == D5_OK) s = row_int(r, "N", 0, 1, &n, where);
+        if (s == D5_OK) s = row_int(r, "K", 0, 1, &k, where);
+        if (s != D5_OK) return s;
+        int ta = row_trans(r, "a_t"), tb = row_trans(r, "b_t");
+        if (strcmp(op, "MatMul") == 0) ta = tb = 0; /* MatMul has no transposes */
+        c->nin = 2;
+        if (ta)
+            desc2(&c->in[0], k, m);
+        else
+            desc2(&c->in[0], m, k);
+        if (tb)
+            desc2(&c->in[1], n, k);
+        else
+            desc2(&c->in[1], k, n);
+        if (strcmp(op, "Gemm") == 0) {
+            add_int(c, "transA", ta);
+            add_int(c, "transB", tb);
+        }
+        return D5_OK;
+    }
+    case FAMILY_CONV: {
+        int64_t w, h, ch, n, k, sw, sh, pw, ph, stw, sth;
+        s = row_int(r, "W", 0, 1, &w, where);
+        if (s == D5_OK) s = row_int(r, "H", 0, 1, &h, where);
+        if (s == D5_OK) s = row_int(r, "C", 0, 1, &ch, where);
+        if (s == D5_OK) s = row_int(r, "N", 0, 1, &n, where);
+        if (s == D5_OK) s = row_int(r, "K", 0, 1, &k, where);
+        if (s == D5_OK) s = row_int(r, "S", 1, 1, &sw, where);
+        if (s == D5_OK) s = row_int(r, "R", 1, 1, &sh, where);
+        if (s == D5_OK) s = row_int(r, "pad_w", 0, 0, &pw, where);
+        if (s == D5_OK) s = row_int(r, "pad_h", 0, 0, &ph, where);
+        if (s == D5_OK) s = row_int(r, "wstride", 1, 0, &stw, where);
+        if (s == D5_OK) s = row_int(r, "hstride", 1, 0, &sth, where);
+        if (s != D5_OK) return s;
+        c->nin = 2;
+        int64_t x[4] = {n, ch, h, w}, wt[4] = {k, ch, sh, sw};
+        s = d5_tensor_desc_make(D5_F32, 4, x, &c->in[0]);
+        if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 4, wt, &c->in[1]);
+        if (s != D5_OK) return s;
+        add_ints(c, "pads", (const int64_t[]){ph, pw, ph, pw}, 4);
+        add_ints(c, "strides", (const int64_t[]){sth, stw}, 2);
+        return D5_OK;
+    }
+    case FAMILY_SHAPE: {
+        const char *v = row_get(r, "shape");
+        if (!v) return d5_error(D5_ERR_FORMAT, "%s: %s takes shape=AxBx... sizes", where, op);
+        d5_tensor_desc d;
+        memset(&d, 0, sizeof d);
+        d.dtype = D5_F32;
+        const char *p = v;
+        while (*p) {
+            char *end;
+            errno = 0;
+            long long x = strtoll(p, &end, 10);
+            if (errno || end == p || x <= 0 || d.ndim == D5_MAX_DIMS || (*end && *end != 'x'))
+                return d5_error(D5_ERR_FORMAT, "%s: shape=%s is not AxBx... with positive sizes",
+                                where, v);
+            d.shape[d.ndim++] = x;
+            p = *end ? end + 1 : end;
+        }
+        c->nin = min_inputs < 1 ? 1 : (min_inputs > CASE_MAX_INPUTS ? CASE_MAX_INPUTS : min_inputs);
+        for (int32_t i = 0; i < c->nin; i++) c->in[i] = d;
+        return D5_OK;
+    }
+    }
+    return D5_OK;
+}
+
+static d5_status push(op_case **cases, size_t *n, size_t *cap, const op_case *c)
+{
+    for (size_t i = 0; i < *n; i++) /* DeepBench repeats some rows */
+        if (strcmp((*cases)[i].label, c->label) == 0) return D5_OK;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        op_case *g = realloc(*cases, nc * sizeof *g);
+        if (!g) return d5_error(D5_ERR_NOMEM, "out of memory reading sizes");
+        *cases = g;
+        *cap = nc;
+    }
+    (*cases)[(*n)++] = *c;
+    /* INTS attributes point into their own case: repoint after every move. */
+    for (size_t i = 0; i < *n; i++)
+        for (int32_t k = 0; k < (*cases)[i].nattrs; k++)
+            if ((*cases)[i].attrs[k].type == D5_ATTR_INTS)
+                (*cases)[i].attrs[k].ints = (*cases)[i].ints[k];
+    return D5_OK;
+}
+
+/* Splits "a=1,b=2" into a row. */
+static d5_status parse_inline(const char *text, row *r, const char *where)
+{
+    memset(r, 0, sizeof *r);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || r->n == ROW_MAX)
+            return d5_error(D5_ERR_FORMAT, "%s: '%s' is not KEY=VALUE", where, tok);
+        *eq = '\0';
+        snprintf(r->key[r->n], sizeof r->key[0], "%s", tok);
+        snprintf(r->val[r->n], sizeof r->val[0], "%s", eq + 1);
+        r->n++;
+    }
+    return D5_OK;
+}
+
+static d5_status load_csv(const char *op, int32_t min_inputs, const char *path, op_case **cases,
+                          size_t *n, size_t *cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return d5_error(D5_ERR_IO, "cannot read sizes file '%s': %s", path, strerror(errno));
+    char line[1024], header[ROW_MAX][24];
+    int ncols = 0, lineno = 0;
+    d5_status s = D5_OK;
+    while (s == D5_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#') continue;
+        char *save = NULL, *tok;
+        if (ncols == 0) {
+            for (tok = strtok_r(line, ",", &save); tok && ncols < ROW_MAX;
+                 tok = strtok_r(NULL, ",", &save))
+                snprintf(header[ncols++], sizeof header[0], "%s", tok);
+            continue;
+        }
+        row r;
+        memset(&r, 0, sizeof r);
+        for (tok = strtok_r(line, ",", &save); tok && r.n < ncols;
+             tok = strtok_r(NULL, ",", &save)) {
+            snprintf(r.key[r.n], sizeof r.key[0], "%s", header[r.n]);
+            snprintf(r.val[r.n], sizeof r.val[0], "%s", tok);
+            r.n++;
+        }
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        if (r.n != ncols) {
+            s = d5_error(D5_ERR_FORMAT, "%s: %d fields, the header has %d", where, r.n, ncols);
+            break;
+        }
+        op_case c;
+        s = make_case(op, min_inputs, &r, where, &c);
+        if (s == D5_OK) s = push(cases, n, cap, &c);
+    }
+    fclose(f);
+    if (s == D5_OK && *n == 0) s = d5_error(D5_ERR_FORMAT, "sizes file '%s' has no rows", path);
+    return s;
+}
+
+static const char *const smoke_gemm[] = {
+    "M=64,N=64,K=64,a_t=N,b_t=N", "M=128,N=96,K=256,a_t=T,b_t=N", "M=256,N=32,K=128,a_t=N,b_t=T"};
+static const char *const smoke_conv[] = {
+    "W=16,H=16,C=8,N=2,K=16,S=3,R=3,pad_w=1,pad_h=1,wstride=1,hstride=1",
+    "W=28,H=28,C=16,N=4,K=32,S=5,R=5,pad_w=2,pad_h=2,wstride=2,hstride=2"};
+static const char *const smoke_shape[] = {"shape=2x16x32x32", "shape=1024x1024"};
+
+d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_case **cases,
+                     size_t *n)
+{
+    *cases = NULL;
+    *n = 0;
+    size_t cap = 0;
+    size_family fam = sizes_family(op);
+    d5_status s = D5_OK;
+    if (strcmp(spec, "smoke") == 0) {
+        const char *const *list = fam == FAMILY_GEMM   ? smoke_gemm
+                                  : fam == FAMILY_CONV ? smoke_conv
+                                                       : smoke_shape;
+        size_t count = fam == FAMILY_GEMM ? 3 : 2;
+        for (size_t i = 0; s == D5_OK && i < count; i++) {
+            row r;
+            op_case c;
+            s = parse_inline(list[i], &r, "smoke sizes");
+            if (s == D5_OK) s = make_case(op, min_inputs, &r, "smoke sizes", &c);
+            if (s == D5_OK) s = push(cases, n, &cap, &c);
+        }
+    } else if (strcmp(spec, "deepbench-train") == 0 || strcmp(spec, "deepbench-infer") == 0) {
+        if (fam == FAMILY_SHAPE)
+            return d5_error(D5_ERR_INVALID,
+                            "DeepBench has sizes for Gemm, MatMul and Conv, not %s: "
+                            "use --sizes smoke or shape=AxBx...",
+                            op);
+        int train = strcmp(spec, "deepbench-train") == 0;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/deepbench/%s_%s.csv", sizes_data_dir(),
+                 fam == FAMILY_GEMM ? "gemm" : "conv", train ? "training" : "inference");
+        s = load_csv(op, min_inputs, path, cases, n, &cap);
+    } else if (strchr(spec, '=')) {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", spec);
+        for (char *save = NULL, *one = strtok_r(buf, ";", &save); s == D5_OK && one;
+             one = strtok_r(NULL, ";", &save)) {
+            row r;
+            op_case c;
+            s = parse_inline(one, &r, "--sizes");
+            if (s == D5_OK) s = make_case(op, min_inputs, &r, "--sizes", &c);
+            if (s == D5_OK) s = push(cases, n, &cap, &c);
+        }
+    } else {
+        s = load_csv(op, min_inputs, spec, cases, n, &cap);
+    }
+    if (s != D5_OK) {
+        free(*cases);
+        *cases = NULL;
+        *n = 0;
+    }
+    return s;
+}

@@ -1,0 +1,161 @@
+/* Conv (ONNX opset 11) as im2col + OpenBLAS sgemm, float32, any number of
+ * spatial dimensions, groups and dilations. Per batch element and group the
+ * input windows are unrolled into a (C/group * kernel) x out matrix, so the
+ * convolution becomes one GEMM with the group's filters; backward reuses the
+ * same unrolling (weights: dY col^T; data: col2im of W^T dY).
+ * https://onnx.ai/onnx/operators/onnx__Conv.html */
+#include "../ref/conv_shape.h"
+#include "blas.h"
+
+#include <string.h>
+
+typedef struct bconv {
+    d5_conv_geometry g;
+    int64_t cg, mg, rows; /* channels and filters per group; rows = cg * kernel_size */
+    int32_t *tap;         /* [kernel_size][out_size]: input position or -1 */
+    float *col;           /* rows x out_size */
+} bconv;
+
+static void destroy(void *state)
+{
+    bconv *c = state;
+    if (!c) return;
+    d5_free(c->tap);
+    d5_free(c->col);
+    d5_free(c);
+}
+
+static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    for (int32_t i = 0; i < nin; i++)
+        if (in[i].desc.dtype != D5_DTYPE_INVALID) {
+            d5_status s = d5__blas_need_f32("Conv", in, nin, i);
+            if (s != D5_OK) return s;
+        }
+    bconv *c = d5_calloc(1, sizeof *c, "Conv (blas)");
+    if (!c) return D5_ERR_NOMEM;
+    d5_status s =
+        d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
+    const d5_conv_geometry *g = &c->g;
+    if (s == D5_OK && (double)g->kernel_size * (double)g->out_size > 2e9)
+        s = d5_error(D5_ERR_UNSUPPORTED,
+                     "Conv (blas): the im2col index of %lld x %lld is too large",
+                     (long long)g->kernel_size, (long long)g->out_size);
+    if (s == D5_OK) {
+        c->cg = g->in_channels / g->group;
+        c->mg = g->out_channels / g->group;
+        c->rows = c->cg * g->kernel_size;
+        c->tap =
+            d5_alloc((size_t)(g->kernel_size * g->out_size) * sizeof *c->tap, "Conv im2col index");
+        c->col = d5_alloc((size_t)(c->rows * g->out_size) * sizeof *c->col, "Conv im2col buffer");
+        if (!c->tap || !c->col) s = D5_ERR_NOMEM;
+    }
+    if (s != D5_OK) {
+        destroy(c);
+        return s;
+    }
+    for (int64_t k = 0; k < g->kernel_size; k++)
+        for (int64_t p = 0; p < g->out_size; p++)
+            c->tap[k * g->out_size + p] = (int32_t)d5__conv_tap(g, p, k);
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = D5_F32;
+    d5__conv_output_desc(g, &out[0]);
+    *state = c;
+    return D5_OK;
+}
+
+/* col[(ci * ks + k) * out + p] = x[ci, tap[k][p]] for the cg channels at x. */
+static void im2col(const bconv *c, const float *x)
+{
+    int64_t ks = c->g.kernel_size, os = c->g.out_size, is = c->g.in_size;
+    for (int64_t ci = 0; ci < c->cg; ci++)
+        for (int64_t k = 0; k < ks; k++) {
+            const int32_t *t = c->tap + k * os;
+            float *dst = c->col + (ci * ks + k) * os;
+            const float *src = x + ci * is;
+            for (int64_t p = 0; p < os; p++) dst[p] = t[p] >= 0 ? src[t[p]] : 0.0f;
+        }
+}
+
+static void col2im(const bconv *c, float *dx)
+{
+    int64_t ks = c->g.kernel_size, os = c->g.out_size, is = c->g.in_size;
+    for (int64_t ci = 0; ci < c->cg; ci++)
+        for (int64_t k = 0; k < ks; k++) {
+            const int32_t *t = c->tap + k * os;
+            const float *src = c->col + (ci * ks + k) * os;
+            float *dst = dx + ci * is;
+            for (int64_t p = 0; p < os; p++)
+                if (t[p] >= 0) dst[t[p]] += src[p];
+        }
+}
+
+static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                         int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    bconv *c = state;
+    const d5_conv_geometry *g = &c->g;
+    const float *x = in[0].data, *w = in[1].data, *b = g->has_bias ? in[2].data : NULL;
+    float *y = out[0].data;
+    int64_t os = g->out_size;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            im2col(c, x + (n * g->in_channels + gi * c->cg) * g->in_size);
+            float *yg = y + (n * g->out_channels + gi * c->mg) * os;
+            d5__sgemm(0, 0, c->mg, os, c->rows, 1.0f, w + gi * c->mg * c->rows, c->rows, c->col, os,
+                      0.0f, yg, os);
+            for (int64_t m = 0; b && m < c->mg; m++)
+                for (int64_t p = 0; p < os; p++) yg[m * os + p] += b[gi * c->mg + m];
+        }
+    return D5_OK;
+}
+
+static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+{
+    (void)nout;
+    (void)out;
+    bconv *c = state;
+    const d5_conv_geometry *g = &c->g;
+    const float *x = in[0].data, *w = in[1].data, *dy = gout[0].data;
+    float *dx = gin[0].data, *dw = gin[1].data, *db = nin > 2 && g->has_bias ? gin[2].data : NULL;
+    int64_t os = g->out_size;
+    if (dx) memset(dx, 0, (size_t)(g->batch * g->in_channels * g->in_size) * sizeof *dx);
+    if (dw) memset(dw, 0, (size_t)(g->out_channels * c->rows) * sizeof *dw);
+    if (db) memset(db, 0, (size_t)g->out_channels * sizeof *db);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t gi = 0; gi < g->group; gi++) {
+            const float *dyg = dy + (n * g->out_channels + gi * c->mg) * os;
+            const float *wg = w + gi * c->mg * c->rows;
+            if (dw) { /* dW_g += dY_g col^T */
+                im2col(c, x + (n * g->in_channels + gi * c->cg) * g->in_size);
+                d5__sgemm(0, 1, c->mg, c->rows, os, 1.0f, dyg, os, c->col, os, 1.0f,
+                          dw + gi * c->mg * c->rows, c->rows);
+            }
+            if (dx) { /* dcol = W_g^T dY_g, scattered back */
+                d5__sgemm(1, 0, c->rows, os, c->mg, 1.0f, wg, c->rows, dyg, os, 0.0f, c->col, os);
+                col2im(c, dx + (n * g->in_channels + gi * c->cg) * g->in_size);
+            }
+            for (int64_t m = 0; db && m < c->mg; m++)
+                for (int64_t p = 0; p < os; p++) db[gi * c->mg + m] += dyg[m * os + p];
+        }
+    return D5_OK;
+}
+
+static void cost(void *state, double *flops, double *bytes)
+{
+    const d5_conv_geometry *g = &((bconv *)state)->g;
+    *flops = d5__conv_flops(g);
+    *bytes = 4.0 * ((double)g->batch * (double)g->in_channels * (double)g->in_size +
+                    (double)g->out_channels * (double)(g->in_channels / g->group) *
+                        (double)g->kernel_size +
+                    (double)g->batch * (double)g->out_channels * (double)g->out_size);
+}
+
+const d5_op_desc d5__op_blas_Conv = {
+    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Conv",  "blas", 2, 3, 1, 1, create,
+    forward,           backward,           destroy, cost};

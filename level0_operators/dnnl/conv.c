@@ -1,0 +1,291 @@
+/* Conv (ONNX opset 11) on oneDNN: forward, backward data and backward weights
+ * (and bias), float32, 1-d to 3-d, groups and dilations. The primitives pick
+ * their preferred layouts; inputs and outputs stay in ONNX's plain layouts and
+ * are reordered around each call, so the time measured is the time an NCHW
+ * caller sees. https://onnx.ai/onnx/operators/onnx__Conv.html */
+#include "../ref/conv_shape.h"
+#include "dnnl_util.h"
+
+#include <string.h>
+
+typedef struct dconv {
+    d5_conv_geometry g;
+    d5_dnnl_ctx ctx;
+    dnnl_memory_desc_t src, wei, bia, dst; /* plain */
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+    dnnl_primitive_desc_t fwd_pd;
+    dnnl_primitive_t fwd;
+    d5_dnnl_arg f_src, f_wei, f_dst;
+    dnnl_memory_t bias_mem;
+    /* backward, built on first use */
+    dnnl_primitive_t bwd_data, bwd_wei;
+    d5_dnnl_arg d_diff_dst, d_wei, d_diff_src, w_src, w_diff_dst, w_diff_wei;
+    dnnl_memory_t diff_bias_mem;
+} dconv;
+
+static void destroy(void *state)
+{
+    dconv *c = state;
+    if (!c) return;
+    d5_dnnl_arg *args[] = {&c->f_src,      &c->f_wei, &c->f_dst,      &c->d_diff_dst, &c->d_wei,
+                           &c->d_diff_src, &c->w_src, &c->w_diff_dst, &c->w_diff_wei};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) d5__dnnl_arg_free(args[i]);
+    if (c->bias_mem) dnnl_memory_destroy(c->bias_mem);
+    if (c->diff_bias_mem) dnnl_memory_destroy(c->diff_bias_mem);
+    if (c->fwd) dnnl_primitive_destroy(c->fwd);
+    if (c->bwd_data) dnnl_primitive_destroy(c->bwd_data);
+    if (c->bwd_wei) dnnl_primitive_destroy(c->bwd_wei);
+    if (c->fwd_pd) dnnl_primitive_desc_destroy(c->fwd_pd);
+    d5__dnnl_ctx_free(&c->ctx);
+    d5_free(c);
+}
+
+static d5_status any_md(dnnl_memory_desc_t *any, const dnnl_memory_desc_t *plain)
+{
+    return d5__dnnl_check(
+        dnnl_memory_desc_init_by_tag(any, plain->ndims, plain->dims, dnnl_f32, dnnl_format_tag_any),
+        "Conv", "memory descriptor");
+}
+
+static const dnnl_memory_desc_t *query(dnnl_primitive_desc_t pd, dnnl_query_t q)
+{
+    return dnnl_primitive_desc_query_md(pd, q, 0);
+}
+
+static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    for (int32_t i = 0; i < nin; i++)
+        if (in[i].desc.dtype != D5_DTYPE_INVALID && in[i].desc.dtype != D5_F32)
+            return d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): input %d is %s; float32 only", i,
+                            d5_dtype_name((d5_dtype)in[i].desc.dtype));
+    dconv *c = d5_calloc(1, sizeof *c, "Conv (dnnl)");
+    if (!c) return D5_ERR_NOMEM;
+    d5_status s =
+        d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
+    const d5_conv_geometry *g = &c->g;
+    if (s == D5_OK && g->n > 3)
+        s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): %d spatial dimensions; oneDNN takes 1 to 3",
+                     (int)g->n);
+    if (s == D5_OK) s = d5__dnnl_ctx_create(&c->ctx, "Conv");
+    if (s != D5_OK) {
+        destroy(c);
+        return s;
+    }
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = D5_F32;
+    d5__conv_output_desc(g, &out[0]);
+    int nd = g->n + 2;
+    int64_t wdims[D5_MAX_DIMS + 1];
+    int wnd = 0;
+    if (g->group > 1) wdims[wnd++] = g->group;
+    wdims[wnd++] = g->out_channels / g->group;
+    wdims[wnd++] = g->in_channels / g->group;
+    for (int32_t i = 0; i < g->n; i++) {
+        wdims[wnd++] = g->kernel[i];
+        c->strides[i] = g->strides[i];
+        c->dilates[i] = g->dilations[i] - 1;
+        c->pad_l[i] = g->pads_begin[i];
+        c->pad_r[i] = g->pads_end[i];
+    }
+    s = d5__dnnl_plain_md(&c->src, nd, in[0].desc.shape, "Conv");
+    if (s == D5_OK) s = d5__dnnl_plain_md(&c->wei, wnd, wdims, "Conv");
+    if (s == D5_OK) s = d5__dnnl_plain_md(&c->dst, nd, out[0].shape, "Conv");
+    if (s == D5_OK && g->has_bias) s = d5__dnnl_plain_md(&c->bia, 1, &g->out_channels, "Conv");
+    dnnl_memory_desc_t src_any, wei_any, dst_any;
+    if (s == D5_OK) s = any_md(&src_any, &c->src);
+    if (s == D5_OK) s = any_md(&wei_any, &c->wei);
+    if (s == D5_OK) s = any_md(&dst_any, &c->dst);
+    dnnl_convolution_desc_t cd;
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_dilated_convolution_forward_desc_init(
+                               &cd, dnnl_forward_training, dnnl_convolution_direct, &src_any,
+                               &wei_any, g->has_bias ? &c->bia : NULL, &dst_any, c->strides,
+                               c->dilates, c->pad_l, c->pad_r),
+                           "Conv", "forward descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&c->fwd_pd, &cd, NULL, c->ctx.engine, NULL),
+                           "Conv", "forward primitive descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_create(&c->fwd, c->fwd_pd), "Conv", "forward");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->f_src, &c->ctx, &c->src, query(c->fwd_pd, dnnl_query_src_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->f_wei, &c->ctx, &c->wei, query(c->fwd_pd, dnnl_query_weights_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->f_dst, &c->ctx, &c->dst, query(c->fwd_pd, dnnl_query_dst_md),
+                              "Conv");
+    if (s == D5_OK && g->has_bias)
+        s = d5__dnnl_check(
+            dnnl_memory_create(&c->bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
+            "bias memory");
+    if (s != D5_OK) {
+        destroy(c);
+        return s;
+    }
+    *state = c;
+    return D5_OK;
+}
+
+static d5_status run(dconv *c, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n, const char *what)
+{
+    d5_status s = d5__dnnl_check(dnnl_primitive_execute(p, c->ctx.stream, n, args), "Conv", what);
+    return s;
+}
+
+static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                         int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    dconv *c = state;
+    dnnl_exec_arg_t args[4];
+    int n = 0;
+    dnnl_memory_t m;
+    d5_status s = d5__dnnl_arg_in(&c->f_src, &c->ctx, in[0].data, &m, "Conv");
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
+    if (s == D5_OK) s = d5__dnnl_arg_in(&c->f_wei, &c->ctx, in[1].data, &m, "Conv");
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m};
+    if (s == D5_OK && c->g.has_bias) {
+        s = d5__dnnl_check(dnnl_memory_set_data_handle(c->bias_mem, in[2].data), "Conv", "bias");
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, c->bias_mem};
+    }
+    if (s == D5_OK) s = d5__dnnl_arg_out(&c->f_dst, out[0].data, &m);
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, m};
+    if (s == D5_OK) s = run(c, c->fwd, args, n, "forward");
+    if (s == D5_OK) s = d5__dnnl_arg_finish(&c->f_dst, &c->ctx, "Conv");
+    if (s == D5_OK) s = d5__dnnl_check(dnnl_stream_wait(c->ctx.stream), "Conv", "stream");
+    return s;
+}
+
+static d5_status build_backward(dconv *c)
+{
+    const d5_conv_geometry *g = &c->g;
+    dnnl_memory_desc_t src_any, wei_any, dst_any;
+    d5_status s = any_md(&src_any, &c->src);
+    if (s == D5_OK) s = any_md(&wei_any, &c->wei);
+    if (s == D5_OK) s = any_md(&dst_any, &c->dst);
+    dnnl_convolution_desc_t dd, wd;
+    dnnl_primitive_desc_t dpd = NULL, wpd = NULL;
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_dilated_convolution_backward_data_desc_init(
+                               &dd, dnnl_convolution_direct, &src_any, &wei_any, &dst_any,
+                               c->strides, c->dilates, c->pad_l, c->pad_r),
+                           "Conv", "backward-data descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&dpd, &dd, NULL, c->ctx.engine, c->fwd_pd),
+                           "Conv", "backward-data primitive descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_create(&c->bwd_data, dpd), "Conv", "backward data");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->d_diff_dst, &c->ctx, &c->dst, query(dpd, dnnl_query_diff_dst_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->d_wei, &c->ctx, &c->wei, query(dpd, dnnl_query_weights_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->d_diff_src, &c->ctx, &c->src, query(dpd, dnnl_query_diff_src_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_dilated_convolution_backward_weights_desc_init(
+                               &wd, dnnl_convolution_direct, &src_any, &wei_any,
+                               g->has_bias ? &c->bia : NULL, &dst_any, c->strides, c->dilates,
+                               c->pad_l, c->pad_r),
+                           "Conv", "backward-weights descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&wpd, &wd, NULL, c->ctx.engine, c->fwd_pd),
+                           "Conv", "backward-weights primitive descriptor");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_create(&c->bwd_wei, wpd), "Conv", "backward weights");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->w_src, &c->ctx, &c->src, query(wpd, dnnl_query_src_md), "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->w_diff_dst, &c->ctx, &c->dst, query(wpd, dnnl_query_diff_dst_md),
+                              "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_arg_init(&c->w_diff_wei, &c->ctx, &c->wei,
+                              query(wpd, dnnl_query_diff_weights_md), "Conv");
+    if (s == D5_OK && g->has_bias)
+        s = d5__dnnl_check(
+            dnnl_memory_create(&c->diff_bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
+            "bias gradient memory");
+    if (dpd) dnnl_primitive_desc_destroy(dpd);
+    if (wpd) dnnl_primitive_desc_destroy(wpd);
+    return s;
+}
+
+static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+{
+    (void)nout;
+    (void)out;
+    dconv *c = state;
+    d5_status s = c->bwd_data ? D5_OK : build_backward(c);
+    dnnl_memory_t m;
+    if (s == D5_OK && gin[0].data) {
+        dnnl_exec_arg_t args[3];
+        s = d5__dnnl_arg_in(&c->d_diff_dst, &c->ctx, gout[0].data, &m, "Conv");
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m};
+        if (s == D5_OK) s = d5__dnnl_arg_in(&c->d_wei, &c->ctx, in[1].data, &m, "Conv");
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m};
+        if (s == D5_OK) s = d5__dnnl_arg_out(&c->d_diff_src, gin[0].data, &m);
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, m};
+        if (s == D5_OK) s = run(c, c->bwd_data, args, 3, "backward data");
+        if (s == D5_OK) s = d5__dnnl_arg_finish(&c->d_diff_src, &c->ctx, "Conv");
+    }
+    int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
+    if (s == D5_OK && (gin[1].data || want_bias)) {
+        /* oneDNN computes both; a weight gradient nobody wants goes to scratch. */
+        float *scratch = NULL;
+        void *dw = gin[1].data;
+        if (!dw) {
+            int64_t nw = d5_tensor_desc_numel(&in[1].desc);
+            dw = scratch = d5_alloc((size_t)nw * sizeof(float), "Conv weight gradient");
+            if (!dw) return D5_ERR_NOMEM;
+        }
+        dnnl_exec_arg_t args[4];
+        int n = 0;
+        s = d5__dnnl_arg_in(&c->w_src, &c->ctx, in[0].data, &m, "Conv");
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
+        if (s == D5_OK) s = d5__dnnl_arg_in(&c->w_diff_dst, &c->ctx, gout[0].data, &m, "Conv");
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m};
+        if (s == D5_OK) s = d5__dnnl_arg_out(&c->w_diff_wei, dw, &m);
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, m};
+        float *bias_scratch = NULL;
+        if (s == D5_OK && c->g.has_bias) {
+            void *db = want_bias ? gin[2].data : NULL;
+            if (!db)
+                db = bias_scratch =
+                    d5_alloc((size_t)c->g.out_channels * sizeof(float), "bias gradient");
+            if (!db) s = D5_ERR_NOMEM;
+            if (s == D5_OK)
+                s = d5__dnnl_check(dnnl_memory_set_data_handle(c->diff_bias_mem, db), "Conv",
+                                   "bias");
+            args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_BIAS, c->diff_bias_mem};
+        }
+        if (s == D5_OK) s = run(c, c->bwd_wei, args, n, "backward weights");
+        if (s == D5_OK) s = d5__dnnl_arg_finish(&c->w_diff_wei, &c->ctx, "Conv");
+        if (s == D5_OK) s = d5__dnnl_check(dnnl_stream_wait(c->ctx.stream), "Conv", "stream");
+        d5_free(scratch);
+        d5_free(bias_scratch);
+    }
+    if (s == D5_OK) s = d5__dnnl_check(dnnl_stream_wait(c->ctx.stream), "Conv", "stream");
+    return s;
+}
+
+static void cost(void *state, double *flops, double *bytes)
+{
+    const d5_conv_geometry *g = &((dconv *)state)->g;
+    *flops = d5__conv_flops(g);
+    *bytes = 4.0 * ((double)g->batch * (double)g->in_channels * (double)g->in_size +
+                    (double)g->out_channels * (double)(g->in_channels / g->group) *
+                        (double)g->kernel_size +
+                    (double)g->batch * (double)g->out_channels * (double)g->out_size);
+}
+
+const d5_op_desc d5__op_dnnl_Conv = {
+    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Conv",  "dnnl", 2, 3, 1, 1, create,
+    forward,           backward,           destroy, cost};

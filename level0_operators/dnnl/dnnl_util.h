@@ -1,0 +1,49 @@
+/* The dnnl backend's plumbing: an engine and stream per operator instance,
+ * status conversion, and "user" tensors in plain layouts bound to whatever
+ * layout the primitive prefers, with reorders between them. Only files in
+ * dnnl/ include oneDNN's header. */
+#ifndef D5_DNNL_UTIL_H
+#define D5_DNNL_UTIL_H
+
+#include "d5/operator.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+/* Converts a oneDNN status; D5_OK for dnnl_success. */
+d5_status d5__dnnl_check(dnnl_status_t st, const char *op, const char *what);
+
+typedef struct d5_dnnl_ctx {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+} d5_dnnl_ctx;
+
+d5_status d5__dnnl_ctx_create(d5_dnnl_ctx *c, const char *op);
+void d5__dnnl_ctx_free(d5_dnnl_ctx *c);
+
+/* Plain (row-major) memory descriptor of a float32 tensor of the given dims;
+ * `tag` picks the plain tag for that rank. */
+d5_status d5__dnnl_plain_md(dnnl_memory_desc_t *md, int ndims, const int64_t *dims, const char *op);
+
+/* A tensor the caller holds in a plain layout (`user`) and the primitive wants
+ * in `inner`; when they differ, a buffer and reorder primitives bridge them. */
+typedef struct d5_dnnl_arg {
+    dnnl_memory_desc_t user_md, inner_md;
+    dnnl_memory_t user_mem, inner_mem;
+    dnnl_primitive_t to_inner, to_user;
+    int same;
+} d5_dnnl_arg;
+
+/* Sets up `a` for `user_md` and the primitive's `inner_md` (pass user_md for
+ * both when the primitive takes plain memory). */
+d5_status d5__dnnl_arg_init(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const dnnl_memory_desc_t *user_md,
+                            const dnnl_memory_desc_t *inner_md, const char *op);
+void d5__dnnl_arg_free(d5_dnnl_arg *a);
+/* Points the user memory at `ptr` and, for an input, reorders it into the
+ * primitive's layout. Returns the memory the primitive reads or writes. */
+d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, dnnl_memory_t *mem,
+                          const char *op);
+d5_status d5__dnnl_arg_out(d5_dnnl_arg *a, void *ptr, dnnl_memory_t *mem);
+/* After the primitive ran: reorders an output back into the user's layout. */
+d5_status d5__dnnl_arg_finish(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const char *op);
+
+#endif

@@ -1,0 +1,46 @@
+/* Gemm on a row-major sgemm, shared by the backends that have one. */
+#ifndef D5_GEMM_COMMON_H
+#define D5_GEMM_COMMON_H
+
+#include "d5/operator.h"
+
+/* C (m x n) = alpha op(A) op(B) + beta C, all row-major with leading dimensions. */
+typedef void (*d5_sgemm_fn)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                            float *c, int64_t ldc);
+
+typedef struct bgemm bgemm;
+
+d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in, int32_t nin,
+                          const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                           int32_t nout);
+d5_status d5__gemm_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                            int32_t nin, const d5_tensor *out, d5_tensor *gin);
+void d5__gemm_cost(void *state, double *flops, double *bytes);
+void d5__gemm_destroy(void *state);
+
+/* The operator table of Gemm on one backend. */
+#define D5_GEMM_OPERATOR(BACKEND, SGEMM)                                                           \
+    static d5_status gemm_create_##BACKEND(const d5_tensor *in, int32_t nin,                       \
+                                           const d5_attrs *attrs, d5_tensor_desc *out,             \
+                                           int32_t nout, void **state)                             \
+    {                                                                                              \
+        (void)nout;                                                                                \
+        return d5__gemm_create(#BACKEND, SGEMM, in, nin, attrs, out, state);                       \
+    }                                                                                              \
+    const d5_op_desc d5__op_##BACKEND##_Gemm = {D5_OP_ABI_VERSION,                                 \
+                                                D5_OP_HAS_BACKWARD,                                \
+                                                "Gemm",                                            \
+                                                #BACKEND,                                          \
+                                                2,                                                 \
+                                                3,                                                 \
+                                                1,                                                 \
+                                                1,                                                 \
+                                                gemm_create_##BACKEND,                             \
+                                                d5__gemm_forward,                                  \
+                                                d5__gemm_backward,                                 \
+                                                d5__gemm_destroy,                                  \
+                                                d5__gemm_cost}
+
+#endif

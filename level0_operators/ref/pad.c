@@ -1,0 +1,160 @@
+/* Pad (ONNX opset 13, with the optional axes input of opset 18 and the wrap
+ * mode of opset 19): pads[i] elements are added before axis i and
+ * pads[i + r] after it (negative pads remove elements), all known at create.
+ * mode constant fills with the optional scalar input constant_value (default
+ * 0, read at run time); reflect mirrors the input without repeating its edge;
+ * edge repeats the edge; wrap repeats the input periodically. Removal happens
+ * before padding.
+ * https://onnx.ai/onnx/operators/onnx__Pad.html */
+#include "shape_util.h"
+
+#include <string.h>
+
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
+
+typedef struct pad {
+    int mode;
+    int64_t before[D5_MAX_DIMS]; /* elements added before the kept ones, >= 0 */
+    int64_t first[D5_MAX_DIMS];  /* first input element kept */
+    int64_t kept[D5_MAX_DIMS];   /* input elements kept */
+} pad;
+
+static const char *const mode_names[4] = {"constant", "reflect", "edge", "wrap"};
+
+static d5_status parse_mode(const d5_attrs *attrs, int *mode)
+{
+    const char *m;
+    d5_status s = d5_attrs_string(attrs, "mode", "constant", &m);
+    if (s != D5_OK) return s;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(m, mode_names[k]) == 0) {
+            *mode = k;
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_INVALID, "Pad: mode '%s' is not constant, reflect, edge or wrap", m);
+}
+
+/* Reads pads (and axes) into per-axis begin and end amounts. */
+static d5_status read_pads(const d5_tensor *in, int32_t nin, int32_t ndim, int64_t *begin,
+                           int64_t *end)
+{
+    int64_t pads[2 * D5_MAX_DIMS], axes[D5_MAX_DIMS], np, na = ndim;
+    int32_t ax[D5_MAX_DIMS];
+    d5_status s = d5__const_ints("Pad", in, nin, 1, "pads", pads, 2 * D5_MAX_DIMS, &np);
+    if (s == D5_OK && d5__has_input(in, nin, 3))
+        s = d5__const_ints("Pad", in, nin, 3, "axes", axes, D5_MAX_DIMS, &na);
+    else
+        for (int32_t d = 0; d < ndim; d++) axes[d] = d;
+    if (s == D5_OK) s = d5__resolve_axes("Pad", axes, na, ndim, ax);
+    if (s != D5_OK) return s;
+    if (np != 2 * na)
+        return d5_error(D5_ERR_INVALID, "Pad: input 1 (pads) has %lld values, expected %lld",
+                        (long long)np, (long long)(2 * na));
+    for (int32_t d = 0; d < ndim; d++) begin[d] = end[d] = 0;
+    for (int64_t k = 0; k < na; k++) {
+        begin[ax[k]] = pads[k];
+        end[ax[k]] = pads[k + na];
+    }
+    return D5_OK;
+}
+
+static d5_status pad_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                            d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    pad p = {0};
+    int64_t begin[D5_MAX_DIMS], end[D5_MAX_DIMS];
+    d5_status s = d5__need_input("Pad", in, nin, 0, "data");
+    if (s == D5_OK) s = parse_mode(attrs, &p.mode);
+    if (s == D5_OK) s = read_pads(in, nin, in[0].desc.ndim, begin, end);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *x = &in[0].desc;
+    if (d5__has_input(in, nin, 2)) {
+        if (in[2].desc.dtype != x->dtype)
+            return d5_error(D5_ERR_INVALID, "Pad: constant_value has data type %s, data %s",
+                            d5_dtype_name((d5_dtype)in[2].desc.dtype),
+                            d5_dtype_name((d5_dtype)x->dtype));
+        if (d5_tensor_desc_numel(&in[2].desc) != 1)
+            return d5_error(D5_ERR_SHAPE, "Pad: constant_value must be a scalar, got %lld values",
+                            (long long)d5_tensor_desc_numel(&in[2].desc));
+    }
+    out[0] = *x;
+    for (int32_t d = 0; d < x->ndim; d++) {
+        const int64_t big = INT64_MAX / 4;
+        if (begin[d] > big || begin[d] < -big || end[d] > big || end[d] < -big)
+            return d5_error(D5_ERR_RANGE, "Pad: pads of axis %d are too large", (int)d);
+        int64_t cut_front = begin[d] < 0 ? -begin[d] : 0, cut_back = end[d] < 0 ? -end[d] : 0;
+        if (cut_front + cut_back > x->shape[d])
+            return d5_error(D5_ERR_SHAPE,
+                            "Pad: pads remove %lld elements from axis %d of size %lld",
+                            (long long)(cut_front + cut_back), (int)d, (long long)x->shape[d]);
+        p.before[d] = begin[d] > 0 ? begin[d] : 0;
+        p.first[d] = cut_front;
+        p.kept[d] = x->shape[d] - cut_front - cut_back;
+        out[0].shape[d] = x->shape[d] + begin[d] + end[d];
+        if (p.mode != PAD_CONSTANT && p.kept[d] == 0 && out[0].shape[d] > 0)
+            return d5_error(D5_ERR_SHAPE, "Pad: cannot pad axis %d in mode %s: it has no elements",
+                            (int)d, mode_names[p.mode]);
+    }
+    pad *st = d5_alloc(sizeof *st, "Pad");
+    if (!st) return D5_ERR_NOMEM;
+    *st = p;
+    *state = st;
+    return D5_OK;
+}
+
+/* The input position read for position j (relative to the first kept
+ * element) along an axis with n kept elements; -1 for the constant. */
+static int64_t fold(int mode, int64_t j, int64_t n)
+{
+    if (j >= 0 && j < n) return j;
+    switch (mode) {
+    case PAD_EDGE: return j < 0 ? 0 : n - 1;
+    case PAD_WRAP: return ((j % n) + n) % n;
+    case PAD_REFLECT:
+        if (n == 1) return 0;
+        j = ((j % (2 * (n - 1))) + 2 * (n - 1)) % (2 * (n - 1));
+        return j < n ? j : 2 * (n - 1) - j;
+    default: return -1;
+    }
+}
+
+/* The flat index in X read by element i of Y; -1 for the constant. */
+static int64_t source(const pad *p, const d5_tensor_desc *x, const d5_tensor_desc *y, int64_t i)
+{
+    int64_t c[D5_MAX_DIMS], idx = 0;
+    d5__unravel(y, i, c);
+    for (int32_t d = 0; d < x->ndim; d++) {
+        int64_t j = fold(p->mode, c[d] - p->before[d], p->kept[d]);
+        if (j < 0) return -1;
+        idx = idx * x->shape[d] + p->first[d] + j;
+    }
+    return idx;
+}
+
+static d5_status pad_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+{
+    (void)nout;
+    double value = nin > 2 && in[2].data ? in[2].data[0] : 0;
+    for (int64_t i = 0; i < out[0].numel; i++) {
+        int64_t k = source(state, in[0].desc, out[0].desc, i);
+        out[0].data[i] = k < 0 ? value : in[0].data[k];
+    }
+    return D5_OK;
+}
+
+/* dX sums dY over the outputs that read each element; d(constant_value) sums
+ * dY over the padding. */
+static d5_status pad_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                              int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)nout;
+    for (int64_t i = 0; i < out[0].numel; i++) {
+        int64_t k = source(state, in[0].desc, out[0].desc, i);
+        if (k >= 0 && gin[0].data) gin[0].data[k] += gout[0].data[i];
+        if (k < 0 && nin > 2 && gin[2].data) gin[2].data[0] += gout[0].data[i];
+    }
+    return D5_OK;
+}
+
+D5_REF_OPERATOR(Pad, 2, 4, 1, 1, pad_create, pad_forward, pad_backward, NULL, NULL);

@@ -1,0 +1,37 @@
+/* Shared machinery of the reductions over a set of axes (ReduceSum,
+ * ReduceMean) and of the losses' reduction attribute (none / sum / mean). */
+#ifndef D5_REF_REDUCE_H
+#define D5_REF_REDUCE_H
+
+#include "util.h"
+
+/* A planned reduction: which axes of the input are reduced. */
+typedef struct d5_reduce {
+    d5_tensor_desc in;            /* the input */
+    uint8_t reduced[D5_MAX_DIMS]; /* 1 for each reduced axis */
+    int64_t count;                /* input elements summed into each output element */
+} d5_reduce;
+
+/* Plans the reduction of `in` over axes[0..naxes-1] (negative ones count from
+ * the end; a repeated axis is an error). No axes reduce every axis, or none
+ * when noop_with_empty_axes is set. Fills out's ndim and shape: reduced axes
+ * are kept with size 1 when keepdims is set, else dropped. */
+d5_status d5__reduce_plan(const char *op, const d5_tensor_desc *in, const int64_t *axes,
+                          int64_t naxes, int keepdims, int noop_with_empty_axes, d5_reduce *plan,
+                          d5_tensor_desc *out);
+/* The flat index in the output of element i of the input. */
+int64_t d5__reduce_index(const d5_reduce *plan, int64_t i);
+/* create() of a ReduceX operator: data (input 0; float or int32/int64), axes
+ * from input 1 when given (it must be known at create) or else from the `axes`
+ * attribute (opset 13 and earlier), attributes keepdims (default 1) and
+ * noop_with_empty_axes (default 0). Stores a d5_reduce as *state. */
+d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                            d5_tensor_desc *out, void **state);
+
+/* The `reduction` attribute of a loss. */
+typedef enum d5_loss_reduction { D5_LOSS_NONE, D5_LOSS_SUM, D5_LOSS_MEAN } d5_loss_reduction;
+
+/* Reads `reduction` ("none", "sum" or "mean"; default "mean"). */
+d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_reduction *out);
+
+#endif

@@ -1,0 +1,71 @@
+/* Index arithmetic shared by the reference shape operators. */
+#include "shape_util.h"
+
+void d5__unravel(const d5_tensor_desc *d, int64_t i, int64_t *coord)
+{
+    for (int32_t k = d->ndim - 1; k >= 0; k--) {
+        coord[k] = i % d->shape[k];
+        i /= d->shape[k];
+    }
+}
+
+d5_status d5__need_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what)
+{
+    if (!d5__has_input(in, nin, i))
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
+    return D5_OK;
+}
+
+d5_status d5__resolve_axes(const char *op, const int64_t *axes, int64_t n, int32_t ndim,
+                           int32_t *out)
+{
+    for (int64_t k = 0; k < n; k++) {
+        d5_status s = d5__axis(op, axes[k], ndim, &out[k]);
+        if (s != D5_OK) return s;
+        for (int64_t j = 0; j < k; j++)
+            if (out[j] == out[k])
+                return d5_error(D5_ERR_INVALID, "%s: axis %d is given twice (as %lld and %lld)", op,
+                                (int)out[k], (long long)axes[j], (long long)axes[k]);
+    }
+    return D5_OK;
+}
+
+void d5__axis_block(const d5_tensor_desc *shape, int32_t axis, int64_t offset, int64_t len,
+                    double *whole, double *part, int to_whole)
+{
+    int64_t outer = 1, inner = 1;
+    for (int32_t d = 0; d < axis; d++) outer *= shape->shape[d];
+    for (int32_t d = axis + 1; d < shape->ndim; d++) inner *= shape->shape[d];
+    int64_t row = shape->shape[axis] * inner; /* one outer step of whole */
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < len * inner; k++) {
+            double *w = &whole[o * row + offset * inner + k], *p = &part[o * len * inner + k];
+            if (to_whole)
+                *w = *p;
+            else
+                *p = *w;
+        }
+}
+
+d5_status d5__copy_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+{
+    (void)state;
+    (void)nin;
+    (void)nout;
+    for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[i];
+    return D5_OK;
+}
+
+d5_status d5__copy_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                            int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)state;
+    (void)nout;
+    (void)in;
+    (void)nin;
+    (void)out;
+    if (gin[0].data)
+        for (int64_t i = 0; i < gin[0].numel; i++) gin[0].data[i] += gout[0].data[i];
+    return D5_OK;
+}

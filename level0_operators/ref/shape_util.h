@@ -1,0 +1,28 @@
+/* Index arithmetic shared by the reference shape operators (Reshape,
+ * Transpose, Concat, Split, Slice, Pad, ...). */
+#ifndef D5_REF_SHAPE_UTIL_H
+#define D5_REF_SHAPE_UTIL_H
+
+#include "util.h"
+
+/* The coordinates of flat element `i` of a row-major tensor of shape d. */
+void d5__unravel(const d5_tensor_desc *d, int64_t i, int64_t *coord);
+/* Checks that input i is given; D5_ERR_INVALID names the operator and input. */
+d5_status d5__need_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what);
+/* Resolves n possibly negative axes against ndim into out[0..n-1]:
+ * D5_ERR_INVALID for one outside [-ndim, ndim - 1] or given twice. */
+d5_status d5__resolve_axes(const char *op, const int64_t *axes, int64_t n, int32_t ndim,
+                           int32_t *out);
+/* The block [offset, offset + len) along `axis` of the tensor `whole` (shape
+ * `shape`) as a dense tensor `part`: copied into whole when to_whole, else
+ * out of it. Concat and Split are made of these. */
+void d5__axis_block(const d5_tensor_desc *shape, int32_t axis, int64_t offset, int64_t len,
+                    double *whole, double *part, int to_whole);
+/* Kernels of the operators that keep the elements in order and change only
+ * the shape (Identity, Reshape, Flatten, Squeeze, Unsqueeze): Y = X, dX = dY. */
+d5_status d5__copy_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
+d5_status d5__copy_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                            int32_t nin, const d5_rt *out, d5_rt *gin);
+
+#endif

@@ -1,0 +1,88 @@
+/* Softmax (ONNX opset 13): Y = exp(X - max) / sum(exp(X - max)) along the one
+ * axis given by the attribute axis (default -1; negative counts from the
+ * back). The gradient is Y * (dY - sum(dY * Y)) along that axis.
+ * https://onnx.ai/onnx/operators/onnx__Softmax.html */
+#include "util.h"
+
+#include <math.h>
+
+/* The input seen as [outer, n, inner] with the softmax over n. */
+typedef struct softmax {
+    int64_t outer, n, inner;
+} softmax;
+
+static d5_status softmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    int64_t axis;
+    int32_t ax = 0;
+    d5_status s = d5__need_float("Softmax", in, nin, 0);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
+    if (s == D5_OK) s = d5__axis("Softmax", axis, in[0].desc.ndim, &ax);
+    if (s != D5_OK) return s;
+    softmax g = {1, in[0].desc.shape[ax], 1};
+    for (int32_t d = 0; d < ax; d++) g.outer *= in[0].desc.shape[d];
+    for (int32_t d = ax + 1; d < in[0].desc.ndim; d++) g.inner *= in[0].desc.shape[d];
+    softmax *st = d5_alloc(sizeof *st, "Softmax");
+    if (!st) return D5_ERR_NOMEM;
+    *st = g;
+    *state = st;
+    out[0] = in[0].desc;
+    return D5_OK;
+}
+
+static d5_status softmax_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
+                                 int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    const softmax *g = state;
+    for (int64_t o = 0; o < g->outer; o++)
+        for (int64_t i = 0; i < g->inner; i++) {
+            const double *x = in[0].data + o * g->n * g->inner + i;
+            double *y = out[0].data + o * g->n * g->inner + i;
+            double max = -INFINITY, sum = 0;
+            for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
+            for (int64_t k = 0; k < g->n; k++) {
+                y[k * g->inner] = exp(x[k * g->inner] - max);
+                sum += y[k * g->inner];
+            }
+            for (int64_t k = 0; k < g->n; k++) y[k * g->inner] /= sum;
+        }
+    return D5_OK;
+}
+
+static d5_status softmax_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)nout;
+    (void)in;
+    (void)nin;
+    const softmax *g = state;
+    if (!gin[0].data) return D5_OK;
+    for (int64_t o = 0; o < g->outer; o++)
+        for (int64_t i = 0; i < g->inner; i++) {
+            int64_t base = o * g->n * g->inner + i;
+            const double *y = out[0].data + base, *dy = gout[0].data + base;
+            double *dx = gin[0].data + base, dot = 0;
+            for (int64_t k = 0; k < g->n; k++) dot += dy[k * g->inner] * y[k * g->inner];
+            for (int64_t k = 0; k < g->n; k++)
+                dx[k * g->inner] += y[k * g->inner] * (dy[k * g->inner] - dot);
+        }
+    return D5_OK;
+}
+
+/* max, subtract, exp, sum and divide: five operations per element. */
+static double softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                            const d5_tensor_desc *out, int32_t nout)
+{
+    (void)state;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    return 5.0 * (double)d5_tensor_desc_numel(&in[0]);
+}
+
+D5_REF_OPERATOR(Softmax, 1, 1, 1, 1, softmax_create, softmax_forward, softmax_backward, NULL,
+                softmax_flops);

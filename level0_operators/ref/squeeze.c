@@ -1,0 +1,39 @@
+/* Squeeze (ONNX opset 13): removes dimensions of size 1: those listed in the
+ * optional int64 input `axes` (known at create; negative counts from the
+ * back; each must have size 1), or all of them when axes is not given.
+ * https://onnx.ai/onnx/operators/onnx__Squeeze.html */
+#include "shape_util.h"
+
+static d5_status squeeze_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)attrs;
+    (void)nout;
+    (void)state;
+    d5_status s = d5__need_input("Squeeze", in, nin, 0, "data");
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *x = &in[0].desc;
+    int drop[D5_MAX_DIMS] = {0};
+    if (d5__has_input(in, nin, 1)) {
+        int64_t axes[D5_MAX_DIMS], n;
+        int32_t ax[D5_MAX_DIMS];
+        s = d5__const_ints("Squeeze", in, nin, 1, "axes", axes, D5_MAX_DIMS, &n);
+        if (s == D5_OK) s = d5__resolve_axes("Squeeze", axes, n, x->ndim, ax);
+        if (s != D5_OK) return s;
+        for (int64_t k = 0; k < n; k++) {
+            if (x->shape[ax[k]] != 1)
+                return d5_error(D5_ERR_SHAPE, "Squeeze: axis %lld has size %lld, not 1",
+                                (long long)axes[k], (long long)x->shape[ax[k]]);
+            drop[ax[k]] = 1;
+        }
+    } else {
+        for (int32_t d = 0; d < x->ndim; d++) drop[d] = x->shape[d] == 1;
+    }
+    out[0].ndim = 0;
+    for (int32_t d = 0; d < x->ndim; d++)
+        if (!drop[d]) out[0].shape[out[0].ndim++] = x->shape[d];
+    return D5_OK;
+}
+
+D5_REF_OPERATOR(Squeeze, 1, 2, 1, 1, squeeze_create, d5__copy_forward, d5__copy_backward, NULL,
+                NULL);

@@ -1,0 +1,63 @@
+/* Sum (ONNX opset 13): element-wise sum of 1..N inputs with multidirectional
+ * (numpy) broadcasting. Each input's gradient is the output gradient summed
+ * over the axes it was broadcast along.
+ * https://onnx.ai/onnx/operators/onnx__Sum.html */
+#include "util.h"
+
+static d5_status sum_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                            d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)attrs;
+    (void)nout;
+    (void)state;
+    out[0] = in[0].desc;
+    for (int32_t k = 0; k < nin; k++) {
+        d5_status s = d5__need_float("Sum", in, nin, k);
+        if (s != D5_OK) return s;
+        if (in[k].desc.dtype != in[0].desc.dtype)
+            return d5_error(D5_ERR_INVALID, "Sum: input %d has data type %s, input 0 %s", (int)k,
+                            d5_dtype_name((d5_dtype)in[k].desc.dtype),
+                            d5_dtype_name((d5_dtype)in[0].desc.dtype));
+        d5_tensor_desc so_far = out[0];
+        const d5_tensor_desc *both[2] = {&so_far, &in[k].desc};
+        s = d5__broadcast("Sum", both, 2, &out[0]);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+static d5_status sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+{
+    (void)state;
+    (void)nout;
+    for (int64_t i = 0; i < out[0].numel; i++) {
+        double acc = 0;
+        for (int32_t k = 0; k < nin; k++)
+            acc += in[k].data[d5__broadcast_index(out[0].desc, in[k].desc, i)];
+        out[0].data[i] = acc;
+    }
+    return D5_OK;
+}
+
+static d5_status sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                              int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)state;
+    (void)nout;
+    for (int32_t k = 0; k < nin; k++)
+        if (gin[k].data)
+            for (int64_t i = 0; i < out[0].numel; i++)
+                gin[k].data[d5__broadcast_index(out[0].desc, in[k].desc, i)] += gout[0].data[i];
+    return D5_OK;
+}
+
+static double sum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor_desc *out, int32_t nout)
+{
+    (void)state;
+    (void)in;
+    (void)nout;
+    return (double)(nin - 1) * (double)d5_tensor_desc_numel(&out[0]);
+}
+
+D5_REF_OPERATOR(Sum, 1, INT32_MAX, 1, 1, sum_create, sum_forward, sum_backward, NULL, sum_flops);

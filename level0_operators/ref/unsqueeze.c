@@ -1,0 +1,37 @@
+/* Unsqueeze (ONNX opset 13): inserts dimensions of size 1 at the positions
+ * `axes` of the output, an int64 input known at create (negative counts from
+ * the back of the output, whose rank is the input's plus the number of axes).
+ * https://onnx.ai/onnx/operators/onnx__Unsqueeze.html */
+#include "shape_util.h"
+
+static d5_status unsqueeze_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                  d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)attrs;
+    (void)nout;
+    (void)state;
+    int64_t axes[D5_MAX_DIMS], n;
+    d5_status s = d5__need_input("Unsqueeze", in, nin, 0, "data");
+    if (s == D5_OK) s = d5__const_ints("Unsqueeze", in, nin, 1, "axes", axes, D5_MAX_DIMS, &n);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *x = &in[0].desc;
+    int32_t rank = x->ndim + (int32_t)n, ax[D5_MAX_DIMS];
+    if (rank > D5_MAX_DIMS)
+        return d5_error(D5_ERR_UNSUPPORTED, "Unsqueeze: the output would have %d dims, at most %d",
+                        (int)rank, D5_MAX_DIMS);
+    for (int64_t k = 0; k < n; k++)
+        if (axes[k] < -(int64_t)rank || axes[k] >= rank)
+            return d5_error(D5_ERR_INVALID,
+                            "Unsqueeze: axis %lld is outside [%d, %d] for a %d-d output",
+                            (long long)axes[k], -(int)rank, (int)rank - 1, (int)rank);
+    s = d5__resolve_axes("Unsqueeze", axes, n, rank, ax);
+    if (s != D5_OK) return s;
+    int one[D5_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < n; k++) one[ax[k]] = 1;
+    out[0].ndim = rank;
+    for (int32_t d = 0, j = 0; d < rank; d++) out[0].shape[d] = one[d] ? 1 : x->shape[j++];
+    return D5_OK;
+}
+
+D5_REF_OPERATOR(Unsqueeze, 2, 2, 1, 1, unsqueeze_create, d5__copy_forward, d5__copy_backward, NULL,
+                NULL);

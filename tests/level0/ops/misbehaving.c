@@ -1,0 +1,45 @@
+/* Operators that misbehave on purpose, to test that `d5 test-operator` survives
+ * them: Crash dereferences NULL in forward, Hang never returns. */
+#include <d5/operator.h>
+
+#include <unistd.h>
+
+static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nin;
+    (void)attrs;
+    (void)nout;
+    out[0] = in[0].desc;
+    *state = NULL;
+    return D5_OK;
+}
+
+static d5_status crash(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+{
+    (void)in;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    volatile int *p = (volatile int *)state;
+    *p = 1; /* state is NULL */
+    return D5_OK;
+}
+
+static d5_status hang(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+{
+    (void)state;
+    (void)in;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    for (;;) pause();
+    return D5_OK;
+}
+
+static const d5_op_desc crash_op = {
+    D5_OP_ABI_VERSION, 0, "Crash", "custom", 1, 1, 1, 1, create, crash, NULL, NULL, NULL};
+static const d5_op_desc hang_op = {
+    D5_OP_ABI_VERSION, 0, "Hang", "custom", 1, 1, 1, 1, create, hang, NULL, NULL, NULL};
+
+D5_OPERATOR_EXPORT(&crash_op, &hang_op)
