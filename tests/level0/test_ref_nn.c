@@ -1,0 +1,780 @@
+/* Reference operators of the nn group: MaxPool, AveragePool, GlobalAveragePool,
+ * BatchNormalization, LRN, Dropout.
+ *
+ * Expected numbers were worked out by hand where the case is small, and
+ * otherwise computed with numpy (Debian's python3-numpy 1.24) by a brute-force
+ * implementation of the ONNX formulas that slices a NaN-padded copy of the
+ * input; that implementation was itself checked against torch 1.13
+ * (max_pool2d/3d with return_indices, avg_pool2d/3d, batch_norm,
+ * local_response_norm) wherever torch supports the configuration (symmetric
+ * pads, odd LRN sizes). The Dropout masks come from a Python transcription of
+ * xoshiro256** seeded through splitmix64. */
+#include "op_support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+/* x[i] = ((37 i) mod 97) / 10 - 4: distinct values in any window below. */
+static d5_tensor pattern(int32_t ndim, const int64_t *shape)
+{
+    d5_tensor t = tf32(ndim, shape, NULL);
+    float *v = t.data;
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&t.desc); i++)
+        v[i] = (float)((double)((i * 37) % 97) / 10.0 - 4.0);
+    return t;
+}
+
+static d5_tensor tbool(int value)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_BOOL, 0, SHAPE(1), &d), D5_OK);
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    *(uint8_t *)t.data = (uint8_t)value;
+    return t;
+}
+
+static d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    return d;
+}
+
+static void expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
+{
+    cr_assert_eq(t->desc.ndim, ndim, "ndim %d, want %d", (int)t->desc.ndim, (int)ndim);
+    for (int32_t i = 0; i < ndim; i++)
+        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d: %lld, want %lld", (int)i,
+                     (long long)t->desc.shape[i], (long long)shape[i]);
+}
+
+static void expect_i64(const d5_tensor *t, const int64_t *want, int64_t n)
+{
+    cr_assert_eq(t->desc.dtype, D5_I64);
+    cr_assert_eq(d5_tensor_desc_numel(&t->desc), n, "element count");
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(((const int64_t *)t->data)[i], want[i], "element %lld: got %lld, want %lld",
+                     (long long)i, (long long)((const int64_t *)t->data)[i], (long long)want[i]);
+}
+
+static void free_all(d5_tensor *t, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
+}
+
+/* Runs a one-input operator expected to fail at create; checks status and message. */
+static void expect_error(const char *op, d5_tensor *x, const d5_attrs *attrs, int32_t nout,
+                         d5_status want, const char *msg)
+{
+    d5_tensor y[3];
+    d5_status s = try_op(op, "ref", x, 1, attrs, y, nout);
+    cr_assert_eq(s, want, "%s: got %s: %s", op, d5_status_name(s), d5_last_error());
+    cr_assert(strstr(d5_last_error(), msg), "%s", d5_last_error());
+}
+
+/* ---- MaxPool ----------------------------------------------------------------------- */
+
+Test(maxpool, one_d_by_hand_ceil_and_floor)
+{
+    /* Windows start at -1, 1, 3, 5 (pads [1, 0], stride 2): {1}, {3, 2}, {5, 4},
+     * and under ceil_mode {0} (its second position lies past the end). */
+    d5_tensor x = tf32(3, SHAPE(1, 1, 6), VALS(1, 3, 2, 5, 4, 0)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2), 1), attr_ints("strides", IVALS(2), 1),
+                       attr_ints("pads", IVALS(1, 0), 2), attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 4};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 3, SHAPE(1, 1, 4));
+    expect_values(&y[0], VALS(1, 3, 5, 0), 4, 0);
+    expect_i64(&y[1], IVALS(0, 1, 3, 5), 4);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    items[3] = attr_int("ceil_mode", 0);
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 1);
+    expect_values(&y[0], VALS(1, 3, 5), 3, 0);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, ceil_mode_drops_a_window_starting_in_the_right_padding)
+{
+    /* in 2, kernel 3, stride 3, pads [1, 1]: ceil((2 + 2 - 3) / 3) + 1 = 2 windows,
+     * but the second would start at 2 >= 2 + 1 - 1, in the right padding. */
+    d5_tensor x = tf32(3, SHAPE(1, 1, 2), VALS(4, 7)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(3), 1), attr_ints("strides", IVALS(3), 1),
+                       attr_ints("pads", IVALS(1, 1), 2), attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 4};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 3, SHAPE(1, 1, 1));
+    expect_values(&y[0], VALS(7), 1, 0);
+    expect_i64(&y[1], IVALS(1), 1);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, two_d_asymmetric_pads_strides_dilations_ceil)
+{
+    /* numpy (see the header). Along H ceil_mode adds a window (3 -> 4); along W
+     * ceil would give 3 windows but the last would start in the right padding. */
+    d5_tensor x = pattern(4, SHAPE(2, 2, 6, 6)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(3, 2), 2),
+                       attr_ints("strides", IVALS(2, 3), 2), attr_ints("dilations", IVALS(1, 2), 2),
+                       attr_ints("pads", IVALS(1, 0, 1, 1), 4), attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 5};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 4, SHAPE(2, 2, 4, 2));
+    expect_values(&y[0],
+                  VALS(3.4, 4.8, 4.4, 3.5, 4.9, 3.5, 0.3, 1.7, 3.6, 5, 3.6, 5, 5.1, 3.7, 5.1, -0.9,
+                       3.3, 4.7, 3.8, 5.2, 4.8, 3.9, 4.8, 3.9, 5.3, 2.1, 4, 5.4, 4, 5.4, 2.2, 3.6),
+                  32, 1e-6);
+    expect_i64(&y[1],
+               IVALS(2, 5, 18, 23, 26, 23, 30, 33, 44, 47, 44, 47, 68, 65, 68, 69, 78, 81, 86, 89,
+                     102, 107, 102, 107, 110, 117, 128, 131, 128, 131, 138, 141),
+               32);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    items[4] = attr_int("ceil_mode", 0);
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 1);
+    expect_shape(&y[0], 4, SHAPE(2, 2, 3, 2));
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, three_d_asymmetric_pads_strides_dilations_ceil)
+{
+    d5_tensor x = pattern(5, SHAPE(1, 2, 4, 5, 3)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 3, 2), 3),
+                       attr_ints("strides", IVALS(2, 2, 2), 3),
+                       attr_ints("dilations", IVALS(2, 1, 1), 3),
+                       attr_ints("pads", IVALS(1, 0, 1, 1, 1, 0), 6), attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 5};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 5, SHAPE(1, 2, 3, 3, 2));
+    expect_values(&y[0],
+                  VALS(4.4, 3.5, -1.1, 4.9, -1.1, 2.6, 4.4, 5, 3.2, 5.5, 3.2, 2.6, 0.4, 5, 3.2, 5.5,
+                       3.2, 0.9, 4.7, 5.6, 4.7, 5.2, -2.2, 5.2, 4.7, 5.6, 4.7, 5.2, 2.1, 5.2, -0.7,
+                       5.3, 2.1, 4.4, 2.1, -0.2),
+                  36, 1e-6);
+    expect_i64(&y[1],
+               IVALS(18, 23, 27, 26, 27, 28, 18, 47, 57, 55, 57, 28, 51, 47, 57, 55, 57, 59, 81, 76,
+                     81, 89, 87, 89, 81, 76, 81, 89, 117, 89, 111, 110, 117, 115, 117, 119),
+               36);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    items[4] = attr_int("ceil_mode", 0);
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 1);
+    expect_shape(&y[0], 5, SHAPE(1, 2, 2, 2, 2));
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, auto_pad_same_upper_same_lower_valid)
+{
+    /* 5x5, kernel 2, stride 2: SAME gives 3x3 with one pixel of padding, at
+     * the end (UPPER) or the beginning (LOWER); VALID gives 2x2. */
+    d5_tensor x = pattern(4, SHAPE(1, 1, 5, 5)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 2), 2),
+                       attr_ints("strides", IVALS(2, 2), 2), attr_string("auto_pad", "SAME_UPPER"),
+                       attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 4};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
+    expect_values(&y[0], VALS(4.8, 3.4, 1.1, 3.9, 5.3, -0.7, 2.1, 3.5, -2.5), 9, 1e-6);
+    expect_i64(&y[1], IVALS(5, 2, 4, 10, 13, 14, 20, 23, 24), 9);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    items[2] = attr_string("auto_pad", "SAME_LOWER");
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
+    expect_values(&y[0], VALS(-4, 3.4, 1.1, 4.8, 2.5, 5.3, 3, 0.7, 4.4), 9, 1e-6);
+    expect_i64(&y[1], IVALS(0, 2, 4, 5, 7, 13, 15, 17, 18), 9);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    items[2] = attr_string("auto_pad", "VALID");
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_shape(&y[0], 4, SHAPE(1, 1, 2, 2));
+    expect_values(&y[0], VALS(4.8, 3.4, 3.9, 5.3), 4, 1e-6);
+    expect_i64(&y[1], IVALS(5, 2, 10, 13), 4);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, storage_order_numbers_indices_column_major)
+{
+    /* Plane c of H x W = 3 x 4: index c * 12 + h + 3 w instead of c * 12 + 4 h + w. */
+    d5_tensor x = pattern(4, SHAPE(1, 2, 3, 4)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 2), 2),
+                       attr_ints("strides", IVALS(1, 2), 2), attr_int("storage_order", 1)};
+    d5_attrs attrs = {items, 3};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_values(&y[0], VALS(4.8, 3.4, 4.8, 3.9, 5.3, 4.4, 2.1, 4.4), 8, 1e-6);
+    expect_i64(&y[1], IVALS(4, 6, 4, 8, 15, 19, 14, 19), 8);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, first_maximum_wins_ties)
+{
+    d5_tensor x = tf32(3, SHAPE(1, 1, 4), VALS(2, 2, 1, 1)), y[2];
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2), 1), attr_ints("strides", IVALS(2), 1)};
+    d5_attrs attrs = {items, 2};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    expect_i64(&y[1], IVALS(0, 2), 2);
+    d5_tensor_free(&y[0]);
+    d5_tensor_free(&y[1]);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, uint8_input)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_U8, 3, SHAPE(1, 1, 5), &d), D5_OK);
+    d5_tensor x, y[2];
+    cr_assert_eq(d5_tensor_alloc(&d, &x), D5_OK);
+    memcpy(x.data, (const uint8_t[]){3, 200, 7, 255, 1}, 5);
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2), 1), attr_ints("strides", IVALS(2), 1),
+                       attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {items, 3};
+    run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
+    cr_assert_eq(y[0].desc.dtype, D5_U8);
+    const uint8_t *v = y[0].data;
+    cr_assert(v[0] == 200 && v[1] == 255 && v[2] == 1, "%d %d %d", v[0], v[1], v[2]);
+    expect_i64(&y[1], IVALS(1, 3, 4), 3);
+    free_all(y, 2);
+    d5_tensor_free(&x);
+}
+
+Test(maxpool, bad_inputs_and_attributes)
+{
+    d5_tensor x = tf32(4, SHAPE(1, 1, 4, 4), NULL);
+    d5_attr items[2] = {attr_ints("kernel_shape", IVALS(2, 2, 2), 3)};
+    d5_attrs attrs = {items, 1};
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "MaxPool: kernel_shape has 3 values, expected 2 for an input with 2 spatial axes");
+    attrs.count = 0;
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "MaxPool: attribute kernel_shape is required");
+    items[0] = attr_ints("kernel_shape", IVALS(2, 2), 2);
+    items[1] = attr_ints("pads", IVALS(0, -1, 0, 0), 4);
+    attrs.count = 2;
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "MaxPool: pads[1] is -1, must be at least 0");
+    items[1] = attr_ints("strides", IVALS(1, 0), 2);
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "MaxPool: strides[1] is 0, must be at least 1");
+    items[1] = attr_string("auto_pad", "SAME");
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID, "MaxPool: auto_pad is \"SAME\"");
+    items[1] = attr_ints("pads", IVALS(2, 0, 0, 0), 4);
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "MaxPool: the window of output position 0 along spatial axis 0 covers only "
+                 "padding");
+    items[0] = attr_ints("kernel_shape", IVALS(5, 2), 2);
+    attrs.count = 1;
+    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_SHAPE,
+                 "MaxPool: the window (extent 5: kernel 5, dilation 1) is larger than the padded "
+                 "input (4) along spatial axis 0");
+    d5_tensor_free(&x);
+    d5_tensor v = tf32(2, SHAPE(1, 4), NULL);
+    items[0] = attr_ints("kernel_shape", IVALS(2), 1);
+    expect_error("MaxPool", &v, &attrs, 1, D5_ERR_SHAPE,
+                 "MaxPool: input has 2 dims, expected at least 3");
+    d5_tensor_free(&v);
+}
+
+Test(maxpool, gradient_1d_2d_3d)
+{
+    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 7));
+    d5_attr a1[] = {attr_ints("kernel_shape", IVALS(3), 1), attr_ints("strides", IVALS(2), 1),
+                    attr_ints("dilations", IVALS(2), 1), attr_ints("pads", IVALS(2, 1), 2),
+                    attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {a1, 5};
+    expect_gradient("MaxPool", &d, 1, NULL, &attrs, 1);
+    expect_gradient("MaxPool", &d, 1, NULL, &attrs, 2);
+    d = fdesc(4, SHAPE(1, 2, 6, 6));
+    d5_attr a2[] = {attr_ints("kernel_shape", IVALS(3, 2), 2), attr_ints("strides", IVALS(2, 3), 2),
+                    attr_ints("dilations", IVALS(1, 2), 2), attr_ints("pads", IVALS(1, 0, 1, 1), 4),
+                    attr_int("ceil_mode", 1)};
+    attrs = (d5_attrs){a2, 5};
+    expect_gradient("MaxPool", &d, 1, NULL, &attrs, 1);
+    d = fdesc(5, SHAPE(1, 2, 4, 5, 3));
+    d5_attr a3[] = {attr_ints("kernel_shape", IVALS(2, 3, 2), 3),
+                    attr_ints("strides", IVALS(2, 2, 2), 3),
+                    attr_ints("dilations", IVALS(2, 1, 1), 3),
+                    attr_ints("pads", IVALS(1, 0, 1, 1, 1, 0), 6), attr_int("ceil_mode", 1)};
+    attrs = (d5_attrs){a3, 5};
+    expect_gradient("MaxPool", &d, 1, NULL, &attrs, 1);
+}
+
+/* ---- AveragePool ------------------------------------------------------------------- */
+
+Test(averagepool, one_d_by_hand_count_include_pad_and_ceil)
+{
+    /* x = 1..6, kernel 3, stride 2, pads [1, 1], ceil: windows start at -1, 1,
+     * 3, 5. The last covers 5 (x = 6), 6 (padding) and 7 (past the padding):
+     * 6 / 1 without padding, 6 / 2 with it. The first: (1 + 2) / 2 or / 3. */
+    d5_tensor x = tf32(3, SHAPE(1, 1, 6), VALS(1, 2, 3, 4, 5, 6)), y;
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(3), 1), attr_ints("strides", IVALS(2), 1),
+                       attr_ints("pads", IVALS(1, 1), 2), attr_int("ceil_mode", 1),
+                       attr_int("count_include_pad", 0)};
+    d5_attrs attrs = {items, 5};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(1.5, 3, 5, 6), 4, 1e-6);
+    d5_tensor_free(&y);
+    items[4] = attr_int("count_include_pad", 1);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(1, 3, 5, 3), 4, 1e-6);
+    d5_tensor_free(&y);
+    items[3] = attr_int("ceil_mode", 0);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(1, 3, 5), 3, 1e-6);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, onnx_conformance_cases)
+{
+    /* test_averagepool_2d_dilations and test_averagepool_2d_ceil_last_window_starts_on_pad
+     * of ONNX's backend tests (onnx/backend/test/case/node/averagepool.py). */
+    d5_tensor x = tf32(4, SHAPE(1, 1, 4, 4),
+                       VALS(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)),
+              y;
+    d5_attr a1[] = {attr_ints("kernel_shape", IVALS(2, 2), 2), attr_ints("strides", IVALS(1, 1), 2),
+                    attr_ints("dilations", IVALS(2, 2), 2), attr_int("ceil_mode", 1)};
+    d5_attrs attrs = {a1, 4};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(6, 7, 10, 11), 4, 1e-6);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+    x = tf32(4, SHAPE(1, 3, 2, 2),
+             VALS(0.8580, 0.0786, 0.2692, 0.1537, 0.8816, 0.4353, 0.5772, 0.6623, 0.9067, 0.9483,
+                  0.5970, 0.7630));
+    d5_attr a2[] = {attr_ints("kernel_shape", IVALS(3, 3), 2), attr_ints("strides", IVALS(3, 3), 2),
+                    attr_ints("pads", IVALS(1, 1, 1, 1), 4), attr_int("ceil_mode", 1),
+                    attr_int("count_include_pad", 1)};
+    attrs = (d5_attrs){a2, 5};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_shape(&y, 4, SHAPE(1, 3, 1, 1));
+    expect_values(&y, VALS(0.1511, 0.2841, 0.3572), 3, 1e-4);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, two_d_asymmetric_pads_strides_dilations_ceil)
+{
+    d5_tensor x = pattern(4, SHAPE(2, 1, 5, 6)), y;
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(3, 3), 2),
+                       attr_ints("strides", IVALS(2, 2), 2),
+                       attr_ints("dilations", IVALS(2, 1), 2),
+                       attr_ints("pads", IVALS(2, 1, 1, 1), 4),
+                       attr_int("ceil_mode", 1),
+                       attr_int("count_include_pad", 0)};
+    d5_attrs attrs = {items, 6};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_shape(&y, 4, SHAPE(2, 1, 3, 4));
+    expect_values(&y,
+                  VALS(0.65, 1.35, 0.6666667, 2.75, 0.2166667, 1.455556, 0.2333333, 0.7, 1.4, 2.1,
+                       -0.2, -1.35, 0.1, 0.8, 1.733333, 2.2, 1.283333, 1.444444, 1.3, 1.766667,
+                       0.85, 1.55, 0.8666667, 2.95),
+                  24, 1e-5);
+    d5_tensor_free(&y);
+    items[5] = attr_int("count_include_pad", 1);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y,
+                  VALS(0.2888889, 0.9, 0.4444444, 0.9166667, 0.1444444, 1.455556, 0.2333333, 0.35,
+                       0.9333333, 2.1, -0.2, -0.675, 0.04444444, 0.5333333, 1.155556, 0.7333333,
+                       0.8555556, 1.444444, 1.3, 0.8833333, 0.5666667, 1.55, 0.8666667, 1.475),
+                  24, 1e-5);
+    d5_tensor_free(&y);
+    items[4] = attr_int("ceil_mode", 0);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_shape(&y, 4, SHAPE(2, 1, 2, 3));
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, three_d_asymmetric_pads_strides_dilations_ceil)
+{
+    d5_tensor x = pattern(5, SHAPE(1, 1, 5, 4, 6)), y;
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 2, 3), 3),
+                       attr_ints("strides", IVALS(2, 3, 2), 3),
+                       attr_ints("dilations", IVALS(1, 1, 2), 3),
+                       attr_ints("pads", IVALS(0, 1, 2, 0, 1, 0), 6),
+                       attr_int("ceil_mode", 1),
+                       attr_int("count_include_pad", 0)};
+    d5_attrs attrs = {items, 6};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_shape(&y, 5, SHAPE(1, 1, 3, 2, 3));
+    expect_values(&y,
+                  VALS(0.45, 0.9166667, 3, 1.3875, 0.6416667, 0.3, -1.4, 0.6833333, 1.15, 0.75,
+                       1.216667, 2.0875, 0.85, -0.3, -1.45, 0.575, 0.2333333, 0.7),
+                  18, 1e-5);
+    d5_tensor_free(&y);
+    items[5] = attr_int("count_include_pad", 1);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y,
+                  VALS(0.15, 0.4583333, 1.5, 0.925, 0.6416667, 0.3, -0.4666667, 0.3416667, 0.575,
+                       0.5, 1.216667, 2.0875, 0.2833333, -0.15, -0.725, 0.3833333, 0.2333333, 0.7),
+                  18, 1e-5);
+    d5_tensor_free(&y);
+    items[4] = attr_int("ceil_mode", 0);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_shape(&y, 5, SHAPE(1, 1, 2, 2, 2));
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, auto_pad_same_lower_counts_its_padding)
+{
+    /* 4x4, kernel 3, stride 2: 2x2 outputs and one pixel of padding at the
+     * beginning of each axis. */
+    d5_tensor x = pattern(4, SHAPE(1, 1, 4, 4)), y;
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(3, 3), 2),
+                       attr_ints("strides", IVALS(2, 2), 2), attr_string("auto_pad", "SAME_LOWER"),
+                       attr_int("count_include_pad", 0)};
+    d5_attrs attrs = {items, 4};
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(0.4, 1.1, 1.583333, 1.744444), 4, 1e-5);
+    d5_tensor_free(&y);
+    items[3] = attr_int("count_include_pad", 1);
+    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y, VALS(0.1777778, 0.7333333, 1.055556, 1.744444), 4, 1e-5);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, bad_attributes)
+{
+    d5_tensor x = tf32(5, SHAPE(1, 1, 4, 4, 4), NULL);
+    d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 2, 2), 3),
+                       attr_ints("strides", IVALS(1, 1), 2)};
+    d5_attrs attrs = {items, 2};
+    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "AveragePool: strides has 2 values, expected 3 for an input with 3 spatial axes");
+    items[1] = attr_ints("pads", IVALS(0, 0, 0, 0, 0, 2), 6);
+    items[0] = attr_ints("kernel_shape", IVALS(2, 2, 1), 3);
+    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID,
+                 "AveragePool: the window of output position 4 along spatial axis 2 covers only "
+                 "padding");
+    items[1] = attr_float("count_include_pad", 1);
+    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID, "count_include_pad");
+    d5_tensor_free(&x);
+}
+
+Test(averagepool, gradient_1d_2d_3d)
+{
+    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 7));
+    d5_attr a1[] = {attr_ints("kernel_shape", IVALS(3), 1),
+                    attr_ints("strides", IVALS(2), 1),
+                    attr_ints("dilations", IVALS(2), 1),
+                    attr_ints("pads", IVALS(2, 1), 2),
+                    attr_int("ceil_mode", 1),
+                    attr_int("count_include_pad", 0)};
+    d5_attrs attrs = {a1, 6};
+    expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
+    a1[5] = attr_int("count_include_pad", 1);
+    expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
+    d = fdesc(4, SHAPE(2, 1, 5, 6));
+    d5_attr a2[] = {attr_ints("kernel_shape", IVALS(3, 3), 2),
+                    attr_ints("strides", IVALS(2, 2), 2),
+                    attr_ints("dilations", IVALS(2, 1), 2),
+                    attr_ints("pads", IVALS(2, 1, 1, 1), 4),
+                    attr_int("ceil_mode", 1),
+                    attr_int("count_include_pad", 1)};
+    attrs = (d5_attrs){a2, 6};
+    expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
+    d = fdesc(5, SHAPE(1, 1, 5, 4, 6));
+    d5_attr a3[] = {attr_ints("kernel_shape", IVALS(2, 2, 3), 3),
+                    attr_ints("strides", IVALS(2, 3, 2), 3),
+                    attr_ints("dilations", IVALS(1, 1, 2), 3),
+                    attr_ints("pads", IVALS(0, 1, 2, 0, 1, 0), 6), attr_int("ceil_mode", 1)};
+    attrs = (d5_attrs){a3, 5};
+    expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
+}
+
+/* ---- GlobalAveragePool ------------------------------------------------------------- */
+
+Test(globalaveragepool, forward_gradient_and_errors)
+{
+    d5_tensor x = tf32(4, SHAPE(1, 2, 2, 2), VALS(1, 2, 3, 6, -1, 0, 4, 1)), y;
+    run_op("GlobalAveragePool", "ref", &x, 1, NULL, &y, 1);
+    expect_shape(&y, 4, SHAPE(1, 2, 1, 1));
+    expect_values(&y, VALS(3, 1), 2, 1e-6);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+    x = tf32(3, SHAPE(2, 1, 3), VALS(1, 2, 6, -3, 0, 0));
+    run_op("GlobalAveragePool", "ref", &x, 1, NULL, &y, 1);
+    expect_shape(&y, 3, SHAPE(2, 1, 1));
+    expect_values(&y, VALS(3, -1), 2, 1e-6);
+    d5_tensor_free(&y);
+    d5_tensor_free(&x);
+    d5_tensor_desc d = fdesc(4, SHAPE(2, 3, 4, 2));
+    expect_gradient("GlobalAveragePool", &d, 1, NULL, NULL, 1);
+    d = fdesc(5, SHAPE(1, 2, 2, 3, 2));
+    expect_gradient("GlobalAveragePool", &d, 1, NULL, NULL, 1);
+    x = tf32(1, SHAPE(4), NULL);
+    expect_error("GlobalAveragePool", &x, NULL, 1, D5_ERR_SHAPE,
+                 "GlobalAveragePool: input has 1 dims, expected at least 2");
+    d5_tensor_free(&x);
+}
+
+/* ---- BatchNormalization ------------------------------------------------------------ */
+
+#define BN_X     VALS(0.5, -1.0, 2.0, 0.0, 1.5, -0.5, -2.0, 1.0, 0.25, 3.0, -1.5, 0.75)
+#define BN_SCALE VALS(1.0, 1.5, -0.5)
+#define BN_B     VALS(0.0, 0.1, 0.2)
+#define BN_MEAN  VALS(0.5, -0.2, 0.1)
+#define BN_VAR   VALS(1.0, 0.25, 2.0)
+
+static void bn_inputs(d5_tensor *in)
+{
+    in[0] = tf32(3, SHAPE(2, 3, 2), BN_X);
+    in[1] = tf32(1, SHAPE(3), BN_SCALE);
+    in[2] = tf32(1, SHAPE(3), BN_B);
+    in[3] = tf32(1, SHAPE(3), BN_MEAN);
+    in[4] = tf32(1, SHAPE(3), BN_VAR);
+}
+
+Test(batchnormalization, inference)
+{
+    d5_tensor in[5], y;
+    bn_inputs(in);
+    run_op("BatchNormalization", "ref", in, 5, NULL, &y, 1);
+    expect_shape(&y, 3, SHAPE(2, 3, 2));
+    expect_values(&y,
+                  VALS(0, -1.499993, 6.699868, 0.699988, -0.2949735, 0.4121315, -2.499988,
+                       0.4999975, 1.449973, 9.699808, 0.765684, -0.02980913),
+                  12, 1e-5);
+    d5_tensor_free(&y);
+    free_all(in, 5);
+}
+
+Test(batchnormalization, training_outputs_batch_statistics_and_running_averages)
+{
+    /* running_var uses the population variance: 1.084375, 0.5085937, 1.864844
+     * (with the sample variance it would be 1.179167, 0.6114583, 1.953125). */
+    d5_tensor in[5], y[3];
+    bn_inputs(in);
+    d5_attr items[] = {attr_int("training_mode", 1), attr_float("momentum", 0.8),
+                       attr_float("epsilon", 1e-3)};
+    d5_attrs attrs = {items, 3};
+    run_op("BatchNormalization", "ref", in, 5, &attrs, y, 3);
+    const float *want = VALS(0.7335415, -0.5239582, 0.9299362, -1.484424, -0.4243586, 0.4443142,
+                             -1.362291, 1.152708, -1.182629, 2.137116, 0.8786506, -0.09860627);
+    expect_values(&y[0], want, 12, 1e-5);
+    expect_shape(&y[1], 1, SHAPE(3));
+    expect_values(&y[1], VALS(0.325, 0.1025, 0.0925), 3, 1e-6);
+    expect_values(&y[2], VALS(1.084375, 0.5085937, 1.864844), 3, 1e-6);
+    free_all(y, 3);
+    run_op("BatchNormalization", "ref", in, 5, &attrs, y, 1);
+    expect_values(&y[0], want, 12, 1e-5);
+    d5_tensor_free(&y[0]);
+    free_all(in, 5);
+}
+
+Test(batchnormalization, bad_inputs)
+{
+    d5_tensor in[5], y[3];
+    bn_inputs(in);
+    d5_tensor_free(&in[2]);
+    in[2] = tf32(1, SHAPE(2), NULL);
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, NULL, y, 1), D5_ERR_SHAPE);
+    cr_assert(strstr(d5_last_error(),
+                     "BatchNormalization: B has shape [2], expected [3] (one value per channel)"),
+              "%s", d5_last_error());
+    d5_tensor_free(&in[2]);
+    in[2] = tf32(1, SHAPE(3), BN_B);
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, NULL, y, 3), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "BatchNormalization: running_mean and running_var are "
+                                      "outputs only in training mode"),
+              "%s", d5_last_error());
+    free_all(in, 5);
+}
+
+Test(batchnormalization, gradient_inference_and_training)
+{
+    d5_tensor_desc d[5] = {fdesc(4, SHAPE(2, 3, 2, 2)), fdesc(1, SHAPE(3)), fdesc(1, SHAPE(3)),
+                           fdesc(1, SHAPE(3)), fdesc(1, SHAPE(3))};
+    /* Inference divides by sqrt(input_var + epsilon): give a positive variance. */
+    d5_tensor given[5];
+    memset(given, 0, sizeof given);
+    given[4] = tf32(1, SHAPE(3), VALS(0.5, 1.2, 0.8));
+    expect_gradient("BatchNormalization", d, 5, given, NULL, 1);
+    d5_tensor_free(&given[4]);
+    d5_attr items[] = {attr_int("training_mode", 1), attr_float("momentum", 0.7)};
+    d5_attrs attrs = {items, 2};
+    expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 3);
+    expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 1);
+    d[0] = fdesc(2, SHAPE(4, 3));
+    expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 3);
+}
+
+/* ---- LRN --------------------------------------------------------------------------- */
+
+Test(lrn, odd_and_even_sizes_and_defaults)
+{
+    d5_tensor x = tf32(3, SHAPE(1, 5, 2),
+                       VALS(0.5, -1.0, 2.0, 0.0, 1.5, -0.5, -2.0, 1.0, 0.25, 3.0)),
+              y;
+    d5_attr items[] = {attr_int("size", 3), attr_float("alpha", 0.5), attr_float("beta", 0.75),
+                       attr_float("bias", 2)};
+    d5_attrs attrs = {items, 4};
+    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y,
+                  VALS(0.2368337, -0.5599586, 0.8595371, 0, 0.5613157, -0.2760079, -0.8661292,
+                       0.3742105, 0.119452, 1.132186),
+                  10, 1e-6);
+    d5_tensor_free(&y);
+    /* size 4: channels c - 1 .. c + 2 (the spec's window, not PyTorch's c - 2 .. c + 1). */
+    items[0] = attr_int("size", 4);
+    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y,
+                  VALS(0.230224, -0.5619862, 0.8145412, 0, 0.614168, -0.2050881, -0.9266939,
+                       0.4101762, 0.1254494, 1.239392),
+                  10, 1e-6);
+    d5_tensor_free(&y);
+    items[0] = attr_int("size", 2);
+    attrs.count = 1;
+    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
+    expect_values(&y,
+                  VALS(0.4999203, -0.9999625, 1.999531, 0, 1.499649, -0.4999766, -1.999695,
+                       0.9996252, 0.2499994, 2.998988),
+                  10, 1e-6);
+    d5_tensor_free(&y);
+    attrs.count = 0;
+    expect_error("LRN", &x, &attrs, 1, D5_ERR_INVALID, "LRN: attribute size is required");
+    items[0] = attr_int("size", 0);
+    attrs.count = 1;
+    expect_error("LRN", &x, &attrs, 1, D5_ERR_INVALID, "LRN: size is 0, must be positive");
+    d5_tensor_free(&x);
+}
+
+Test(lrn, gradient)
+{
+    d5_tensor_desc d = fdesc(3, SHAPE(2, 5, 3));
+    d5_attr items[] = {attr_int("size", 3), attr_float("alpha", 0.5), attr_float("beta", 0.75),
+                       attr_float("bias", 2)};
+    d5_attrs attrs = {items, 4};
+    expect_gradient("LRN", &d, 1, NULL, &attrs, 1);
+    d = fdesc(4, SHAPE(1, 6, 2, 2));
+    items[0] = attr_int("size", 4);
+    expect_gradient("LRN", &d, 1, NULL, &attrs, 1);
+    attrs.count = 1;
+    expect_gradient("LRN", &d, 1, NULL, &attrs, 1);
+}
+
+/* ---- Dropout ----------------------------------------------------------------------- */
+
+#define DROP_X VALS(1, -2, 3, -4, 5, -6, 7, -8, 0.5, -1.5, 2.5, -3.5, 4.5, -5.5, 6.5, -7.5)
+
+/* First two masks of a Dropout with seed 3 and ratio 0.25 on 16 elements. */
+static const int drop_mask1[16] = {1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0};
+static const int drop_mask2[16] = {0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0, 1};
+
+static void expect_dropped(const d5_tensor *y, const d5_tensor *mask, const int *want, double scale)
+{
+    const float *x = DROP_X;
+    for (int i = 0; i < 16; i++) {
+        cr_assert_eq(((const uint8_t *)mask->data)[i], want[i], "mask element %d", i);
+        cr_assert_float_eq(((const float *)y->data)[i], want[i] ? x[i] * scale : 0, 1e-6,
+                           "element %d", i);
+    }
+}
+
+Test(dropout, inference_is_the_identity_with_an_all_true_mask)
+{
+    d5_tensor in[3] = {tf32(1, SHAPE(16), DROP_X), tf32(0, SHAPE(1), VALS(0.25)), tbool(0)}, y[2];
+    static const int all[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    for (int32_t nin = 1; nin <= 3; nin++) {
+        run_op("Dropout", "ref", in, nin, NULL, y, 2);
+        cr_assert_eq(y[1].desc.dtype, D5_BOOL);
+        expect_dropped(&y[0], &y[1], all, 1);
+        free_all(y, 2);
+    }
+    /* Ratio 0 in training mode copies too. */
+    d5_tensor_free(&in[1]);
+    d5_tensor_free(&in[2]);
+    in[1] = tf32(0, SHAPE(1), VALS(0));
+    in[2] = tbool(1);
+    run_op("Dropout", "ref", in, 3, NULL, y, 2);
+    expect_dropped(&y[0], &y[1], all, 1);
+    free_all(y, 2);
+    free_all(in, 3);
+}
+
+Test(dropout, training_masks_are_reproducible_from_the_seed)
+{
+    d5_tensor in[3] = {tf32(1, SHAPE(16), DROP_X), tf32(0, SHAPE(1), VALS(0.25)), tbool(1)}, y[2];
+    d5_attr items[] = {attr_int("seed", 3)};
+    d5_attrs attrs = {items, 1};
+    /* Every new instance starts the same stream. */
+    for (int k = 0; k < 2; k++) {
+        run_op("Dropout", "ref", in, 3, &attrs, y, 2);
+        expect_dropped(&y[0], &y[1], drop_mask1, 1 / 0.75);
+        free_all(y, 2);
+    }
+    /* One instance advances: its second call draws the next mask. */
+    const d5_op_desc *desc;
+    cr_assert_eq(d5_op_find("Dropout", "ref", &desc), D5_OK);
+    d5_op *op;
+    cr_assert_eq(d5_op_create(desc, in, 3, &attrs, 2, &op), D5_OK, "%s", d5_last_error());
+    for (int32_t k = 0; k < 2; k++)
+        cr_assert_eq(d5_tensor_alloc(d5_op_output_desc(op, k), &y[k]), D5_OK);
+    cr_assert_eq(d5_op_forward(op, in, y), D5_OK);
+    expect_dropped(&y[0], &y[1], drop_mask1, 1 / 0.75);
+    cr_assert_eq(d5_op_forward(op, in, y), D5_OK);
+    expect_dropped(&y[0], &y[1], drop_mask2, 1 / 0.75);
+    /* The backward pass uses the latest mask and the scale 1 / (1 - ratio). */
+    d5_tensor gy[2], gx[3];
+    memset(gy, 0, sizeof gy);
+    memset(gx, 0, sizeof gx);
+    gy[0] = tf32(1, SHAPE(16), NULL);
+    gx[0] = tf32(1, SHAPE(16), NULL);
+    for (int i = 0; i < 16; i++) ((float *)gy[0].data)[i] = (float)(i + 1);
+    cr_assert_eq(d5_op_backward(op, gy, in, y, gx), D5_OK, "%s", d5_last_error());
+    for (int i = 0; i < 16; i++)
+        cr_assert_float_eq(((float *)gx[0].data)[i], drop_mask2[i] ? (i + 1) / 0.75 : 0, 1e-5,
+                           "gradient element %d", i);
+    d5_op_free(op);
+    d5_tensor_free(&gy[0]);
+    d5_tensor_free(&gx[0]);
+    free_all(y, 2);
+    free_all(in, 3);
+}
+
+Test(dropout, bad_inputs)
+{
+    d5_tensor in[3] = {tf32(1, SHAPE(16), DROP_X), tf32(0, SHAPE(1), VALS(1)), tbool(1)}, y[2];
+    cr_assert_eq(try_op("Dropout", "ref", in, 3, NULL, y, 1), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "Dropout: ratio is 1, must be in [0, 1)"), "%s",
+              d5_last_error());
+    d5_tensor_free(&in[1]);
+    in[1] = tf32(1, SHAPE(2), VALS(0.5, 0.5));
+    cr_assert_eq(try_op("Dropout", "ref", in, 3, NULL, y, 1), D5_ERR_SHAPE);
+    cr_assert(
+        strstr(d5_last_error(), "Dropout: ratio must be a scalar (one element), got shape [2]"),
+        "%s", d5_last_error());
+    d5_tensor_free(&in[1]);
+    in[1] = tf32(0, SHAPE(1), VALS(0.5));
+    d5_tensor_free(&in[2]);
+    in[2] = tf32(0, SHAPE(1), VALS(1));
+    cr_assert_eq(try_op("Dropout", "ref", in, 3, NULL, y, 1), D5_ERR_INVALID);
+    cr_assert(
+        strstr(d5_last_error(), "Dropout: training_mode has data type float32, expected bool"),
+        "%s", d5_last_error());
+    free_all(in, 3);
+}
+
+Test(dropout, gradient_in_inference_mode)
+{
+    d5_tensor_desc d[3] = {fdesc(3, SHAPE(2, 3, 4)), fdesc(0, SHAPE(1)), {0}};
+    cr_assert_eq(d5_tensor_desc_make(D5_BOOL, 0, SHAPE(1), &d[2]), D5_OK);
+    expect_gradient("Dropout", d, 1, NULL, NULL, 1);
+    expect_gradient("Dropout", d, 1, NULL, NULL, 2);
+    d5_tensor given[3] = {{0}, tf32(0, SHAPE(1), VALS(0.3)), tbool(0)};
+    expect_gradient("Dropout", d, 3, given, NULL, 2);
+    free_all(given, 3);
+}
