@@ -140,7 +140,8 @@ Test(operator_cli, custom_operators_compile_load_and_fail_safely)
     cr_assert_eq(RUN(&out, &err, "test-operator", "Crash", "--backend", both, "--sizes", "shape=8",
                      "--timeout", "2", "--no-peak"),
                  1);
-    cr_assert(strstr(out, "crashed: signal 11"), "%s", out);
+    /* A signal, or under AddressSanitizer its report and exit status 1. */
+    cr_assert(strstr(out, "crashed: "), "%s", out);
     cr_assert(strstr(out, "timed out after 2 s"), "%s", out);
     free(out), free(err);
     free(both);
