@@ -66,5 +66,8 @@ int cmd_compile_op(int argc, char **argv);
 /* Measures the cost of timer start+end pairs and of clock reads, adding one
  * benchmark per variant to `r` (ns per pair or per read). */
 d5_status d5_suite_timer_overhead(d5_results *r, const d5_measure_params *mp);
+/* Times a DeepBench subset of GEMM and convolution on every available fast
+ * backend, with GFLOP/s and % of `peak_gflops` (0: no % column). */
+d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops);
 
 #endif

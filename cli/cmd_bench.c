@@ -43,7 +43,9 @@ static d5_status write_summary(const bench_out *o, FILE *f)
     cli_echo(f, o->spec);
     fprintf(f, "\nmachine\n");
     d5_status s = d5_machine_print(f, o->m, o->p);
-    fprintf(f, "\ntimer overhead (ns per start+end pair or per clock read; %s)\n",
+    fprintf(f,
+            "\nbenchmarks (%s): timer start+end pairs and clock reads; operators on "
+            "DeepBench sizes (pct_peak: of the all-core FMA peak above)\n",
             o->cfg->quick ? "quick run" : "full run");
     if (s == D5_OK) s = d5_results_print(f, o->r);
     fprintf(f, "\nsuite sections\n");
@@ -131,7 +133,7 @@ static d5_status write_folder(const char *dir, const bench_out *o)
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 {
-    int steps = 3;
+    int steps = 4;
     d5_timer *suite;
     d5_timer_params tp = d5_timer_default_params();
     tp.name = "d5 bench";
@@ -160,12 +162,18 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     if (s == D5_OK) s = d5_timer_start(suite, "timer-overhead");
     if (s == D5_OK) s = d5_suite_timer_overhead(r, &bp);
     if (s == D5_OK) s = d5_timer_end(suite, "timer-overhead");
+    if (s == D5_OK) {
+        cli_progress(3, steps, "operators: DeepBench GEMM and convolution on blas, dnnl, cuda");
+        s = d5_timer_start(suite, "operators");
+    }
+    if (s == D5_OK) s = d5_suite_operators(r, cfg->time_s, peaks.fp32_all.median);
+    if (s == D5_OK) s = d5_timer_end(suite, "operators");
 
     bench_out o = {cfg, spec, &m, &peaks, r, suite};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
-        cli_progress(3, steps, "writing %s", out);
+        cli_progress(4, steps, "writing %s", out);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
         else if ((s = write_folder(partial, &o)) != D5_OK)
