@@ -87,7 +87,7 @@ static int list_operators(void)
     return D5_EXIT_OK;
 }
 
-static void print_row(const op_case *c, const target *t, const outcome *r, double peak)
+static void print_row(int width, const op_case *c, const target *t, const outcome *r, double peak)
 {
     char med[32] = "-", ci[80] = "-", lo[32], hi[32];
     double gflops = 0, pct = 0;
@@ -101,8 +101,10 @@ static void print_row(const op_case *c, const target *t, const outcome *r, doubl
     }
     char err[32] = "-";
     if (r->validated) snprintf(err, sizeof err, "%.2g", r->err_linf);
-    printf("%-40s %-14s %10s %-24s %5zu %9.2f %6.1f%% %8s  %s\n", c->label, t->label, med, ci,
-           r->ok ? r->m.n : 0, gflops, pct, err, r->status);
+    char pcts[16] = "-";
+    if (r->ok && peak > 0) snprintf(pcts, sizeof pcts, "%.1f%%", pct);
+    printf("%-*s %-14s %10s %-24s %5zu %9.2f %7s %8s  %s\n", width, c->label, t->label, med, ci,
+           r->ok ? r->m.n : 0, gflops, pcts, err, r->status);
     fflush(stdout);
 }
 
@@ -182,7 +184,10 @@ int cmd_test_operator(int argc, char **argv)
         if (d5_machine_measure(&mp, &pk) == D5_OK) peak = pk.fp32_all.median;
         printf("# FP32 FMA peak, all cores: %.1f GFLOP/s (%% peak column)\n", peak);
     }
-    printf("%-40s %-14s %10s %-24s %5s %9s %7s %8s  %s\n", "size", "backend", "median", "95% CI",
+    int width = 4;
+    for (size_t i = 0; i < ncases; i++)
+        if ((int)strlen(cases[i].label) > width) width = (int)strlen(cases[i].label);
+    printf("%-*s %-14s %10s %-24s %5s %9s %7s %8s  %s\n", width, "size", "backend", "median", "95% CI",
            "n", "GFLOP/s", "%peak", "err", "status");
     d5_results *res = NULL;
     s = d5_results_create(&res);
@@ -199,7 +204,7 @@ int cmd_test_operator(int argc, char **argv)
             outcome r;
             run_case(&o.run, &cases[i], &ts[k], &r);
             if (tty) fprintf(stderr, "\r\033[K");
-            print_row(&cases[i], &ts[k], &r, peak);
+            print_row(width, &cases[i], &ts[k], &r, peak);
             char name[400];
             snprintf(name, sizeof name, "%.60s/%.160s/%.160s", op, cases[i].label, ts[k].label);
             if ((r.validated && !r.valid) || (r.grad_checked && !r.grad_ok) ||
