@@ -187,8 +187,8 @@ int cmd_test_operator(int argc, char **argv)
     int width = 4;
     for (size_t i = 0; i < ncases; i++)
         if ((int)strlen(cases[i].label) > width) width = (int)strlen(cases[i].label);
-    printf("%-*s %-14s %10s %-24s %5s %9s %7s %8s  %s\n", width, "size", "backend", "median", "95% CI",
-           "n", "GFLOP/s", "%peak", "err", "status");
+    printf("%-*s %-14s %10s %-24s %5s %9s %7s %8s  %s\n", width, "size", "backend", "median",
+           "95% CI", "n", "GFLOP/s", "%peak", "err", "status");
     d5_results *res = NULL;
     s = d5_results_create(&res);
     if (s == D5_OK) s = d5_results_context(res, "operator", op);

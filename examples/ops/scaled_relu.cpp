@@ -12,7 +12,8 @@
 #define SCALE 2.0f
 #endif
 
-namespace {
+namespace
+{
 
 struct State {
     int64_t n;
@@ -56,8 +57,9 @@ void destroy(void *state)
     delete static_cast<State *>(state);
 }
 
-const d5_op_desc scaled_relu = {D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "ScaledRelu", "custom",
-                                1, 1, 1, 1, create, forward, backward, destroy, nullptr};
+const d5_op_desc scaled_relu = {
+    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "ScaledRelu", "custom", 1, 1, 1, 1, create,
+    forward,           backward,           destroy,      nullptr};
 
 } // namespace
 
