@@ -16,40 +16,4 @@ static double add_da(double a, double b, double y)
 
 static const d5_binary_fn add_fn = {"Add", add, add_da, add_da};
 
-static d5_status add_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)attrs;
-    (void)nout;
-    (void)state;
-    return d5__binary_create("Add", in, nin, out);
-}
-
-static d5_status add_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)nout;
-    return d5__binary_forward(&add_fn, in, out);
-}
-
-static d5_status add_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)state;
-    (void)nout;
-    (void)nin;
-    return d5__binary_backward(&add_fn, gout, in, out, gin);
-}
-
-static double add_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)in;
-    (void)nin;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&out[0]);
-}
-
-D5_REF_OPERATOR(Add, 2, 2, 1, 1, add_create, add_forward, add_backward, NULL, add_flops);
+D5_BINARY_OPERATOR(Add, add_fn);

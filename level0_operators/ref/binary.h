@@ -19,5 +19,38 @@ d5_status d5__binary_forward(const d5_binary_fn *fn, const d5_rt *in, d5_rt *out
 /* Gradients are summed over the axes an input was broadcast along. */
 d5_status d5__binary_backward(const d5_binary_fn *fn, const d5_rt *gout, const d5_rt *in,
                               const d5_rt *out, d5_rt *gin);
+/* One FLOP per output element. */
+double d5__binary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor_desc *out, int32_t nout);
+
+/* Defines the operator table d5__op_ref_<NAME> of a broadcasting binary
+ * operator from its d5_binary_fn FN. */
+#define D5_BINARY_OPERATOR(NAME, FN)                                                               \
+    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
+                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    {                                                                                              \
+        (void)attrs;                                                                               \
+        (void)nout;                                                                                \
+        (void)state;                                                                               \
+        return d5__binary_create(#NAME, in, nin, out);                                             \
+    }                                                                                              \
+    static d5_status NAME##_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,         \
+                                    int32_t nout)                                                  \
+    {                                                                                              \
+        (void)state;                                                                               \
+        (void)nin;                                                                                 \
+        (void)nout;                                                                                \
+        return d5__binary_forward(&FN, in, out);                                                   \
+    }                                                                                              \
+    static d5_status NAME##_backward(void *state, const d5_rt *gout, int32_t nout,                 \
+                                     const d5_rt *in, int32_t nin, const d5_rt *out, d5_rt *gin)   \
+    {                                                                                              \
+        (void)state;                                                                               \
+        (void)nout;                                                                                \
+        (void)nin;                                                                                 \
+        return d5__binary_backward(&FN, gout, in, out, gin);                                       \
+    }                                                                                              \
+    D5_REF_OPERATOR(NAME, 2, 2, 1, 1, NAME##_create, NAME##_forward, NAME##_backward, NULL,        \
+                    d5__binary_flops)
 
 #endif
