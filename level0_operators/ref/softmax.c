@@ -6,30 +6,11 @@
 
 #include <math.h>
 
-/* The input seen as [outer, n, inner] with the softmax over n. */
-typedef struct softmax {
-    int64_t outer, n, inner;
-} softmax;
-
 static d5_status softmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                                 d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    int64_t axis;
-    int32_t ax = 0;
-    d5_status s = d5__need_float("Softmax", in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
-    if (s == D5_OK) s = d5__axis("Softmax", axis, in[0].desc.ndim, &ax);
-    if (s != D5_OK) return s;
-    softmax g = {1, in[0].desc.shape[ax], 1};
-    for (int32_t d = 0; d < ax; d++) g.outer *= in[0].desc.shape[d];
-    for (int32_t d = ax + 1; d < in[0].desc.ndim; d++) g.inner *= in[0].desc.shape[d];
-    softmax *st = d5_alloc(sizeof *st, "Softmax");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    out[0] = in[0].desc;
-    return D5_OK;
+    return d5__axis_view_create("Softmax", in, nin, attrs, out, state);
 }
 
 static d5_status softmax_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
@@ -37,7 +18,7 @@ static d5_status softmax_forward(void *state, const d5_rt *in, int32_t nin, d5_r
 {
     (void)nin;
     (void)nout;
-    const softmax *g = state;
+    const d5_axis_view *g = state;
     for (int64_t o = 0; o < g->outer; o++)
         for (int64_t i = 0; i < g->inner; i++) {
             const double *x = in[0].data + o * g->n * g->inner + i;
@@ -59,7 +40,7 @@ static d5_status softmax_backward(void *state, const d5_rt *gout, int32_t nout, 
     (void)nout;
     (void)in;
     (void)nin;
-    const softmax *g = state;
+    const d5_axis_view *g = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t o = 0; o < g->outer; o++)
         for (int64_t i = 0; i < g->inner; i++) {

@@ -10,20 +10,7 @@ static d5_status sum_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     (void)attrs;
     (void)nout;
     (void)state;
-    out[0] = in[0].desc;
-    for (int32_t k = 0; k < nin; k++) {
-        d5_status s = d5__need_float("Sum", in, nin, k);
-        if (s != D5_OK) return s;
-        if (in[k].desc.dtype != in[0].desc.dtype)
-            return d5_error(D5_ERR_INVALID, "Sum: input %d has data type %s, input 0 %s", (int)k,
-                            d5_dtype_name((d5_dtype)in[k].desc.dtype),
-                            d5_dtype_name((d5_dtype)in[0].desc.dtype));
-        d5_tensor_desc so_far = out[0];
-        const d5_tensor_desc *both[2] = {&so_far, &in[k].desc};
-        s = d5__broadcast("Sum", both, 2, &out[0]);
-        if (s != D5_OK) return s;
-    }
-    return D5_OK;
+    return d5__broadcast_create("Sum", in, nin, out);
 }
 
 static d5_status sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)

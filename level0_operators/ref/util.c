@@ -114,3 +114,42 @@ d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32
     *n = count;
     return D5_OK;
 }
+
+d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
+                               const d5_attrs *attrs, d5_tensor_desc *out, void **state)
+{
+    int64_t axis;
+    int32_t ax = 0;
+    d5_status s = d5__need_float(op, in, nin, 0);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
+    if (s == D5_OK) s = d5__axis(op, axis, in[0].desc.ndim, &ax);
+    if (s != D5_OK) return s;
+    d5_axis_view v = {1, in[0].desc.shape[ax], 1};
+    for (int32_t d = 0; d < ax; d++) v.outer *= in[0].desc.shape[d];
+    for (int32_t d = ax + 1; d < in[0].desc.ndim; d++) v.inner *= in[0].desc.shape[d];
+    d5_axis_view *st = d5_alloc(sizeof *st, op);
+    if (!st) return D5_ERR_NOMEM;
+    *st = v;
+    *state = st;
+    out[0] = in[0].desc;
+    return D5_OK;
+}
+
+d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin,
+                               d5_tensor_desc *out)
+{
+    out[0] = in[0].desc;
+    for (int32_t k = 0; k < nin; k++) {
+        d5_status s = d5__need_float(op, in, nin, k);
+        if (s != D5_OK) return s;
+        if (in[k].desc.dtype != in[0].desc.dtype)
+            return d5_error(D5_ERR_INVALID, "%s: input %d has data type %s, input 0 %s", op, (int)k,
+                            d5_dtype_name((d5_dtype)in[k].desc.dtype),
+                            d5_dtype_name((d5_dtype)in[0].desc.dtype));
+        d5_tensor_desc so_far = out[0];
+        const d5_tensor_desc *both[2] = {&so_far, &in[k].desc};
+        s = d5__broadcast(op, both, 2, &out[0]);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}

@@ -26,6 +26,18 @@ int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i);
  * integer tensor. */
 d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
                          const char *what, int64_t *out, int64_t max, int64_t *n);
+/* A tensor seen as [outer, n, inner] around one axis (softmax-like operators). */
+typedef struct d5_axis_view {
+    int64_t outer, n, inner;
+} d5_axis_view;
+/* Checks a floating-point input 0, reads the attribute "axis" (default -1),
+ * sets out[0] to input 0's descriptor and allocates *state as a d5_axis_view. */
+d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
+                               const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+/* Checks 1..N floating-point inputs of one dtype and broadcasts them all into
+ * out[0] (Sum, Mean, Max, Min). */
+d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin,
+                               d5_tensor_desc *out);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
 
