@@ -141,6 +141,11 @@ D5_API D5_NODISCARD d5_status d5_op_find(const char *name, const char *backend,
  * reason when it is not. Backends: "ref", "blas", "dnnl", "cuda". */
 D5_API int d5_backend_available(const char *backend, char *why, size_t why_size);
 
+/* Sets the threads of the CPU backends (OpenBLAS, and the OpenMP runtime that
+ * oneDNN uses); 0 means one per online CPU. Process-wide; call it before
+ * measuring, not while operators run. */
+D5_API D5_NODISCARD d5_status d5_backend_set_threads(int32_t n);
+
 /* ---- Custom operators from shared objects ---------------------------------------------- */
 
 typedef struct d5_op_library d5_op_library;

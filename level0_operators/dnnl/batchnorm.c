@@ -87,8 +87,14 @@ static d5_status check(dbn *b, const d5_tensor *in, int32_t nin, const d5_attrs 
             return d5_error(D5_ERR_UNSUPPORTED, OP " (dnnl): input %d (%s) is %s; float32 only", i,
                             input_names[i], d5_dtype_name((d5_dtype)in[i].desc.dtype));
     }
-    int64_t training;
-    d5_status s = d5_attrs_float(attrs, "epsilon", 1e-5, &b->epsilon);
+    int64_t training, opset;
+    d5_status s = d5_attrs_int(attrs, "__opset", 19, &opset);
+    if (s == D5_OK && opset < 14)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        OP " (dnnl): opset %lld; before opset 14 the mode comes from is_test, "
+                           "spatial and the outputs, which the ref backend handles",
+                        (long long)opset);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &b->epsilon);
     if (s == D5_OK) s = d5_attrs_float(attrs, "momentum", 0.9, &b->momentum);
     if (s == D5_OK) s = d5_attrs_int(attrs, "training_mode", 0, &training);
     if (s != D5_OK) return s;
@@ -306,7 +312,7 @@ static d5_status build_backward(dbn *b)
 static d5_status run_backward(dbn *b, const d5_tensor *in, const float *dy, float *dx,
                               float *dscale, float *dshift)
 {
-    dnnl_memory_t src, ddst, dsrc;
+    dnnl_memory_t src = NULL, ddst = NULL, dsrc = NULL;
     d5_status s = d5__dnnl_arg_in(&b->a_src, &b->ctx, in[0].data, &src, OP);
     if (s == D5_OK && b->training) s = run_forward(b, in, src, b->ymem); /* batch statistics */
     if (s == D5_OK) s = bind(b->mean, b->training ? (const void *)b->stats : in[3].data);

@@ -1,4 +1,4 @@
-/* Element-wise binary operators with numpy broadcasting. */
+/* Element-wise binary operators and comparisons with numpy broadcasting. */
 #include "binary.h"
 
 d5_status d5__binary_create(const char *name, const d5_tensor *in, int32_t nin, d5_tensor_desc *out)
@@ -12,6 +12,25 @@ d5_status d5__binary_create(const char *name, const d5_tensor *in, int32_t nin, 
                         d5_dtype_name((d5_dtype)in[1].desc.dtype));
     const d5_tensor_desc *both[2] = {&in[0].desc, &in[1].desc};
     out[0].dtype = in[0].desc.dtype;
+    return d5__broadcast(name, both, 2, &out[0]);
+}
+
+d5_status d5__compare_create(const char *name, const d5_tensor *in, int32_t nin, int allow_bool,
+                             d5_tensor_desc *out)
+{
+    for (int32_t i = 0; i < 2; i++) {
+        if (!d5__has_input(in, nin, i))
+            return d5_error(D5_ERR_INVALID, "%s: input %d is required", name, (int)i);
+        if (in[i].desc.dtype == D5_BOOL && !allow_bool)
+            return d5_error(D5_ERR_INVALID, "%s: input %d is bool, expected a numeric data type",
+                            name, (int)i);
+    }
+    if (in[0].desc.dtype != in[1].desc.dtype)
+        return d5_error(D5_ERR_INVALID, "%s: inputs have data types %s and %s", name,
+                        d5_dtype_name((d5_dtype)in[0].desc.dtype),
+                        d5_dtype_name((d5_dtype)in[1].desc.dtype));
+    const d5_tensor_desc *both[2] = {&in[0].desc, &in[1].desc};
+    out[0].dtype = D5_BOOL;
     return d5__broadcast(name, both, 2, &out[0]);
 }
 

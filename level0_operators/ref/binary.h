@@ -23,6 +23,13 @@ d5_status d5__binary_backward(const d5_binary_fn *fn, const d5_rt *gout, const d
 double d5__binary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
                         const d5_tensor_desc *out, int32_t nout);
 
+/* The comparisons (Equal, Less, Greater): checks that both inputs are present
+ * and of one data type (numeric, or bool too when allow_bool) and broadcasts
+ * them into a bool output. Their d5_binary_fn gives f = 1 or 0 and no
+ * derivatives: they have no gradient. */
+d5_status d5__compare_create(const char *name, const d5_tensor *in, int32_t nin, int allow_bool,
+                             d5_tensor_desc *out);
+
 /* Defines the operator table d5__op_ref_<NAME> of a broadcasting binary
  * operator from its d5_binary_fn FN. */
 #define D5_BINARY_OPERATOR(NAME, FN)                                                               \
@@ -52,5 +59,28 @@ double d5__binary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
     }                                                                                              \
     D5_REF_OPERATOR(NAME, 2, 2, 1, 1, NAME##_create, NAME##_forward, NAME##_backward, NULL,        \
                     d5__binary_flops)
+
+/* Defines the operator table d5__op_ref_<NAME> of a broadcasting comparison
+ * from its d5_binary_fn FN (da and db unused); ALLOW_BOOL as in
+ * d5__compare_create. */
+#define D5_COMPARE_OPERATOR(NAME, FN, ALLOW_BOOL)                                                  \
+    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
+                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    {                                                                                              \
+        (void)attrs;                                                                               \
+        (void)nout;                                                                                \
+        (void)state;                                                                               \
+        return d5__compare_create(#NAME, in, nin, ALLOW_BOOL, out);                                \
+    }                                                                                              \
+    static d5_status NAME##_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,         \
+                                    int32_t nout)                                                  \
+    {                                                                                              \
+        (void)state;                                                                               \
+        (void)nin;                                                                                 \
+        (void)nout;                                                                                \
+        return d5__binary_forward(&FN, in, out);                                                   \
+    }                                                                                              \
+    D5_REF_OPERATOR_NO_BACKWARD(NAME, 2, 2, 1, 1, NAME##_create, NAME##_forward, NULL,             \
+                                d5__binary_flops)
 
 #endif

@@ -1,5 +1,5 @@
-/* Dropout (ONNX opset 13): inputs data, optional ratio (a float scalar, 0.5
- * when omitted) and optional training_mode (a bool scalar, false when
+/* Dropout (ONNX opsets 1 to 13): inputs data, optional ratio (a float scalar,
+ * 0.5 when omitted) and optional training_mode (a bool scalar, false when
  * omitted); outputs output and the optional bool mask. In inference mode, or
  * with ratio 0, output = data and the mask is all true. In training mode each
  * element is kept with probability 1 - ratio (mask = u >= ratio for u uniform
@@ -7,6 +7,11 @@
  * ratio must lie in [0, 1). The backward pass multiplies by mask / (1 - ratio),
  * with the mask and ratio of the latest forward call; ratio and training_mode
  * get no gradient (the spec marks them non-differentiable).
+ *
+ * Before opset 12 the operator takes one input: ratio is the float attribute
+ * ratio (default 0.5) and the mode is inference, except in opsets 1 and 6,
+ * where the attribute is_test (default 0) selects training mode when 0. Before
+ * opset 10 the mask has the data's type (1 kept, 0 dropped), not bool.
  *
  * Randomness: each instance draws from its own d5_rng seeded with the
  * attribute seed (0 when absent) at create. A new instance with a given seed
@@ -18,6 +23,9 @@
 
 typedef struct dropout {
     d5_rng rng;
+    int fixed; /* opsets 1 to 11: ratio and mode come from the attributes */
+    int fixed_training;
+    double fixed_ratio;
     double scale;         /* of the latest forward call: 1 / (1 - ratio), or 1 */
     unsigned char keep[]; /* its mask, one per element of data */
 } dropout;
@@ -41,11 +49,38 @@ static d5_status scalar_input(const d5_tensor *in, int32_t nin, int32_t i, const
     return D5_OK;
 }
 
+/* Opsets 1 to 11: one input; ratio from the attribute, and training mode
+ * when is_test is 0 in opsets 1 and 6. */
+static d5_status dropout_attributes(int32_t nin, const d5_attrs *attrs, int64_t opset, dropout *d)
+{
+    int64_t is_test;
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "Dropout: opset %lld takes 1 input (ratio is an attribute), got %d",
+                        (long long)opset, (int)nin);
+    d5_status s = d5_attrs_float(attrs, "ratio", 0.5, &d->fixed_ratio);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "is_test", 0, &is_test);
+    if (s != D5_OK) return s;
+    d->fixed = 1;
+    d->fixed_training = opset < 7 && is_test == 0;
+    if (d->fixed_training && !(d->fixed_ratio >= 0 && d->fixed_ratio < 1))
+        return d5_error(D5_ERR_INVALID, "Dropout: attribute ratio is %g, must be in [0, 1)",
+                        d->fixed_ratio);
+    return D5_OK;
+}
+
 static d5_status dropout_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                                 d5_tensor_desc *out, int32_t nout, void **state)
 {
-    int64_t seed;
+    int64_t seed, opset;
+    dropout d = {0};
     d5_status s = d5__need_float("Dropout", in, nin, 0);
+    if (s == D5_OK) s = d5__ref_opset("Dropout", attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK && opset < 12) s = dropout_attributes(nin, attrs, opset, &d);
+    if (s == D5_OK && opset >= 12 && d5_attrs_find(attrs, "ratio"))
+        s = d5_error(D5_ERR_INVALID,
+                     "Dropout: opset %lld takes ratio as input 1, not as an attribute",
+                     (long long)opset);
     if (s == D5_OK) s = scalar_input(in, nin, 1, "ratio", 0);
     if (s == D5_OK) s = scalar_input(in, nin, 2, "training_mode", 1);
     if (s == D5_OK) s = d5_attrs_int(attrs, "seed", 0, &seed);
@@ -53,11 +88,12 @@ static d5_status dropout_create(const d5_tensor *in, int32_t nin, const d5_attrs
     out[0] = in[0].desc;
     if (nout > 1) {
         out[1] = in[0].desc;
-        out[1].dtype = D5_BOOL;
+        out[1].dtype = opset < 10 ? in[0].desc.dtype : D5_BOOL;
     }
     int64_t n = d5_tensor_desc_numel(&in[0].desc);
     dropout *st = d5_alloc(sizeof *st + (size_t)n, "Dropout");
     if (!st) return D5_ERR_NOMEM;
+    *st = d;
     d5_rng_seed(&st->rng, (uint64_t)seed);
     st->scale = 1;
     for (int64_t i = 0; i < n; i++) st->keep[i] = 1;
@@ -69,8 +105,8 @@ static d5_status dropout_forward(void *state, const d5_rt *in, int32_t nin, d5_r
                                  int32_t nout)
 {
     dropout *st = state;
-    double ratio = nin > 1 && in[1].data ? in[1].data[0] : 0.5;
-    int training = nin > 2 && in[2].data && in[2].data[0] != 0;
+    double ratio = st->fixed ? st->fixed_ratio : nin > 1 && in[1].data ? in[1].data[0] : 0.5;
+    int training = st->fixed ? st->fixed_training : nin > 2 && in[2].data && in[2].data[0] != 0;
     if (training && !(ratio >= 0 && ratio < 1))
         return d5_error(D5_ERR_INVALID, "Dropout: ratio is %g, must be in [0, 1)", ratio);
     training = training && ratio > 0;

@@ -1,6 +1,9 @@
-/* LogSoftmax (ONNX opset 13): Y = X - max - log(sum(exp(X - max))) along the
- * one axis given by the attribute axis (default -1; negative counts from the
- * back). The gradient is dY - exp(Y) * sum(dY) along that axis.
+/* LogSoftmax (ONNX opsets 1 to 13): Y = X - max - log(sum(exp(X - max))).
+ * From opset 13 along the one axis given by the attribute axis (default -1;
+ * negative counts from the back). Before opset 13 the input is coerced to
+ * the 2-d [prod(shape[:axis]), prod(shape[axis:])] (axis default 1) and each
+ * row is normalised over all of shape[axis:]. The gradient is
+ * dY - exp(Y) * sum(dY) over the same elements.
  * https://onnx.ai/onnx/operators/onnx__LogSoftmax.html */
 #include "util.h"
 

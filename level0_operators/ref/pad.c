@@ -1,9 +1,12 @@
-/* Pad (ONNX opset 13, with the optional axes input of opset 18 and the wrap
- * mode of opset 19): pads[i] elements are added before axis i and
- * pads[i + r] after it (negative pads remove elements), all known at create.
- * mode constant fills with the optional scalar input constant_value (default
- * 0, read at run time); reflect mirrors the input without repeating its edge;
- * edge repeats the edge; wrap repeats the input periodically. Removal happens
+/* Pad (ONNX opsets 1 to 21): pads[i] elements are added before axis i and
+ * pads[i + r] after it (negative pads remove elements). From opset 11 pads is
+ * an int64 input known at create, with the optional scalar input
+ * constant_value (default 0, read at run time) and, from opset 18, the
+ * optional input axes that pads covers; before opset 11 they are the
+ * attributes pads (paddings in opset 1) and value (a float, default 0), and
+ * the operator takes one input. mode constant fills with the constant;
+ * reflect mirrors the input without repeating its edge; edge repeats the
+ * edge; wrap (opset 19) repeats the input periodically. Removal happens
  * before padding.
  * https://onnx.ai/onnx/operators/onnx__Pad.html */
 #include "shape_util.h"
@@ -14,6 +17,8 @@ enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 
 typedef struct pad {
     int mode;
+    int value_attr; /* opsets 1 to 10: the constant is `value`, not an input */
+    double value;
     int64_t before[D5_MAX_DIMS]; /* elements added before the kept ones, >= 0 */
     int64_t first[D5_MAX_DIMS];  /* first input element kept */
     int64_t kept[D5_MAX_DIMS];   /* input elements kept */
@@ -21,25 +26,69 @@ typedef struct pad {
 
 static const char *const mode_names[4] = {"constant", "reflect", "edge", "wrap"};
 
-static d5_status parse_mode(const d5_attrs *attrs, int *mode)
+static d5_status parse_mode(const d5_attrs *attrs, int64_t opset, int *mode)
 {
     const char *m;
     d5_status s = d5_attrs_string(attrs, "mode", "constant", &m);
     if (s != D5_OK) return s;
     for (int k = 0; k < 4; k++)
         if (strcmp(m, mode_names[k]) == 0) {
+            if (k == PAD_WRAP && opset < 19)
+                return d5_error(D5_ERR_INVALID,
+                                "Pad: mode 'wrap' belongs to opset 19 and later, not to opset %lld",
+                                (long long)opset);
             *mode = k;
             return D5_OK;
         }
     return d5_error(D5_ERR_INVALID, "Pad: mode '%s' is not constant, reflect, edge or wrap", m);
 }
 
-/* Reads pads (and axes) into per-axis begin and end amounts. */
-static d5_status read_pads(const d5_tensor *in, int32_t nin, int32_t ndim, int64_t *begin,
-                           int64_t *end)
+/* Opsets 1 to 10: pads (paddings in opset 1) and value are attributes. */
+static d5_status read_pad_attributes(int32_t nin, const d5_attrs *attrs, int64_t opset,
+                                     int32_t ndim, int64_t *begin, int64_t *end, double *value)
+{
+    const char *name = opset < 2 ? "paddings" : "pads";
+    const int64_t *pads;
+    int64_t np;
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "Pad: opset %lld takes 1 input (%s and value are attributes), got %d",
+                        (long long)opset, name, (int)nin);
+    d5_status s = d5_attrs_ints(attrs, name, &pads, &np);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "value", 0.0, value);
+    if (s != D5_OK) return s;
+    if (!pads)
+        return d5_error(D5_ERR_INVALID, "Pad: opset %lld requires the attribute %s",
+                        (long long)opset, name);
+    if (np != 2 * (int64_t)ndim)
+        return d5_error(D5_ERR_INVALID, "Pad: attribute %s has %lld values, expected %lld", name,
+                        (long long)np, (long long)(2 * ndim));
+    for (int32_t d = 0; d < ndim; d++) {
+        begin[d] = pads[d];
+        end[d] = pads[d + ndim];
+    }
+    return D5_OK;
+}
+
+/* Opset 11 and later: reads pads (and axes) into per-axis begin and end
+ * amounts. */
+static d5_status read_pads(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, int64_t opset,
+                           int32_t ndim, int64_t *begin, int64_t *end)
 {
     int64_t pads[2 * D5_MAX_DIMS], axes[D5_MAX_DIMS], np, na = ndim;
     int32_t ax[D5_MAX_DIMS];
+    if (d5_attrs_find(attrs, "pads") || d5_attrs_find(attrs, "value"))
+        return d5_error(D5_ERR_INVALID,
+                        "Pad: opset %lld takes pads and constant_value as inputs 1 and 2, not as "
+                        "attributes",
+                        (long long)opset);
+    if (nin < 2)
+        return d5_error(D5_ERR_INVALID, "Pad: opset %lld takes 2 to %d inputs, got %d",
+                        (long long)opset, opset < 18 ? 3 : 4, (int)nin);
+    if (opset < 18 && nin > 3)
+        return d5_error(D5_ERR_INVALID,
+                        "Pad: input 3 (axes) belongs to opset 18 and later, not to opset %lld",
+                        (long long)opset);
     d5_status s = d5__const_ints("Pad", in, nin, 1, "pads", pads, 2 * D5_MAX_DIMS, &np);
     if (s == D5_OK && d5__has_input(in, nin, 3))
         s = d5__const_ints("Pad", in, nin, 3, "axes", axes, D5_MAX_DIMS, &na);
@@ -63,10 +112,14 @@ static d5_status pad_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
 {
     (void)nout;
     pad p = {0};
-    int64_t begin[D5_MAX_DIMS], end[D5_MAX_DIMS];
+    int64_t begin[D5_MAX_DIMS], end[D5_MAX_DIMS], opset;
     d5_status s = d5__need_input("Pad", in, nin, 0, "data");
-    if (s == D5_OK) s = parse_mode(attrs, &p.mode);
-    if (s == D5_OK) s = read_pads(in, nin, in[0].desc.ndim, begin, end);
+    if (s == D5_OK) s = d5__ref_opset("Pad", attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = parse_mode(attrs, opset, &p.mode);
+    if (s != D5_OK) return s;
+    p.value_attr = opset < 11;
+    s = p.value_attr ? read_pad_attributes(nin, attrs, opset, in[0].desc.ndim, begin, end, &p.value)
+                     : read_pads(in, nin, attrs, opset, in[0].desc.ndim, begin, end);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     if (d5__has_input(in, nin, 2)) {
@@ -135,7 +188,8 @@ static int64_t source(const pad *p, const d5_tensor_desc *x, const d5_tensor_des
 static d5_status pad_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
 {
     (void)nout;
-    double value = nin > 2 && in[2].data ? in[2].data[0] : 0;
+    const pad *p = state;
+    double value = p->value_attr ? p->value : nin > 2 && in[2].data ? in[2].data[0] : 0;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int64_t k = source(state, in[0].desc, out[0].desc, i);
         out[0].data[i] = k < 0 ? value : in[0].data[k];
@@ -157,4 +211,4 @@ static d5_status pad_backward(void *state, const d5_rt *gout, int32_t nout, cons
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Pad, 2, 4, 1, 1, pad_create, pad_forward, pad_backward, NULL, NULL);
+D5_REF_OPERATOR(Pad, 1, 4, 1, 1, pad_create, pad_forward, pad_backward, NULL, NULL);

@@ -48,6 +48,33 @@ int64_t d5__reduce_index(const d5_reduce *plan, int64_t i)
     return idx;
 }
 
+/* Checks that the axes come the way the opset says: input 1 from opset 13
+ * (ReduceSum) or 18 (the other reductions), the attribute before. */
+static d5_status check_axes_form(const char *op, int32_t nin, const d5_attrs *attrs)
+{
+    int64_t opset, axes_input_opset = strcmp(op, "ReduceSum") == 0 ? 13 : 18;
+    if (!d5_attrs_find(attrs, D5__OPSET_ATTR)) return D5_OK; /* created directly: either form */
+    d5_status s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
+    if (s != D5_OK) return s;
+    if (opset >= axes_input_opset) {
+        if (d5_attrs_find(attrs, "axes"))
+            return d5_error(D5_ERR_INVALID,
+                            "%s: opset %lld takes axes as input 1, not as an attribute", op,
+                            (long long)opset);
+        return D5_OK;
+    }
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "%s: opset %lld takes 1 input (axes is an attribute), got %d", op,
+                        (long long)opset, (int)nin);
+    if (d5_attrs_find(attrs, "noop_with_empty_axes"))
+        return d5_error(D5_ERR_INVALID,
+                        "%s: noop_with_empty_axes is an attribute of opset %lld and later, not "
+                        "of opset %lld",
+                        op, (long long)axes_input_opset, (long long)opset);
+    return D5_OK;
+}
+
 d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, void **state)
 {
@@ -61,7 +88,8 @@ d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, co
     int64_t keepdims, noop, axes[D5_MAX_DIMS], naxes = 0;
     const int64_t *attr_axes;
     int64_t nattr;
-    d5_status s = d5_attrs_int(attrs, "keepdims", 1, &keepdims);
+    d5_status s = check_axes_form(op, nin, attrs);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "keepdims", 1, &keepdims);
     if (s == D5_OK) s = d5_attrs_int(attrs, "noop_with_empty_axes", 0, &noop);
     if (s == D5_OK) s = d5_attrs_ints(attrs, "axes", &attr_axes, &nattr);
     if (s != D5_OK) return s;

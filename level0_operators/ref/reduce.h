@@ -21,10 +21,13 @@ d5_status d5__reduce_plan(const char *op, const d5_tensor_desc *in, const int64_
                           d5_tensor_desc *out);
 /* The flat index in the output of element i of the input. */
 int64_t d5__reduce_index(const d5_reduce *plan, int64_t i);
-/* create() of a ReduceX operator: data (input 0; float or int32/int64), axes
- * from input 1 when given (it must be known at create) or else from the `axes`
- * attribute (opset 13 and earlier), attributes keepdims (default 1) and
- * noop_with_empty_axes (default 0). Stores a d5_reduce as *state. */
+/* create() of a ReduceX operator: data (input 0; float or int32/int64),
+ * attributes keepdims (default 1) and noop_with_empty_axes (default 0). From
+ * opset 13 for ReduceSum and 18 for every other ReduceX, the axes are the
+ * optional input 1, known at create; before, they are the attribute axes,
+ * noop_with_empty_axes does not exist and the operator takes one input.
+ * Without "__opset" (an operator created directly) either form is accepted.
+ * Stores a d5_reduce as *state. */
 d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, void **state);
 

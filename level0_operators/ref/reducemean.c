@@ -1,9 +1,9 @@
-/* ReduceMean (ONNX opset 13): the mean of data over the `axes` attribute
- * (negative axes count from the end; none: every axis). keepdims (default 1)
- * keeps reduced axes with size 1. The axes may instead come as an optional
- * second input (int64, known at create) with noop_with_empty_axes (default 0:
- * no axes reduce every axis; 1: none), as in opset 18, so that models of both
- * versions load. Integer data is averaged in double precision and truncated.
+/* ReduceMean (ONNX opsets 1 to 18): the mean of data over `axes` (negative
+ * axes count from the end): before opset 18 the attribute axes, from opset 18
+ * the optional second input (int64, known at create) with
+ * noop_with_empty_axes (default 0: no axes reduce every axis; 1: none).
+ * keepdims (default 1) keeps reduced axes with size 1. Integer data is
+ * averaged in double precision and truncated.
  * https://onnx.ai/onnx/operators/onnx__ReduceMean.html */
 #include "reduce.h"
 

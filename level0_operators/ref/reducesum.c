@@ -1,8 +1,8 @@
-/* ReduceSum (ONNX opset 13): sums data over `axes`, given as the optional
- * second input (int64, known at create; negative axes count from the end).
- * keepdims (default 1) keeps reduced axes with size 1; with no axes every axis
- * is reduced, or none when noop_with_empty_axes (default 0) is 1. The axes
- * attribute of opset 11 is accepted too.
+/* ReduceSum (ONNX opsets 1 to 13): sums data over `axes` (negative axes count
+ * from the end): from opset 13 the optional second input (int64, known at
+ * create), before it the attribute axes. keepdims (default 1) keeps reduced
+ * axes with size 1; with no axes every axis is reduced, or, from opset 13,
+ * none when noop_with_empty_axes (default 0) is 1.
  * https://onnx.ai/onnx/operators/onnx__ReduceSum.html */
 #include "reduce.h"
 

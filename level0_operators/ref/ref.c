@@ -49,6 +49,16 @@ static void to_double(const d5_tensor *t, double *dst, int64_t n)
     }
 }
 
+/* A double as an integer of [lo, hi]: truncated toward zero, saturated at the
+ * ends, NaN as 0 (the C conversion of an out-of-range value is undefined). */
+static int64_t to_int(double x, double lo, double hi)
+{
+    if (x != x) return 0;
+    if (x <= lo) return (int64_t)lo;
+    if (x >= hi) return x >= 9.2233720368547758e18 ? INT64_MAX : (int64_t)hi;
+    return (int64_t)x;
+}
+
 static void from_double(const double *src, d5_tensor *t, int64_t n)
 {
     void *p = t->data;
@@ -58,19 +68,23 @@ static void from_double(const double *src, d5_tensor *t, int64_t n)
         break;
     case D5_F64: memcpy(p, src, (size_t)n * sizeof(double)); break;
     case D5_I64:
-        for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] = (int64_t)src[i];
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)p)[i] = to_int(src[i], -9.2233720368547758e18, 9.2233720368547758e18);
         break;
     case D5_I32:
-        for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)src[i];
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)p)[i] = (int32_t)to_int(src[i], INT32_MIN, INT32_MAX);
         break;
     case D5_I16:
-        for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)src[i];
+        for (int64_t i = 0; i < n; i++)
+            ((int16_t *)p)[i] = (int16_t)to_int(src[i], INT16_MIN, INT16_MAX);
         break;
     case D5_I8:
-        for (int64_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)src[i];
+        for (int64_t i = 0; i < n; i++)
+            ((int8_t *)p)[i] = (int8_t)to_int(src[i], INT8_MIN, INT8_MAX);
         break;
     case D5_U8:
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)src[i];
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)to_int(src[i], 0, UINT8_MAX);
         break;
     case D5_BOOL:
         for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = src[i] != 0;

@@ -1,9 +1,50 @@
-/* Reshape (ONNX opset 14): the elements of `data` in a new shape read from the
- * int64 input `shape` (known at create). A 0 copies the input's dimension at
- * that index (unless allowzero = 1, where it is a real 0); one -1 is inferred
+/* Reshape (ONNX opsets 1 to 21): the elements of `data` in a new shape: from
+ * opset 5 the int64 input `shape` (known at create), before it the attribute
+ * shape, with one input. A 0 copies the input's dimension at that index
+ * (unless allowzero = 1, opset 14, where it is a real 0); one -1 is inferred
  * from the element count.
  * https://onnx.ai/onnx/operators/onnx__Reshape.html */
 #include "shape_util.h"
+
+#include <string.h>
+
+/* Reads the new shape: input 1 from opset 5, the attribute before. */
+static d5_status read_shape(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, int64_t *shape,
+                            int64_t *n)
+{
+    int64_t opset;
+    const int64_t *attr;
+    d5_status s = d5__ref_opset("Reshape", attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = d5_attrs_ints(attrs, "shape", &attr, n);
+    if (s != D5_OK) return s;
+    if (opset >= 5) {
+        if (attr)
+            return d5_error(D5_ERR_INVALID,
+                            "Reshape: opset %lld takes shape as input 1, not as an attribute",
+                            (long long)opset);
+        if (nin < 2)
+            return d5_error(D5_ERR_INVALID,
+                            "Reshape: opset %lld takes 2 inputs (data, shape), got %d",
+                            (long long)opset, (int)nin);
+        s = d5__const_ints("Reshape", in, nin, 1, "shape", shape, D5_MAX_DIMS, n);
+        if (s == D5_OK && in[1].desc.ndim != 1)
+            return d5_error(D5_ERR_INVALID, "Reshape: input 1 (shape) must be 1-d, got %d-d",
+                            (int)in[1].desc.ndim);
+        return s;
+    }
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "Reshape: opset %lld takes 1 input (shape is an attribute), got %d",
+                        (long long)opset, (int)nin);
+    if (!attr)
+        return d5_error(D5_ERR_INVALID, "Reshape: opset %lld requires the attribute shape",
+                        (long long)opset);
+    if (*n > D5_MAX_DIMS)
+        return d5_error(D5_ERR_INVALID, "Reshape: shape has %lld values, at most %d allowed",
+                        (long long)*n, D5_MAX_DIMS);
+    memcpy(shape, attr, (size_t)*n * sizeof *shape);
+    return D5_OK;
+}
 
 static d5_status reshape_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                                 d5_tensor_desc *out, int32_t nout, void **state)
@@ -13,12 +54,9 @@ static d5_status reshape_create(const d5_tensor *in, int32_t nin, const d5_attrs
     int64_t allowzero, shape[D5_MAX_DIMS], n;
     d5_status s = d5__need_input("Reshape", in, nin, 0, "data");
     if (s == D5_OK) s = d5_attrs_int(attrs, "allowzero", 0, &allowzero);
-    if (s == D5_OK) s = d5__const_ints("Reshape", in, nin, 1, "shape", shape, D5_MAX_DIMS, &n);
+    if (s == D5_OK) s = read_shape(in, nin, attrs, shape, &n);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
-    if (in[1].desc.ndim != 1)
-        return d5_error(D5_ERR_INVALID, "Reshape: input 1 (shape) must be 1-d, got %d-d",
-                        (int)in[1].desc.ndim);
     int32_t infer = -1;
     int has_zero = 0;
     int64_t known = 1; /* product of the dimensions other than the -1 */
@@ -72,5 +110,5 @@ static d5_status reshape_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Reshape, 2, 2, 1, 1, reshape_create, d5__copy_forward, d5__copy_backward, NULL,
+D5_REF_OPERATOR(Reshape, 1, 2, 1, 1, reshape_create, d5__copy_forward, d5__copy_backward, NULL,
                 NULL);

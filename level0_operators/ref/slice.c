@@ -1,8 +1,10 @@
-/* Slice (ONNX opset 13): Y takes, along each of `axes`, the elements start,
- * start + step, ... short of end. starts, ends, axes (default 0..n-1) and steps
- * (default 1) are int64 inputs known at create. Negative starts and ends count
- * from the back; then they are clamped to [0, dim] (step > 0) or [-1, dim - 1]
- * (step < 0, slicing backwards; start to [0, dim - 1]).
+/* Slice (ONNX opsets 1 to 13): Y takes, along each of `axes`, the elements
+ * start, start + step, ... short of end. From opset 10 starts, ends, axes
+ * (default 0..n-1) and steps (default 1) are int64 inputs known at create;
+ * before, starts and ends are required attributes, axes an optional one, and
+ * steps are 1. Negative starts and ends count from the back; then they are
+ * clamped to [0, dim] (step > 0) or [-1, dim - 1] (step < 0, slicing
+ * backwards; start to [0, dim - 1]).
  * https://onnx.ai/onnx/operators/onnx__Slice.html */
 #include "shape_util.h"
 
@@ -35,14 +37,56 @@ static int64_t resolve(int64_t dim, int64_t *start, int64_t end, int64_t step)
     return *start > end ? (*start - end - 1) / back + 1 : 0;
 }
 
-static d5_status slice_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static const char *const names[4] = {"starts", "ends", "axes", "steps"};
+
+/* Opsets 1 to 9: starts, ends and axes from the attributes; n[2] is -1
+ * without axes, n[3] -1 (no steps). */
+static d5_status read_attributes(int32_t nin, const d5_attrs *attrs, int64_t opset,
+                                 int64_t v[4][D5_MAX_DIMS], int64_t n[4])
 {
-    (void)attrs;
-    (void)nout;
-    const char *names[4] = {"starts", "ends", "axes", "steps"};
-    int64_t v[4][D5_MAX_DIMS], n[4];
-    d5_status s = d5__need_input("Slice", in, nin, 0, "data");
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "Slice: opset %lld takes 1 input (starts, ends and axes are attributes), "
+                        "got %d",
+                        (long long)opset, (int)nin);
+    n[3] = -1;
+    for (int32_t i = 0; i < 3; i++) {
+        const int64_t *vals;
+        d5_status s = d5_attrs_ints(attrs, names[i], &vals, &n[i]);
+        if (s != D5_OK) return s;
+        if (!vals && i < 2)
+            return d5_error(D5_ERR_INVALID, "Slice: opset %lld requires the attribute %s",
+                            (long long)opset, names[i]);
+        if (!vals) {
+            n[i] = -1;
+            continue;
+        }
+        if (n[i] > D5_MAX_DIMS)
+            return d5_error(D5_ERR_INVALID, "Slice: %s has %lld values, at most %d allowed",
+                            names[i], (long long)n[i], D5_MAX_DIMS);
+        if (n[i] != n[0])
+            return d5_error(D5_ERR_INVALID, "Slice: starts has %lld values but %s has %lld",
+                            (long long)n[0], names[i], (long long)n[i]);
+        for (int64_t k = 0; k < n[i]; k++) v[i][k] = vals[k];
+    }
+    return D5_OK;
+}
+
+/* Opset 10 and later: starts, ends, axes and steps from inputs 1 to 4. */
+static d5_status read_inputs(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, int64_t opset,
+                             int64_t v[4][D5_MAX_DIMS], int64_t n[4])
+{
+    d5_status s = D5_OK;
+    for (int32_t i = 0; i < 3; i++)
+        if (d5_attrs_find(attrs, names[i]))
+            return d5_error(D5_ERR_INVALID,
+                            "Slice: opset %lld takes %s as input %d, not as an attribute",
+                            (long long)opset, names[i], (int)i + 1);
+    if (nin < 3)
+        return d5_error(D5_ERR_INVALID,
+                        "Slice: opset %lld takes 3 to 5 inputs (data, starts, ends, axes, "
+                        "steps), got %d",
+                        (long long)opset, (int)nin);
     for (int32_t i = 1; s == D5_OK && i < 5; i++) {
         if (i >= 3 && !d5__has_input(in, nin, i)) {
             n[i - 1] = -1;
@@ -56,6 +100,19 @@ static d5_status slice_create(const d5_tensor *in, int32_t nin, const d5_attrs *
             s = d5_error(D5_ERR_INVALID, "Slice: starts has %lld values but %s has %lld",
                          (long long)n[0], names[i - 1], (long long)n[i - 1]);
     }
+    return s;
+}
+
+static d5_status slice_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    int64_t v[4][D5_MAX_DIMS], n[4], opset;
+    d5_status s = d5__need_input("Slice", in, nin, 0, "data");
+    if (s == D5_OK) s = d5__ref_opset("Slice", attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK)
+        s = opset < 10 ? read_attributes(nin, attrs, opset, v, n)
+                       : read_inputs(in, nin, attrs, opset, v, n);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     int32_t axes[D5_MAX_DIMS];
@@ -115,4 +172,4 @@ static d5_status slice_backward(void *state, const d5_rt *gout, int32_t nout, co
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Slice, 3, 5, 1, 1, slice_create, slice_forward, slice_backward, NULL, NULL);
+D5_REF_OPERATOR(Slice, 1, 5, 1, 1, slice_create, slice_forward, slice_backward, NULL, NULL);

@@ -115,18 +115,58 @@ d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32
     return D5_OK;
 }
 
+d5_status d5__const_floats(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                           const char *what, double *out, int64_t max, int64_t *n)
+{
+    if (!d5__has_input(in, nin, i))
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
+    const d5_tensor *t = &in[i];
+    if (t->desc.dtype != D5_F32 && t->desc.dtype != D5_F64)
+        return d5_error(D5_ERR_INVALID,
+                        "%s: input %d (%s) has data type %s, expected float32 or float64", op, i,
+                        what, d5_dtype_name((d5_dtype)t->desc.dtype));
+    if (!t->data)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s: input %d (%s) must be a constant: its values decide the output shape",
+                        op, i, what);
+    int64_t count = d5_tensor_desc_numel(&t->desc);
+    if (count > max)
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has %lld values, at most %lld allowed",
+                        op, i, what, (long long)count, (long long)max);
+    for (int64_t k = 0; k < count; k++)
+        out[k] = t->desc.dtype == D5_F64 ? ((const double *)t->data)[k]
+                                         : (double)((const float *)t->data)[k];
+    *n = count;
+    return D5_OK;
+}
+
+d5_status d5__ref_opset(const char *op, const d5_attrs *attrs, int64_t def, int64_t *opset)
+{
+    d5_status s = d5_attrs_int(attrs, D5__OPSET_ATTR, def, opset);
+    if (s != D5_OK) return s;
+    if (*opset < 1)
+        return d5_error(D5_ERR_INVALID, "%s: attribute %s is %lld, expected an opset version >= 1",
+                        op, D5__OPSET_ATTR, (long long)*opset);
+    return D5_OK;
+}
+
 d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
                                const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
-    int64_t axis;
+    int64_t axis, opset;
     int32_t ax = 0;
     d5_status s = d5__need_float(op, in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
+    if (s == D5_OK) s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", opset < 13 ? 1 : -1, &axis);
     if (s == D5_OK) s = d5__axis(op, axis, in[0].desc.ndim, &ax);
     if (s != D5_OK) return s;
     d5_axis_view v = {1, in[0].desc.shape[ax], 1};
     for (int32_t d = 0; d < ax; d++) v.outer *= in[0].desc.shape[d];
     for (int32_t d = ax + 1; d < in[0].desc.ndim; d++) v.inner *= in[0].desc.shape[d];
+    if (opset < 13) { /* the 2-d coercion: one softmax over all of shape[axis:] */
+        v.n *= v.inner;
+        v.inner = 1;
+    }
     d5_axis_view *st = d5_alloc(sizeof *st, op);
     if (!st) return D5_ERR_NOMEM;
     *st = v;

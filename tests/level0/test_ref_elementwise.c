@@ -460,3 +460,104 @@ Test(softmax, bad_inputs)
     d5_tensor_free(&x);
     d5_tensor_free(&s);
 }
+
+/* ---- Older opsets ------------------------------------------------------------------------ */
+
+/* Attributes `extra` plus "__opset" = opset, as a network passes them. */
+typedef struct opset_attrs {
+    d5_attr items[4];
+    d5_attrs attrs;
+} opset_attrs;
+
+static const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
+{
+    cr_assert_leq(n, 3);
+    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
+    o->items[n] = attr_int("__opset", opset);
+    o->attrs = (d5_attrs){o->items, n + 1};
+    return &o->attrs;
+}
+
+Test(clip, min_and_max_attributes_before_opset_11)
+{
+    /* By hand on x = [-2, -0.5, 0, 0.5, 2]; ONNX's test_operator_clip has min -0.5, max 0.5. */
+    opset_attrs o;
+    d5_attr both[2] = {attr_float("min", -0.5), attr_float("max", 0.5)};
+    d5_tensor x = tf32(1, SHAPE(5), XS), y;
+    run_op("Clip", "ref", &x, 1, with_opset(&o, 6, both, 2), &y, 1);
+    expect_values(&y, VALS(-0.5, -0.5, 0, 0.5, 0.5), 5, 0);
+    d5_tensor_free(&y);
+    /* One bound: the other is infinite. */
+    d5_attr max = attr_float("max", 0);
+    run_op("Clip", "ref", &x, 1, with_opset(&o, 1, &max, 1), &y, 1);
+    expect_values(&y, VALS(-2, -0.5, 0, 0, 0), 5, 0);
+    d5_tensor_free(&y);
+    run_op("Clip", "ref", &x, 1, with_opset(&o, 10, NULL, 0), &y, 1);
+    expect_values(&y, XS, 5, 0);
+    d5_tensor_free(&y);
+    /* Opset 11 takes the bounds as inputs. */
+    d5_tensor lo = tf32(0, NULL, VALS(-1)), none = {0}, in[3] = {x, lo, none};
+    run_op("Clip", "ref", in, 2, with_opset(&o, 11, NULL, 0), &y, 1);
+    expect_values(&y, VALS(-1, -0.5, 0, 0.5, 2), 5, 0);
+    d5_tensor_free(&y);
+    expect_failure("Clip", in, 2, with_opset(&o, 10, both, 2), D5_ERR_INVALID,
+                   "Clip: opset 10 takes 1 input (min and max are attributes), got 2");
+    expect_failure("Clip", &x, 1, with_opset(&o, 11, both, 2), D5_ERR_INVALID,
+                   "Clip: opset 11 takes min and max as inputs 1 and 2, not as attributes");
+    d5_tensor_free(&lo);
+    d5_tensor_free(&x);
+    d5_tensor_desc d = fdesc(2, SHAPE(3, 4));
+    expect_gradient("Clip", &d, 1, NULL, with_opset(&o, 6, both, 2), 1);
+}
+
+static void expect_softmax_opset(const char *name, int64_t opset, const d5_attr *axis,
+                                 const d5_tensor *x, const float *want, int64_t n)
+{
+    opset_attrs o;
+    d5_tensor y;
+    run_op(name, "ref", x, 1, with_opset(&o, opset, axis, axis ? 1 : 0), &y, 1);
+    expect_values(&y, want, n, 1e-6);
+    d5_tensor_free(&y);
+}
+
+Test(softmax, coerced_to_2d_before_opset_13)
+{
+    /* x = arange(12).reshape(2, 3, 2) / 4 - 1. numpy, for opsets 1 to 12:
+     * r = x.reshape(prod(x.shape[:axis]), -1); softmax of each row of r. */
+    d5_tensor x = tf32(3, SHAPE(2, 3, 2), NULL);
+    for (int i = 0; i < 12; i++) ((float *)x.data)[i] = (float)i / 4 - 1;
+    const float *axis1 =
+        VALS(0.081576904, 0.10474682, 0.13449758, 0.17269831, 0.22174902, 0.28473137, 0.081576904,
+             0.10474682, 0.13449758, 0.17269831, 0.22174902, 0.28473137);
+    d5_attr one = attr_int("axis", 1), zero = attr_int("axis", 0), minus2 = attr_int("axis", -2),
+            last = attr_int("axis", -1);
+    expect_softmax_opset("Softmax", 11, NULL, &x, axis1, 12); /* axis defaults to 1 */
+    expect_softmax_opset("Softmax", 1, &one, &x, axis1, 12);
+    expect_softmax_opset("Softmax", 12, &minus2, &x, axis1, 12);
+    const float *axis0 =
+        VALS(0.01488171, 0.019108493, 0.024535791, 0.031504579, 0.040452681, 0.05194227,
+             0.066695195, 0.085638325, 0.10996179, 0.14119373, 0.18129634, 0.2327891);
+    expect_softmax_opset("Softmax", 11, &zero, &x, axis0, 12);
+    /* From opset 13, axis 1 is one axis only. */
+    const float *opset13 =
+        VALS(0.18632372, 0.18632372, 0.30719589, 0.30719589, 0.50648039, 0.50648039, 0.18632372,
+             0.18632372, 0.30719589, 0.30719589, 0.50648039, 0.50648039);
+    expect_softmax_opset("Softmax", 13, &one, &x, opset13, 12);
+    const float *log1 =
+        VALS(-2.5062091, -2.2562091, -2.0062091, -1.7562091, -1.5062091, -1.2562091, -2.5062091,
+             -2.2562091, -2.0062091, -1.7562091, -1.5062091, -1.2562091);
+    expect_softmax_opset("LogSoftmax", 11, NULL, &x, log1, 12);
+    const float *loglast =
+        VALS(-0.82593942, -0.57593942, -0.82593942, -0.57593942, -0.82593942, -0.57593942,
+             -0.82593942, -0.57593942, -0.82593942, -0.57593942, -0.82593942, -0.57593942);
+    expect_softmax_opset("LogSoftmax", 11, &last, &x, loglast, 12);
+    d5_tensor_free(&x);
+    opset_attrs o;
+    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 4));
+    expect_gradient("Softmax", &d, 1, NULL, with_opset(&o, 11, NULL, 0), 1);
+    expect_gradient("LogSoftmax", &d, 1, NULL, with_opset(&o, 11, &zero, 1), 1);
+    d5_tensor v = tf32(1, SHAPE(3), NULL);
+    expect_failure("Softmax", &v, 1, with_opset(&o, 11, NULL, 0), D5_ERR_INVALID,
+                   "Softmax: axis 1 is outside [-1, 0] for a 1-d input");
+    d5_tensor_free(&v);
+}

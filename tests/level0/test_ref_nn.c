@@ -778,3 +778,177 @@ Test(dropout, gradient_in_inference_mode)
     expect_gradient("Dropout", d, 3, given, NULL, 2);
     free_all(given, 3);
 }
+
+/* ---- Older opsets ------------------------------------------------------------------ */
+
+/* Attributes `extra` plus "__opset" = opset, as a network passes them. */
+typedef struct opset_attrs {
+    d5_attr items[4];
+    d5_attrs attrs;
+} opset_attrs;
+
+static const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
+{
+    cr_assert_leq(n, 3);
+    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
+    o->items[n] = attr_int("__opset", opset);
+    o->attrs = (d5_attrs){o->items, n + 1};
+    return &o->attrs;
+}
+
+Test(dropout, ratio_attribute_and_is_test_before_opset_12)
+{
+    static const int all[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    opset_attrs o;
+    d5_tensor x = tf32(1, SHAPE(16), DROP_X), y[2];
+    /* Opsets 7 to 11: inference; the mask is bool from opset 10. */
+    d5_attr ratio = attr_float("ratio", 0.25);
+    run_op("Dropout", "ref", &x, 1, with_opset(&o, 10, &ratio, 1), y, 2);
+    cr_assert_eq(y[1].desc.dtype, D5_BOOL);
+    expect_dropped(&y[0], &y[1], all, 1);
+    free_all(y, 2);
+    /* Before opset 10 the mask has the data's type. */
+    run_op("Dropout", "ref", &x, 1, with_opset(&o, 7, &ratio, 1), y, 2);
+    cr_assert_eq(y[1].desc.dtype, D5_F32);
+    expect_values(&y[0], DROP_X, 16, 0);
+    for (int i = 0; i < 16; i++) cr_assert_eq(((const float *)y[1].data)[i], 1.0f);
+    free_all(y, 2);
+    /* Opsets 1 and 6: is_test = 1 is inference, is_test = 0 (the default)
+     * training, with the masks of the opset 13 test above (seed 3). */
+    d5_attr test[2] = {ratio, attr_int("is_test", 1)};
+    run_op("Dropout", "ref", &x, 1, with_opset(&o, 6, test, 2), y, 1);
+    expect_values(&y[0], DROP_X, 16, 0);
+    d5_tensor_free(&y[0]);
+    d5_attr train[2] = {ratio, attr_int("seed", 3)};
+    run_op("Dropout", "ref", &x, 1, with_opset(&o, 6, train, 2), y, 2);
+    cr_assert_eq(y[1].desc.dtype, D5_F32);
+    for (int i = 0; i < 16; i++) {
+        cr_assert_float_eq(((const float *)y[0].data)[i],
+                           drop_mask1[i] ? ((const float *)x.data)[i] / 0.75 : 0, 1e-6,
+                           "element %d", i);
+        cr_assert_eq(((const float *)y[1].data)[i], (float)drop_mask1[i], "mask element %d", i);
+    }
+    free_all(y, 2);
+    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 4));
+    expect_gradient("Dropout", &d, 1, NULL, with_opset(&o, 10, &ratio, 1), 1);
+    d5_tensor_free(&x);
+}
+
+Test(dropout, arity_and_attributes_follow_the_opset)
+{
+    opset_attrs o;
+    d5_tensor in[2] = {tf32(1, SHAPE(4), NULL), tf32(0, SHAPE(1), VALS(0.5))}, y[2];
+    cr_assert_eq(try_op("Dropout", "ref", in, 2, with_opset(&o, 11, NULL, 0), y, 1),
+                 D5_ERR_INVALID);
+    cr_assert(
+        strstr(d5_last_error(), "Dropout: opset 11 takes 1 input (ratio is an attribute), got 2"),
+        "%s", d5_last_error());
+    d5_attr ratio = attr_float("ratio", 0.5);
+    cr_assert_eq(try_op("Dropout", "ref", in, 1, with_opset(&o, 12, &ratio, 1), y, 1),
+                 D5_ERR_INVALID);
+    cr_assert(
+        strstr(d5_last_error(), "Dropout: opset 12 takes ratio as input 1, not as an attribute"),
+        "%s", d5_last_error());
+    d5_attr one = attr_float("ratio", 1);
+    cr_assert_eq(try_op("Dropout", "ref", in, 1, with_opset(&o, 6, &one, 1), y, 1), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "Dropout: attribute ratio is 1, must be in [0, 1)"), "%s",
+              d5_last_error());
+    free_all(in, 2);
+}
+
+Test(batchnormalization, older_opsets_is_test_and_outputs_decide_the_mode)
+{
+    opset_attrs o;
+    d5_tensor in[5], y[3];
+    bn_inputs(in);
+    /* Opset 6 with is_test = 1 (as exported by PyTorch) and opsets 7 to 13
+     * with one output: inference, as in the opset 15 test above. */
+    const float *inference = VALS(0, -1.499993, 6.699868, 0.699988, -0.2949735, 0.4121315,
+                                  -2.499988, 0.4999975, 1.449973, 9.699808, 0.765684, -0.02980913);
+    d5_attr old[3] = {attr_int("is_test", 1), attr_int("spatial", 1), attr_float("momentum", 0.9)};
+    run_op("BatchNormalization", "ref", in, 5, with_opset(&o, 6, old, 3), y, 1);
+    expect_values(&y[0], inference, 12, 1e-5);
+    d5_tensor_free(&y[0]);
+    run_op("BatchNormalization", "ref", in, 5, with_opset(&o, 9, NULL, 0), y, 1);
+    expect_values(&y[0], inference, 12, 1e-5);
+    d5_tensor_free(&y[0]);
+    /* Opset 9 with the outputs mean, var, saved_mean and saved_var (the checker
+     * of onnx 1.12 allows 1 or 5 outputs): training mode, as in the training
+     * test above (momentum 0.8, epsilon 1e-3); saved_mean and saved_var are
+     * the batch's, numpy: x.mean((0, 2)), x.var((0, 2)). */
+    d5_attr train[2] = {attr_float("momentum", 0.8), attr_float("epsilon", 1e-3)};
+    d5_tensor y5[5];
+    run_op("BatchNormalization", "ref", in, 5, with_opset(&o, 9, train, 2), y5, 5);
+    expect_values(&y5[0],
+                  VALS(0.7335415, -0.5239582, 0.9299362, -1.484424, -0.4243586, 0.4443142,
+                       -1.362291, 1.152708, -1.182629, 2.137116, 0.8786506, -0.09860627),
+                  12, 1e-5);
+    expect_values(&y5[1], VALS(0.325, 0.1025, 0.0925), 3, 1e-6);
+    expect_values(&y5[2], VALS(1.084375, 0.5085937, 1.864844), 3, 1e-6);
+    expect_values(&y5[3], VALS(-0.375, 1.3125, 0.0625), 3, 1e-6);
+    expect_values(&y5[4], VALS(1.421875, 1.54296875, 1.32421875), 3, 1e-6);
+    free_all(y5, 5);
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, with_opset(&o, 14, NULL, 0), y5, 5),
+                 D5_ERR_INVALID);
+    cr_assert(
+        strstr(d5_last_error(), "BatchNormalization: opset 14 has at most 3 outputs, 5 asked for"),
+        "%s", d5_last_error());
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, with_opset(&o, 9, old + 1, 1), y, 1),
+                 D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "BatchNormalization: spatial is an attribute of opsets 1 "
+                                      "to 8, not of opset 9"),
+              "%s", d5_last_error());
+    d5_attr mode = attr_int("training_mode", 1);
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, with_opset(&o, 13, &mode, 1), y, 1),
+                 D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "BatchNormalization: training_mode is an attribute of "
+                                      "opset 14 and later, not of opset 13"),
+              "%s", d5_last_error());
+    free_all(in, 5);
+}
+
+Test(batchnormalization, spatial_0_normalises_each_element)
+{
+    /* numpy: X = arange(12).reshape(2, 2, 3) / 2 - 2; scale, B, mean, var of
+     * shape (2, 3); inference (X - mean) / sqrt(var + 1e-5) * scale + B;
+     * training with X.mean(0) and X.var(0), running = 0.9 old + 0.1 batch. */
+    opset_attrs o;
+    d5_tensor in[5], y[3];
+    in[0] = tf32(3, SHAPE(2, 2, 3), NULL);
+    for (int i = 0; i < 12; i++) ((float *)in[0].data)[i] = (float)i / 2 - 2;
+    in[1] = tf32(2, SHAPE(2, 3), VALS(1, 2, 0.5, -1, 1.5, 1));
+    in[2] = tf32(2, SHAPE(2, 3), VALS(0, 0.1, 0.2, 0.3, 0.4, 0.5));
+    in[3] = tf32(2, SHAPE(2, 3), VALS(0.5, -0.5, 1, 0, 2, -1));
+    in[4] = tf32(2, SHAPE(2, 3), VALS(1, 0.25, 4, 2, 0.5, 1));
+    d5_attr inference[2] = {attr_int("spatial", 0), attr_int("is_test", 1)};
+    run_op("BatchNormalization", "ref", in, 5, with_opset(&o, 6, inference, 2), y, 1);
+    expect_values(&y[0],
+                  VALS(-2.4999875, -3.89992, -0.29999938, 0.65355251, -3.8425983, 1.9999925,
+                       0.4999975, 8.09984, 0.44999969, -1.4677625, 2.5212991, 4.9999775),
+                  12, 1e-5);
+    d5_tensor_free(&y[0]);
+    d5_attr spatial0 = attr_int("spatial", 0);
+    run_op("BatchNormalization", "ref", in, 5, with_opset(&o, 6, &spatial0, 1), y, 3);
+    expect_values(&y[0],
+                  VALS(-0.99999778, -1.8999956, -0.29999889, 1.2999978, -1.0999967, -0.49999778,
+                       0.99999778, 2.0999956, 0.69999889, -0.69999778, 1.8999967, 1.4999978),
+                  12, 1e-5);
+    expect_shape(&y[1], 2, SHAPE(2, 3));
+    expect_values(&y[1], VALS(0.4, -0.45, 0.95, 0.1, 1.95, -0.7), 6, 1e-6);
+    expect_values(&y[2], VALS(1.125, 0.45, 3.825, 2.025, 0.675, 1.125), 6, 1e-6);
+    free_all(y, 3);
+    /* With spatial 0 the statistics have X's shape without N. */
+    d5_tensor_free(&in[2]);
+    in[2] = tf32(1, SHAPE(2), VALS(0, 0));
+    cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, with_opset(&o, 7, &spatial0, 1), y, 1),
+                 D5_ERR_SHAPE);
+    cr_assert(strstr(d5_last_error(), "BatchNormalization: B has shape [2], expected [2,3]"), "%s",
+              d5_last_error());
+    free_all(in, 5);
+    d5_tensor_desc d[5] = {fdesc(3, SHAPE(3, 2, 3)), fdesc(2, SHAPE(2, 3)), fdesc(2, SHAPE(2, 3)),
+                           fdesc(2, SHAPE(2, 3)), fdesc(2, SHAPE(2, 3))};
+    expect_gradient("BatchNormalization", d, 5, NULL, with_opset(&o, 7, &spatial0, 1), 5);
+    d[0] = fdesc(3, SHAPE(3, 2, 2));
+    d[1] = d[2] = d[3] = d[4] = fdesc(1, SHAPE(2));
+    expect_gradient("BatchNormalization", d, 5, NULL, with_opset(&o, 9, NULL, 0), 5);
+}

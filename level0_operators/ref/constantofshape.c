@@ -1,0 +1,81 @@
+/* ConstantOfShape (ONNX opset 9, types widened in 20): a tensor of the shape
+ * given by the 1-d int64 input (known at create; an empty one gives a scalar)
+ * filled with the one element of the TENSOR attribute value, whose data type
+ * the output takes (default: a float32 0). No gradient.
+ * https://onnx.ai/onnx/operators/onnx__ConstantOfShape.html */
+#include "util.h"
+
+/* The fill value, as a double. */
+static d5_status fill_value(const d5_attrs *attrs, double *v, int32_t *dtype)
+{
+    *v = 0;
+    *dtype = D5_F32;
+    const d5_attr *a = d5_attrs_find(attrs, "value");
+    if (!a) return D5_OK;
+    const d5_tensor *t = a->tensor;
+    if (a->type != D5_ATTR_TENSOR || !t)
+        return d5_error(D5_ERR_INVALID, "ConstantOfShape: attribute 'value' must be a tensor");
+    d5_dtype dt = (d5_dtype)t->desc.dtype;
+    if (dt == D5_F16 || dt == D5_BF16 || d5_dtype_size(dt) == 0)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "ConstantOfShape (ref): attribute 'value' has data type %s; the ref "
+                        "backend handles float32, float64, integers and bool",
+                        d5_dtype_name(dt));
+    if (d5_tensor_desc_numel(&t->desc) != 1 || !t->data)
+        return d5_error(D5_ERR_INVALID,
+                        "ConstantOfShape: attribute 'value' has %lld elements, expected 1",
+                        (long long)d5_tensor_desc_numel(&t->desc));
+    const void *p = t->data;
+    switch (dt) {
+    case D5_F32: *v = *(const float *)p; break;
+    case D5_F64: *v = *(const double *)p; break;
+    case D5_I64: *v = (double)*(const int64_t *)p; break;
+    case D5_I32: *v = *(const int32_t *)p; break;
+    case D5_I16: *v = *(const int16_t *)p; break;
+    case D5_I8: *v = *(const int8_t *)p; break;
+    default: *v = *(const uint8_t *)p; break; /* U8, BOOL */
+    }
+    *dtype = dt;
+    return D5_OK;
+}
+
+static d5_status constantofshape_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    int64_t shape[D5_MAX_DIMS], n;
+    double v;
+    int32_t dtype;
+    d5_status s = d5__const_ints("ConstantOfShape", in, nin, 0, "input", shape, D5_MAX_DIMS, &n);
+    if (s == D5_OK) s = fill_value(attrs, &v, &dtype);
+    if (s != D5_OK) return s;
+    if (in[0].desc.ndim != 1)
+        return d5_error(D5_ERR_INVALID, "ConstantOfShape: input 0 (input) must be 1-d, got %d-d",
+                        (int)in[0].desc.ndim);
+    for (int64_t i = 0; i < n; i++)
+        if (shape[i] < 0)
+            return d5_error(D5_ERR_INVALID, "ConstantOfShape: input[%lld] is %lld, expected >= 0",
+                            (long long)i, (long long)shape[i]);
+    double *st = d5_alloc(sizeof *st, "ConstantOfShape");
+    if (!st) return D5_ERR_NOMEM;
+    *st = v;
+    *state = st;
+    out[0].dtype = dtype;
+    out[0].ndim = (int32_t)n;
+    for (int64_t i = 0; i < n; i++) out[0].shape[i] = shape[i];
+    return D5_OK;
+}
+
+static d5_status constantofshape_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
+                                         int32_t nout)
+{
+    (void)in;
+    (void)nin;
+    (void)nout;
+    double v = *(const double *)state;
+    for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = v;
+    return D5_OK;
+}
+
+D5_REF_OPERATOR_NO_BACKWARD(ConstantOfShape, 1, 1, 1, 1, constantofshape_create,
+                            constantofshape_forward, NULL, NULL);

@@ -1,0 +1,14 @@
+/* Greater (ONNX opset 13): C = (A > B) element-wise with numpy broadcasting; A
+ * and B share one numeric data type, C is bool. No gradient. A NaN compares
+ * false.
+ * https://onnx.ai/onnx/operators/onnx__Greater.html */
+#include "binary.h"
+
+static double greater(double a, double b)
+{
+    return a > b;
+}
+
+static const d5_binary_fn greater_fn = {"Greater", greater, NULL, NULL};
+
+D5_COMPARE_OPERATOR(Greater, greater_fn, 0);

@@ -1,0 +1,396 @@
+/* Resize (ONNX opsets 11 to 19, read with opset 13's optional inputs): inputs
+ * X, roi (optional), scales (optional) and sizes (optional); exactly one of
+ * scales and sizes gives the output shape and must be known at create. Along
+ * each axis d, from scales: out = floor(in * scale); from sizes: out = size and
+ * scale = out / in. The attribute axes (opset 18) lists the axes that scales or
+ * sizes cover; the others keep their size.
+ *
+ * Output coordinate x reads the input coordinate x_original given by
+ * coordinate_transformation_mode, with length = in * scale (= out for sizes):
+ *   half_pixel (default):  (x + 0.5) / scale - 0.5
+ *   pytorch_half_pixel:    length > 1 ? (x + 0.5) / scale - 0.5 : 0
+ *   align_corners:         length == 1 ? 0 : x * (in - 1) / (length - 1)
+ *   asymmetric:            x / scale
+ *   tf_half_pixel_for_nn:  (x + 0.5) / scale
+ * mode "nearest" (default) takes the input element at x_original rounded by
+ * nearest_mode: round_prefer_floor (default; halves go down),
+ * round_prefer_ceil (halves go up), floor or ceil. mode "linear" blends the
+ * two input elements around x_original, axis by axis (N-d multilinear). Input
+ * positions outside [0, in - 1] are clamped to the edge, as the ONNX reference
+ * implementation does.
+ *
+ * Unsupported, with D5_ERR_UNSUPPORTED naming the attribute and value: mode
+ * cubic, coordinate_transformation_mode tf_crop_and_resize and
+ * half_pixel_symmetric, antialias=1, exclude_outside=1 and
+ * keep_aspect_ratio_policy other than stretch; opsets before 11 (inputs X and
+ * scales only). The gradient with respect to X is the adjoint of the forward
+ * map: each output gradient is scattered back with the forward weights.
+ * https://onnx.ai/onnx/operators/onnx__Resize.html */
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The attribute through which a network passes its opset version
+ * (D5_ATTR_OPSET in d5/network.h). */
+#define OPSET_ATTR "__opset"
+
+typedef enum { NEAREST, LINEAR } resize_mode;
+typedef enum {
+    HALF_PIXEL,
+    PYTORCH_HALF_PIXEL,
+    ALIGN_CORNERS,
+    ASYMMETRIC,
+    TF_HALF_PIXEL_FOR_NN
+} coord_mode;
+typedef enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL } nearest_mode;
+
+typedef struct resize {
+    int32_t ndim;
+    int64_t in[D5_MAX_DIMS], out[D5_MAX_DIMS], stride[D5_MAX_DIMS];
+    int taps[D5_MAX_DIMS]; /* input elements read along each axis: 1 or 2 */
+    /* Along axis d, output coordinate x reads the input elements idx[d][2x]
+     * and idx[d][2x + 1] with weights w[d][2x] and w[d][2x + 1]. */
+    int64_t *idx[D5_MAX_DIMS];
+    double *w[D5_MAX_DIMS];
+    int64_t out_numel;
+    void *tables; /* one block holding every idx and w */
+} resize;
+
+static void resize_destroy(void *state)
+{
+    resize *r = state;
+    if (!r) return;
+    d5_free(r->tables);
+    d5_free(r);
+}
+
+/* Looks `value` up in names[0..n-1]; -1 when absent. */
+static int pick(const char *value, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0) return i;
+    return -1;
+}
+
+static const char *const mode_names[] = {"nearest", "linear"};
+static const char *const coord_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                          "asymmetric", "tf_half_pixel_for_nn"};
+static const char *const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil"};
+
+/* The string-valued attributes, each checked against what is supported. */
+typedef struct resize_attrs {
+    resize_mode mode;
+    coord_mode coord;
+    nearest_mode nearest;
+} resize_attrs;
+
+static d5_status read_choice(const d5_attrs *attrs, const char *name, const char *def,
+                             const char *const *names, int n, const char *const *unsupported,
+                             int nunsupported, int *out)
+{
+    const char *v;
+    d5_status s = d5_attrs_string(attrs, name, def, &v);
+    if (s != D5_OK) return s;
+    *out = pick(v, names, n);
+    if (*out >= 0) return D5_OK;
+    if (pick(v, unsupported, nunsupported) >= 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "Resize: %s '%s' is not supported (ref backend)", name,
+                        v);
+    return d5_error(D5_ERR_INVALID, "Resize: %s is '%s', not a value ONNX defines", name, v);
+}
+
+static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
+{
+    static const char *const cubic[] = {"cubic"};
+    static const char *const coords[] = {"tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char *const policies[] = {"not_larger", "not_smaller"};
+    int mode, coord, nearest, policy;
+    int64_t opset, antialias, exclude_outside;
+    d5_status s = d5_attrs_int(attrs, OPSET_ATTR, 19, &opset);
+    if (s == D5_OK && opset < 11)
+        s = d5_error(D5_ERR_UNSUPPORTED,
+                     "Resize: opset %lld is not supported (the inputs X, roi, scales, sizes of "
+                     "opset 11 and later are)",
+                     (long long)opset);
+    if (s == D5_OK) s = read_choice(attrs, "mode", "nearest", mode_names, 2, cubic, 1, &mode);
+    if (s == D5_OK)
+        s = read_choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_names, 5,
+                        coords, 2, &coord);
+    if (s == D5_OK)
+        s = read_choice(attrs, "nearest_mode", "round_prefer_floor", nearest_names, 4, NULL, 0,
+                        &nearest);
+    static const char *const stretch[] = {"stretch"};
+    if (s == D5_OK)
+        s = read_choice(attrs, "keep_aspect_ratio_policy", "stretch", stretch, 1, policies, 2,
+                        &policy);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "antialias", 0, &antialias);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "exclude_outside", 0, &exclude_outside);
+    if (s != D5_OK) return s;
+    if (antialias != 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "Resize: antialias=%lld is not supported (ref backend)",
+                        (long long)antialias);
+    if (exclude_outside != 0)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Resize: exclude_outside=%lld is not supported (ref backend)",
+                        (long long)exclude_outside);
+    a->mode = (resize_mode)mode;
+    a->coord = (coord_mode)coord;
+    a->nearest = (nearest_mode)nearest;
+    return D5_OK;
+}
+
+/* 1 when input i is given with at least one value (opset 11 passes an empty
+ * tensor for the unused one of scales and sizes). */
+static int nonempty(const d5_tensor *in, int32_t nin, int32_t i)
+{
+    return d5__has_input(in, nin, i) && d5_tensor_desc_numel(&in[i].desc) > 0;
+}
+
+/* Reads axes (default: all) and scales or sizes into per-axis scale[],
+ * length[] (in * scale, or the size) and out[]. */
+static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              double *scale, double *length, int64_t *out)
+{
+    const d5_tensor_desc *x = &in[0].desc;
+    int32_t rank = x->ndim, axes[D5_MAX_DIMS];
+    const int64_t *given_axes;
+    int64_t naxes;
+    d5_status s = d5_attrs_ints(attrs, "axes", &given_axes, &naxes);
+    if (s != D5_OK) return s;
+    if (!given_axes) naxes = rank;
+    if (naxes > rank)
+        return d5_error(D5_ERR_INVALID, "Resize: axes has %lld values for a %d-d X",
+                        (long long)naxes, (int)rank);
+    int seen[D5_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < naxes; k++) {
+        if (!given_axes) {
+            axes[k] = (int32_t)k;
+            continue;
+        }
+        s = d5__axis("Resize", given_axes[k], rank, &axes[k]);
+        if (s != D5_OK) return s;
+        if (seen[axes[k]]++)
+            return d5_error(D5_ERR_INVALID, "Resize: axes names axis %d twice", (int)axes[k]);
+    }
+    int has_scales = nonempty(in, nin, 2), has_sizes = nonempty(in, nin, 3);
+    if (has_scales == has_sizes)
+        return d5_error(D5_ERR_INVALID,
+                        "Resize: exactly one of scales (input 2) and sizes (input 3) must be "
+                        "given, %s",
+                        has_scales ? "both are" : "neither is");
+    double scales[D5_MAX_DIMS];
+    int64_t sizes[D5_MAX_DIMS], n;
+    if (has_scales)
+        s = d5__const_floats("Resize", in, nin, 2, "scales", scales, D5_MAX_DIMS, &n);
+    else
+        s = d5__const_ints("Resize", in, nin, 3, "sizes", sizes, D5_MAX_DIMS, &n);
+    if (s != D5_OK) return s;
+    if (n != naxes)
+        return d5_error(D5_ERR_INVALID, "Resize: %s has %lld values, expected %lld (%s)",
+                        has_scales ? "scales" : "sizes", (long long)n, (long long)naxes,
+                        given_axes ? "one per entry of axes" : "one per axis of X");
+    for (int32_t d = 0; d < rank; d++) {
+        scale[d] = 1;
+        length[d] = (double)x->shape[d];
+        out[d] = x->shape[d];
+    }
+    for (int64_t k = 0; k < naxes; k++) {
+        int32_t d = axes[k];
+        double in_d = (double)x->shape[d];
+        if (has_scales) {
+            if (!(scales[k] > 0) || !isfinite(scales[k]))
+                return d5_error(D5_ERR_INVALID, "Resize: scales[%lld] is %g, must be positive",
+                                (long long)k, scales[k]);
+            scale[d] = scales[k];
+            length[d] = in_d * scales[k];
+            out[d] = (int64_t)floor(length[d]);
+        } else {
+            if (sizes[k] < 0)
+                return d5_error(D5_ERR_INVALID, "Resize: sizes[%lld] is %lld, must be >= 0",
+                                (long long)k, (long long)sizes[k]);
+            out[d] = sizes[k];
+            length[d] = (double)sizes[k];
+            scale[d] = x->shape[d] > 0 ? (double)sizes[k] / in_d : 1;
+        }
+        if (out[d] > 0 && x->shape[d] == 0)
+            return d5_error(D5_ERR_SHAPE, "Resize: axis %d of X is empty but the output has %lld",
+                            (int)d, (long long)out[d]);
+    }
+    return D5_OK;
+}
+
+/* The input coordinate that output coordinate x reads along one axis. */
+static double original(coord_mode m, double x, double scale, double in, double length)
+{
+    switch (m) {
+    case PYTORCH_HALF_PIXEL: return length > 1 ? (x + 0.5) / scale - 0.5 : 0;
+    case ALIGN_CORNERS: return length == 1 ? 0 : x * (in - 1) / (length - 1);
+    case ASYMMETRIC: return x / scale;
+    case TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case HALF_PIXEL:
+    default: return (x + 0.5) / scale - 0.5;
+    }
+}
+
+static double round_nearest(nearest_mode m, double v)
+{
+    switch (m) {
+    case ROUND_PREFER_CEIL: return floor(v + 0.5);
+    case FLOOR: return floor(v);
+    case CEIL: return ceil(v);
+    case ROUND_PREFER_FLOOR:
+    default: return ceil(v - 0.5);
+    }
+}
+
+static int64_t clamp(double v, int64_t n)
+{
+    return v < 0 ? 0 : v > (double)(n - 1) ? n - 1 : (int64_t)v;
+}
+
+/* Fills the per-axis tables of indices and weights. */
+static void fill_tables(resize *r, const resize_attrs *a, const double *scale, const double *length)
+{
+    for (int32_t d = 0; d < r->ndim; d++) {
+        r->taps[d] = 1;
+        for (int64_t x = 0; x < r->out[d]; x++) {
+            double v = original(a->coord, (double)x, scale[d], (double)r->in[d], length[d]);
+            int64_t *idx = r->idx[d] + 2 * x;
+            double *w = r->w[d] + 2 * x;
+            if (a->mode == NEAREST) {
+                idx[0] = idx[1] = clamp(round_nearest(a->nearest, v), r->in[d]);
+                w[0] = 1;
+                w[1] = 0;
+                continue;
+            }
+            double lo = floor(v);
+            idx[0] = clamp(lo, r->in[d]);
+            idx[1] = clamp(lo + 1, r->in[d]);
+            w[1] = v - lo;
+            w[0] = 1 - w[1];
+            if (w[1] != 0) r->taps[d] = 2;
+        }
+    }
+}
+
+static d5_status resize_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                               d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    resize_attrs a;
+    memset(&a, 0, sizeof a);
+    double scale[D5_MAX_DIMS], length[D5_MAX_DIMS];
+    int64_t shape[D5_MAX_DIMS];
+    d5_status s = d5__need_float("Resize", in, nin, 0);
+    if (s == D5_OK) s = read_attrs(attrs, &a);
+    if (s == D5_OK) s = output_shape(in, nin, attrs, scale, length, shape);
+    if (s != D5_OK) return s;
+    resize *r = d5_calloc(1, sizeof *r, "Resize");
+    if (!r) return D5_ERR_NOMEM;
+    r->ndim = in[0].desc.ndim;
+    r->out_numel = 1;
+    int64_t entries = 0;
+    for (int32_t d = 0; d < r->ndim; d++) {
+        r->in[d] = in[0].desc.shape[d];
+        r->out[d] = shape[d];
+        r->out_numel *= shape[d];
+        entries += 2 * shape[d];
+    }
+    d5__strides(&in[0].desc, r->stride);
+    size_t bytes = (size_t)(entries ? entries : 1) * (sizeof(int64_t) + sizeof(double));
+    r->tables = d5_alloc(bytes, "Resize tables");
+    if (!r->tables) {
+        resize_destroy(r);
+        return D5_ERR_NOMEM;
+    }
+    int64_t *idx = r->tables;
+    double *w = (double *)(idx + entries);
+    for (int32_t d = 0; d < r->ndim; d++) {
+        r->idx[d] = idx;
+        r->w[d] = w;
+        idx += 2 * shape[d];
+        w += 2 * shape[d];
+    }
+    fill_tables(r, &a, scale, length);
+    out[0] = in[0].desc;
+    for (int32_t d = 0; d < r->ndim; d++) out[0].shape[d] = shape[d];
+    *state = r;
+    return D5_OK;
+}
+
+/* Visits the input elements that output element o reads: y[o] = sum over the
+ * visited (index, weight) of weight * x[index]. Forward gathers (dst[o] =
+ * ...); the adjoint scatters (dst[index] += weight * src[o]). */
+static void apply(const resize *r, const double *src, double *dst, int adjoint)
+{
+    int64_t coord[D5_MAX_DIMS];
+    int tap[D5_MAX_DIMS];
+    for (int64_t o = 0; o < r->out_numel; o++) {
+        int64_t rest = o;
+        for (int32_t d = r->ndim - 1; d >= 0; d--) {
+            coord[d] = rest % r->out[d];
+            rest /= r->out[d];
+            tap[d] = 0;
+        }
+        double acc = 0;
+        for (;;) {
+            double weight = 1;
+            int64_t at = 0;
+            for (int32_t d = 0; d < r->ndim; d++) {
+                weight *= r->w[d][2 * coord[d] + tap[d]];
+                at += r->idx[d][2 * coord[d] + tap[d]] * r->stride[d];
+            }
+            if (weight != 0) {
+                if (adjoint)
+                    dst[at] += weight * src[o];
+                else
+                    acc += weight * src[at];
+            }
+            /* The next combination of taps, last axis fastest. */
+            int32_t d = r->ndim - 1;
+            while (d >= 0 && ++tap[d] == r->taps[d]) tap[d--] = 0;
+            if (d < 0) break;
+        }
+        if (!adjoint) dst[o] = acc;
+    }
+}
+
+static d5_status resize_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    apply(state, in[0].data, out[0].data, 0);
+    return D5_OK;
+}
+
+/* Only X has a gradient: roi, scales and sizes do not change the result
+ * smoothly (their gradients stay zero). */
+static d5_status resize_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)nout;
+    (void)in;
+    (void)nin;
+    (void)out;
+    if (gin[0].data) apply(state, gout[0].data, gin[0].data, 1);
+    return D5_OK;
+}
+
+/* A multiply-add per input element read. */
+static double resize_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                           const d5_tensor_desc *out, int32_t nout)
+{
+    (void)in;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    const resize *r = state;
+    double reads = 1;
+    for (int32_t d = 0; d < r->ndim; d++) reads *= r->taps[d];
+    return 2 * reads * (double)r->out_numel;
+}
+
+D5_REF_OPERATOR(Resize, 1, 4, 1, 1, resize_create, resize_forward, resize_backward, resize_destroy,
+                resize_flops);
