@@ -14,7 +14,8 @@ int d5__cuda_backend_check(char *why, size_t why_size); /* cuda/ or below */
 #if !D5_HAVE_CUDA
 int d5__cuda_backend_check(char *why, size_t why_size)
 {
-    snprintf(why, why_size, "d5 was built without the CUDA toolkit");
+    snprintf(why, why_size,
+             "d5 was built without the cuda backend (it needs the CUDA toolkit and cuDNN)");
     return 0;
 }
 #endif

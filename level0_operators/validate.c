@@ -1,5 +1,6 @@
 /* Forward and gradient checks of operators. */
 #include "d5/validate.h"
+#include "device.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +107,88 @@ static d5_status tset_alloc(tset *s, const d5_tensor_desc *d, int32_t n)
     return D5_OK;
 }
 
+/* ---- Operators on device memory (D5_OP_CUDA) ----
+ * The checks keep every tensor in host memory. An operator that works on
+ * device memory runs on device copies: the tensors it reads are uploaded
+ * before each call and the ones it writes are downloaded after it. */
+
+static int on_device(const d5_op *op)
+{
+    return (d5_op_desc_of(op)->flags & D5_OP_CUDA) != 0;
+}
+
+static void dset_free(tset *d)
+{
+    for (int32_t i = 0; d->t && i < d->n; i++) d5__cuda_tensor_free(&d->t[i]);
+    d5_free(d->t);
+    d->t = NULL;
+}
+
+/* Device tensors for every host tensor that has data, with its contents when
+ * `copy`, zeroed otherwise; tensors without data stay without. */
+static d5_status dset_make(const tset *h, tset *d, int copy)
+{
+    d->n = h->n;
+    d->t = d5_calloc((size_t)h->n + 1, sizeof *d->t, "device tensors");
+    if (!d->t) return D5_ERR_NOMEM;
+    for (int32_t i = 0; i < h->n; i++) {
+        d5_status s = D5_OK;
+        if (!h->t[i].data)
+            d->t[i].desc = h->t[i].desc;
+        else if (copy)
+            s = d5__cuda_tensor_upload(&h->t[i], &d->t[i]);
+        else
+            s = d5__cuda_tensor_alloc(&h->t[i].desc, &d->t[i]);
+        if (s != D5_OK) {
+            dset_free(d);
+            return s;
+        }
+    }
+    return D5_OK;
+}
+
+static d5_status dset_fetch(const tset *d, tset *h)
+{
+    for (int32_t i = 0; i < h->n; i++)
+        if (h->t[i].data && d->t[i].data) {
+            d5_status s = d5__cuda_tensor_download(&d->t[i], &h->t[i]);
+            if (s != D5_OK) return s;
+        }
+    return D5_OK;
+}
+
+/* d5_op_forward on host tensors, through device copies where needed. */
+static d5_status op_forward(d5_op *op, tset *x, tset *y)
+{
+    if (!on_device(op)) return d5_op_forward(op, x->t, y->t);
+    tset dx = {0}, dy = {0};
+    d5_status s = dset_make(x, &dx, 1);
+    if (s == D5_OK) s = dset_make(y, &dy, 0);
+    if (s == D5_OK) s = d5_op_forward(op, dx.t, dy.t);
+    if (s == D5_OK) s = dset_fetch(&dy, y);
+    dset_free(&dx);
+    dset_free(&dy);
+    return s;
+}
+
+/* d5_op_backward likewise; only the input gradients come back. */
+static d5_status op_backward(d5_op *op, tset *w, tset *x, tset *y, tset *gx)
+{
+    if (!on_device(op)) return d5_op_backward(op, w->t, x->t, y->t, gx->t);
+    tset dw = {0}, dx = {0}, dy = {0}, dgx = {0};
+    d5_status s = dset_make(w, &dw, 1);
+    if (s == D5_OK) s = dset_make(x, &dx, 1);
+    if (s == D5_OK) s = dset_make(y, &dy, 1);
+    if (s == D5_OK) s = dset_make(gx, &dgx, 0);
+    if (s == D5_OK) s = d5_op_backward(op, dw.t, dx.t, dy.t, dgx.t);
+    if (s == D5_OK) s = dset_fetch(&dgx, gx);
+    dset_free(&dw);
+    dset_free(&dx);
+    dset_free(&dy);
+    dset_free(&dgx);
+    return s;
+}
+
 /* The inputs as create sees them: integer inputs (shapes, axes, indices) with
  * their values, floating-point ones as descriptors only. */
 static d5_status create_on(const d5_op_desc *desc, const tset *x, const d5_attrs *attrs,
@@ -188,8 +271,8 @@ d5_status d5_validate_forward(const d5_op_desc *cand, const d5_op_desc *ref,
     }
     s = tset_alloc(&ya, oa, nout);
     if (s == D5_OK) s = tset_alloc(&yb, ob, nout);
-    if (s == D5_OK) s = d5_op_forward(a, x.t, ya.t);
-    if (s == D5_OK) s = d5_op_forward(b, x.t, yb.t);
+    if (s == D5_OK) s = op_forward(a, &x, &ya);
+    if (s == D5_OK) s = op_forward(b, &x, &yb);
     d5_forward_check r;
     memset(&r, 0, sizeof r);
     r.noutputs = nout;
@@ -226,7 +309,7 @@ d5_status d5_validate_forward(const d5_op_desc *cand, const d5_op_desc *ref,
 /* L = sum_k <w_k, y_k> after one forward call. */
 static d5_status loss(d5_op *op, tset *x, tset *y, const tset *w, double *l)
 {
-    d5_status s = d5_op_forward(op, x->t, y->t);
+    d5_status s = op_forward(op, x, y);
     if (s != D5_OK) return s;
     double sum = 0;
     for (int32_t k = 0; k < y->n; k++) {
@@ -287,7 +370,7 @@ d5_status d5_validate_gradient(const d5_op_desc *desc, const d5_tensor_desc *in0
         if (is_float(in[i].dtype) && (p.wrt == 0 || (p.wrt >> i) & 1)) wrt |= 1u << i;
     for (int32_t i = 0; s == D5_OK && i < nin; i++)
         if (!((wrt >> i) & 1) && gx.t[i].data) d5_tensor_free(&gx.t[i]);
-    if (s == D5_OK) s = d5_op_backward(op, w.t, x.t, y.t, gx.t);
+    if (s == D5_OK) s = op_backward(op, &w, &x, &y, &gx);
 
     d5_gradient_check r;
     memset(&r, 0, sizeof r);
@@ -356,8 +439,8 @@ static d5_status run_backward(const d5_op_desc *desc, tset *x, const d5_attrs *a
             d5_tensor_fill_uniform(&w.t[k], wrng, -1, 1);
         else
             d5_tensor_free(&w.t[k]);
-    if (s == D5_OK) s = d5_op_forward(op, x->t, y.t);
-    if (s == D5_OK) s = d5_op_backward(op, w.t, x->t, y.t, gx->t);
+    if (s == D5_OK) s = op_forward(op, x, &y);
+    if (s == D5_OK) s = op_backward(op, &w, x, &y, gx);
     tset_free(&y);
     tset_free(&w);
     d5_op_free(op);

@@ -1,0 +1,79 @@
+/* The cuda backend's plumbing: status conversion for the CUDA runtime, cuBLAS
+ * and cuDNN, library handles owned by each operator instance, device buffers,
+ * and the checks every operator makes on its tensors. Only files in cuda/
+ * include the CUDA headers.
+ *
+ * Every operator of the backend works on device memory (its table has the
+ * D5_OP_CUDA flag): each tensor it is given must have device D5_DEVICE_CUDA.
+ * Work is queued on the default stream and forward/backward return without
+ * waiting for it; a caller reads results with a synchronous copy or after
+ * cudaDeviceSynchronize (see device.h). Handles are per instance, so two
+ * instances may run on two threads. */
+#ifndef D5_CUDA_UTIL_H
+#define D5_CUDA_UTIL_H
+
+#include "d5/operator.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+/* Converts a status to a d5_status; D5_OK on success. The message names the
+ * operator and the call ("Conv (cuda): cudnnConvolutionForward: ..."). The
+ * CUDA runtime's no-device errors give D5_ERR_NODEVICE, allocation failures
+ * D5_ERR_NOMEM, cuDNN's NOT_SUPPORTED family D5_ERR_UNSUPPORTED (so that a
+ * caller falls back to another backend), anything else D5_ERR_BACKEND. */
+d5_status d5__cuda_check(cudaError_t e, const char *op, const char *what);
+d5_status d5__cublas_check(cublasStatus_t st, const char *op, const char *what);
+d5_status d5__cudnn_check(cudnnStatus_t st, const char *op, const char *what);
+
+/* D5_ERR_NODEVICE naming the operator when no CUDA device answers. */
+d5_status d5__cuda_need_device(const char *op);
+/* Library handles on the default stream; checked for a device first. Free
+ * with d5__cublas_free / d5__cudnn_free (NULL is a no-op). */
+d5_status d5__cublas_create(cublasHandle_t *h, const char *op);
+void d5__cublas_free(cublasHandle_t h);
+d5_status d5__cudnn_create(cudnnHandle_t *h, const char *op);
+void d5__cudnn_free(cudnnHandle_t h);
+
+/* Device memory of `bytes` (at least one float, so that an empty buffer is
+ * not NULL). d5__cuda_free(NULL) is a no-op. */
+d5_status d5__cuda_malloc(void **p, size_t bytes, const char *op, const char *what);
+void d5__cuda_free(void *p);
+/* `n` floats of value `v` in new device memory. */
+d5_status d5__cuda_fill(float **p, int64_t n, float v, const char *op, const char *what);
+
+/* Input i is present and float32; D5_ERR_UNSUPPORTED names the dtype
+ * otherwise ("the cuda backend runs float32 only"). */
+d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
+/* Every tensor of t[0..n-1] that has data lives on a CUDA device;
+ * D5_ERR_INVALID names the operator and the tensor otherwise. */
+d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n);
+/* v fits the int of the CUDA libraries' interfaces; D5_ERR_UNSUPPORTED
+ * naming `what` otherwise. */
+d5_status d5__cuda_int(int64_t v, const char *op, const char *what, int *out);
+
+/* C (m x n) = alpha op(A) op(B) + beta C on row-major device matrices with
+ * leading dimensions in elements (ta, tb: op transposes), as cuBLAS's
+ * column-major sgemm of the transposed problem C^T = op(B)^T op(A)^T. Does
+ * nothing when m or n is 0. Every size must fit an int (D5_ERR_UNSUPPORTED). */
+d5_status d5__cuda_sgemm(cublasHandle_t h, const char *op, int ta, int tb, int64_t m, int64_t n,
+                         int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                         int64_t ldb, float beta, float *c, int64_t ldc);
+/* The same on `batch` problems whose matrices lie at fixed strides (elements;
+ * a stride of 0 repeats one matrix of A or B), with cublasSgemmStridedBatched. */
+d5_status d5__cuda_sgemm_batched(cublasHandle_t h, const char *op, int ta, int tb, int64_t m,
+                                 int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                                 int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b,
+                                 float beta, float *c, int64_t ldc, int64_t stride_c,
+                                 int64_t batch);
+
+/* A packed float32 cuDNN tensor descriptor of the given shape; ranks below 4
+ * get trailing 1s (cuDNN's descriptors take 4 to 8 dimensions). At most
+ * INT32_MAX elements. Free with cudnnDestroyTensorDescriptor (NULL-safe through
+ * d5__cudnn_tensor_free). */
+d5_status d5__cudnn_tensor(cudnnTensorDescriptor_t *d, int32_t ndim, const int64_t *shape,
+                           const char *op);
+void d5__cudnn_tensor_free(cudnnTensorDescriptor_t d);
+
+#endif

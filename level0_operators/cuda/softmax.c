@@ -1,0 +1,142 @@
+/* Softmax and LogSoftmax (ONNX opset 13) on cuDNN (cudnnSoftmaxForward and
+ * cudnnSoftmaxBackward), float32, device memory: along the one axis given by
+ * the attribute axis (default -1; negative counts from the back).
+ * https://onnx.ai/onnx/operators/onnx__Softmax.html
+ * https://onnx.ai/onnx/operators/onnx__LogSoftmax.html
+ *
+ * The tensor is seen as [outer, n, inner] around the axis by the ref
+ * operators' d5__axis_view_create (which also gives the 2-d coercion of the
+ * opsets before 13 when a network passes an older opset) and described to
+ * cuDNN as N = outer, C = n, H = inner, W = 1, so that
+ * CUDNN_SOFTMAX_MODE_CHANNEL normalises over the axis at every (outer, inner)
+ * position. Softmax uses CUDNN_SOFTMAX_ACCURATE (the maximum is
+ * subtracted first), LogSoftmax CUDNN_SOFTMAX_LOG. The backward reads Y and
+ * dY: Softmax dX = Y (dY - sum(dY Y)), LogSoftmax dX = dY - exp(Y) sum(dY). */
+#include "../ref/util.h"
+#include "cuda_util.h"
+
+typedef struct csoftmax {
+    const char *name;
+    cudnnSoftmaxAlgorithm_t algo;
+    cudnnHandle_t h;
+    cudnnTensorDescriptor_t t; /* X, Y and their gradients alike */
+    int64_t numel;
+} csoftmax;
+
+static void destroy(void *state)
+{
+    csoftmax *c = state;
+    if (!c) return;
+    d5__cudnn_tensor_free(c->t);
+    d5__cudnn_free(c->h);
+    d5_free(c);
+}
+
+static d5_status softmax_create(const char *name, cudnnSoftmaxAlgorithm_t algo, const d5_tensor *in,
+                                int32_t nin, const d5_attrs *attrs, d5_tensor_desc *out,
+                                void **state)
+{
+    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
+    void *view = NULL;
+    if (s == D5_OK) s = d5__axis_view_create(name, in, nin, attrs, out, &view);
+    if (s != D5_OK) return s;
+    d5_axis_view v = *(const d5_axis_view *)view;
+    d5_free(view);
+    csoftmax *c = d5_calloc(1, sizeof *c, name);
+    if (!c) return D5_ERR_NOMEM;
+    c->name = name;
+    c->algo = algo;
+    c->numel = v.outer * v.n * v.inner;
+    const int64_t shape[4] = {v.outer, v.n, v.inner, 1};
+    s = d5__cudnn_create(&c->h, name);
+    if (s == D5_OK) s = d5__cudnn_tensor(&c->t, 4, shape, name);
+    if (s != D5_OK) {
+        destroy(c);
+        return s;
+    }
+    *state = c;
+    return D5_OK;
+}
+
+static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                         int32_t nout)
+{
+    const csoftmax *c = state;
+    const float one = 1.0f, zero = 0.0f;
+    d5_status s = d5__cuda_on_device(c->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(c->name, "output", out, nout);
+    if (s == D5_OK)
+        s = d5__cudnn_check(cudnnSoftmaxForward(c->h, c->algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                                c->t, in[0].data, &zero, c->t, out[0].data),
+                            c->name, "cudnnSoftmaxForward");
+    return s;
+}
+
+static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+{
+    const csoftmax *c = state;
+    const float one = 1.0f, zero = 0.0f;
+    d5_status s = d5__cuda_on_device(c->name, "output gradient", gout, nout);
+    if (s == D5_OK) s = d5__cuda_on_device(c->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(c->name, "output", out, nout);
+    if (s == D5_OK) s = d5__cuda_on_device(c->name, "input gradient", gin, nin);
+    if (s != D5_OK || !gin[0].data) return s;
+    if (!gout[0].data) /* no gradient flows in */
+        return d5__cuda_check(cudaMemsetAsync(gin[0].data, 0, (size_t)c->numel * sizeof(float), 0),
+                              c->name, "cudaMemsetAsync");
+    return d5__cudnn_check(cudnnSoftmaxBackward(c->h, c->algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                                c->t, out[0].data, c->t, gout[0].data, &zero, c->t,
+                                                gin[0].data),
+                           c->name, "cudnnSoftmaxBackward");
+}
+
+/* max, subtract, exp, sum and divide: five operations per element. */
+static void cost(void *state, double *flops, double *bytes)
+{
+    const csoftmax *c = state;
+    *flops = 5.0 * (double)c->numel;
+    *bytes = 8.0 * (double)c->numel;
+}
+
+static d5_status create_softmax(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, in, nin, attrs, out, state);
+}
+
+static d5_status create_logsoftmax(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                   d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, in, nin, attrs, out, state);
+}
+
+const d5_op_desc d5__op_cuda_Softmax = {D5_OP_ABI_VERSION,
+                                        D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                        "Softmax",
+                                        "cuda",
+                                        1,
+                                        1,
+                                        1,
+                                        1,
+                                        create_softmax,
+                                        forward,
+                                        backward,
+                                        destroy,
+                                        cost};
+
+const d5_op_desc d5__op_cuda_LogSoftmax = {D5_OP_ABI_VERSION,
+                                           D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                           "LogSoftmax",
+                                           "cuda",
+                                           1,
+                                           1,
+                                           1,
+                                           1,
+                                           create_logsoftmax,
+                                           forward,
+                                           backward,
+                                           destroy,
+                                           cost};

@@ -1,0 +1,40 @@
+/* Device memory without the cuda backend: see device.h. */
+#include "device.h"
+
+static d5_status none(void)
+{
+    return d5_error(D5_ERR_UNSUPPORTED,
+                    "device memory: d5 was built without the cuda backend (it needs the CUDA "
+                    "toolkit and cuDNN)");
+}
+
+d5_status d5__cuda_tensor_alloc(const d5_tensor_desc *d, d5_tensor *dev)
+{
+    (void)d;
+    (void)dev;
+    return none();
+}
+
+d5_status d5__cuda_tensor_upload(const d5_tensor *host, d5_tensor *dev)
+{
+    (void)host;
+    (void)dev;
+    return none();
+}
+
+d5_status d5__cuda_tensor_download(const d5_tensor *dev, d5_tensor *host)
+{
+    (void)dev;
+    (void)host;
+    return none();
+}
+
+void d5__cuda_tensor_free(d5_tensor *dev)
+{
+    (void)dev;
+}
+
+d5_status d5__cuda_sync(void)
+{
+    return none();
+}

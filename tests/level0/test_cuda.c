@@ -1,0 +1,333 @@
+/* The cuda backend. With a CUDA device, every operator is validated forward
+ * and backward against ref (the validator runs it on device copies of its
+ * inputs). Without one, the tests that need it are skipped with the reason,
+ * and the others check that the backend says so cleanly and that the
+ * refusals decided before any device call work. */
+#define _GNU_SOURCE
+#include "../../level0_operators/device.h"
+#include "op_support.h"
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+TestSuite(cuda, .timeout = 600);
+
+static void need_device(void)
+{
+    char why[256];
+    if (!d5_backend_available("cuda", why, sizeof why)) cr_skip_test("%s", why);
+}
+
+/* The table itself, found without the availability check of d5_op_find. */
+static const d5_op_desc *table(const char *name)
+{
+    for (size_t i = 0; i < d5_op_count(); i++) {
+        const d5_op_desc *d = d5_op_at(i);
+        if (strcmp(d->name, name) == 0 && strcmp(d->backend, "cuda") == 0) return d;
+    }
+    cr_assert_fail("no cuda table for %s", name);
+    return NULL;
+}
+
+static d5_tensor_desc f32(int32_t nd, const int64_t *shape)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, nd, shape, &d), D5_OK);
+    return d;
+}
+
+/* Forward and backward of the cuda operator against ref on random inputs. */
+static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_attrs *attrs)
+{
+    need_device();
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    cr_assert(cand->flags & D5_OP_CUDA);
+    d5_check_params p = d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK,
+                 "%s forward: %s", name, d5_last_error());
+    cr_assert(r.passed, "%s forward: linf %.3g > %.3g at %lld (got %g want %g)", name,
+              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
+    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK,
+                 "%s backward: %s", name, d5_last_error());
+    for (int32_t i = 0; i < nin; i++)
+        cr_assert(r.out[i].linf <= r.tol[i],
+                  "%s gradient of input %d: linf %.3g > %.3g at %lld (got %g want %g)", name, i,
+                  r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got, r.out[i].want);
+}
+
+/* ---- Without a device (these run everywhere) ---- */
+
+Test(cuda, without_a_device_find_says_no_cuda_device)
+{
+    char why[256];
+    if (d5_backend_available("cuda", why, sizeof why)) cr_skip_test("a CUDA device is present");
+    cr_assert(strstr(why, "no CUDA device"), "%s", why);
+    const d5_op_desc *d = NULL;
+    cr_assert_eq(d5_op_find("Conv", "cuda", &d), D5_ERR_NODEVICE);
+    cr_assert(strstr(d5_last_error(), "no CUDA device"), "%s", d5_last_error());
+    cr_assert(strstr(d5_last_error(), "Conv"), "%s", d5_last_error());
+    /* Creating from the table directly fails the same way, before any CUDA call. */
+    d5_tensor_desc in[2] = {f32(2, SHAPE(4, 3)), f32(2, SHAPE(3, 5))};
+    d5_op *op = NULL;
+    cr_assert_eq(d5_op_create_desc(table("Gemm"), in, 2, NULL, 0, &op), D5_ERR_NODEVICE);
+    cr_assert(strstr(d5_last_error(), "no CUDA device"), "%s", d5_last_error());
+    cr_assert_null(op);
+    d5_tensor t = tf32(1, SHAPE(3), VALS(1, 2, 3)), dev;
+    cr_assert_eq(d5__cuda_tensor_upload(&t, &dev), D5_ERR_NODEVICE);
+    d5_tensor_free(&t);
+}
+
+Test(cuda, every_operator_is_a_device_operator_with_backward)
+{
+    static const char *const names[] = {"Gemm",        "MatMul",  "Conv",      "MaxPool",
+                                        "AveragePool", "Relu",    "Sigmoid",   "Tanh",
+                                        "Elu",         "Softmax", "LogSoftmax"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const d5_op_desc *d = table(names[i]);
+        cr_assert_eq(d->flags & (D5_OP_CUDA | D5_OP_HAS_BACKWARD), D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                     "%s", names[i]);
+        cr_assert_not_null(d->backward, "%s", names[i]);
+    }
+}
+
+/* Refusals decided from shapes and attributes alone: D5_ERR_UNSUPPORTED, so
+ * that a caller falls back to another backend. */
+Test(cuda, unsupported_cases_are_declined_before_any_device_call)
+{
+    d5_op *op = NULL;
+    d5_tensor_desc f64[2];
+    cr_assert_eq(d5_tensor_desc_make(D5_F64, 2, SHAPE(4, 3), &f64[0]), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F64, 2, SHAPE(3, 5), &f64[1]), D5_OK);
+    cr_assert_eq(d5_op_create_desc(table("MatMul"), f64, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "float32"), "%s", d5_last_error());
+
+    d5_tensor_desc partial[2] = {f32(4, SHAPE(2, 3, 4, 5)), f32(3, SHAPE(3, 5, 6))};
+    cr_assert_eq(d5_op_create_desc(table("MatMul"), partial, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "strided"), "%s", d5_last_error());
+
+    d5_tensor_desc x[1] = {f32(4, SHAPE(1, 2, 7, 7))};
+    d5_attr ceil_items[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_int("ceil_mode", 1)};
+    d5_attrs ceil = {ceil_items, 2};
+    cr_assert_eq(d5_op_create_desc(table("MaxPool"), x, 1, &ceil, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "ceil_mode"), "%s", d5_last_error());
+    d5_attr dil_items[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2),
+                           attr_ints("dilations", SHAPE(2, 1), 2)};
+    d5_attrs dil = {dil_items, 2};
+    cr_assert_eq(d5_op_create_desc(table("AveragePool"), x, 1, &dil, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "dilation"), "%s", d5_last_error());
+    d5_attr k_items[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2)};
+    d5_attrs k = {k_items, 1};
+    cr_assert_eq(d5_op_create_desc(table("MaxPool"), x, 1, &k, 2, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "Indices"), "%s", d5_last_error());
+
+    d5_tensor_desc c4[2] = {f32(6, SHAPE(1, 1, 3, 3, 3, 3)), f32(6, SHAPE(1, 1, 2, 2, 2, 2))};
+    cr_assert_eq(d5_op_create_desc(table("Conv"), c4, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert_null(op);
+}
+
+/* `d5 test-operator --backend cuda`: a clean refusal without a device, a
+ * validated row with one. */
+Test(cuda, test_operator_command)
+{
+    char *out = NULL, *err = NULL, why[256];
+    if (!d5_backend_available("cuda", why, sizeof why)) {
+        int rc = RUN(&out, &err, "test-operator", "Gemm", "--backend", "cuda", "--no-peak");
+        cr_assert_eq(rc, 3, "exit %d: %s\n%s", rc, out, err);
+        cr_assert(strstr(err, "no CUDA device"), "%s", err);
+        free(out);
+        free(err);
+        rc = RUN(&out, &err, "test-operator", "Gemm", "--backend", "all", "--limit", "1",
+                 "--max-time", "0.02", "--no-peak");
+        cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+        cr_assert(strstr(err, "skipping cuda: "), "%s", err);
+        cr_assert(strstr(out, " blas "), "%s", out);
+    } else {
+        int rc = RUN(&out, &err, "test-operator", "Gemm", "--backend", "cuda", "--limit", "2",
+                     "--validate", "--gradient", "--max-time", "0.1", "--no-peak");
+        cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+        cr_assert(strstr(out, " cuda "), "%s", out);
+        cr_assert_null(strstr(out, "FAIL"), "%s", out);
+        cr_assert_null(strstr(out, "error"), "%s", out);
+    }
+    free(out);
+    free(err);
+}
+
+/* ---- With a device ---- */
+
+Test(cuda, device_tensors_round_trip_and_host_memory_is_refused)
+{
+    need_device();
+    d5_tensor h = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)), back = tf32(2, SHAPE(2, 3), NULL);
+    d5_tensor dev, y;
+    cr_assert_eq(d5__cuda_tensor_upload(&h, &dev), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(dev.device, D5_DEVICE_CUDA);
+    cr_assert_eq(d5__cuda_tensor_download(&dev, &back), D5_OK, "%s", d5_last_error());
+    expect_values(&back, VALS(1, 2, 3, 4, 5, 6), 6, 0);
+    /* Relu on the device, then on host memory (refused). */
+    const d5_op_desc *relu;
+    cr_assert_eq(d5_op_find("Relu", "cuda", &relu), D5_OK);
+    d5_op *op;
+    cr_assert_eq(d5_op_create_desc(relu, &h.desc, 1, NULL, 0, &op), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5__cuda_tensor_alloc(&h.desc, &y), D5_OK);
+    ((float *)h.data)[1] = -2;
+    d5__cuda_tensor_free(&dev);
+    cr_assert_eq(d5__cuda_tensor_upload(&h, &dev), D5_OK);
+    cr_assert_eq(d5_op_forward(op, &dev, &y), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5__cuda_tensor_download(&y, &back), D5_OK);
+    expect_values(&back, VALS(1, 0, 3, 4, 5, 6), 6, 0);
+    cr_assert_eq(d5_op_forward(op, &h, &back), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "host memory"), "%s", d5_last_error());
+    d5_op_free(op);
+    d5__cuda_tensor_free(&dev);
+    d5__cuda_tensor_free(&y);
+    d5_tensor_free(&h);
+    d5_tensor_free(&back);
+}
+
+Test(cuda, gemm_transposes_and_every_broadcast_of_c)
+{
+    d5_attr items[] = {attr_int("transA", 1), attr_int("transB", 1), attr_float("alpha", 0.5),
+                       attr_float("beta", -1.5)};
+    d5_attrs attrs = {items, 4};
+    const int64_t *cshapes[] = {SHAPE(5), SHAPE(1, 5), SHAPE(7, 1), SHAPE(7, 5), SHAPE(1)};
+    const int32_t cnd[] = {1, 2, 2, 2, 1};
+    for (int i = 0; i < 5; i++) {
+        d5_tensor_desc in[3] = {f32(2, SHAPE(9, 7)), f32(2, SHAPE(5, 9)), f32(cnd[i], cshapes[i])};
+        same_as_ref("Gemm", in, 3, &attrs);
+    }
+    d5_tensor_desc scalar_c[3] = {f32(2, SHAPE(7, 9)), f32(2, SHAPE(9, 5)), f32(0, NULL)};
+    same_as_ref("Gemm", scalar_c, 3, NULL);
+    d5_tensor_desc ab[2] = {f32(2, SHAPE(7, 9)), f32(2, SHAPE(9, 5))};
+    same_as_ref("Gemm", ab, 2, NULL);
+    d5_attr ta_items[] = {attr_int("transA", 1)};
+    d5_attrs ta = {ta_items, 1};
+    d5_tensor_desc at[2] = {f32(2, SHAPE(9, 7)), f32(2, SHAPE(9, 5))};
+    same_as_ref("Gemm", at, 2, &ta);
+}
+
+/* DeepBench's training GEMM M=1760, N=128, K=1760. */
+Test(cuda, gemm_deepbench_1760x128x1760)
+{
+    d5_tensor_desc in[2] = {f32(2, SHAPE(1760, 1760)), f32(2, SHAPE(1760, 128))};
+    same_as_ref("Gemm", in, 2, NULL);
+}
+
+Test(cuda, matmul_2d_batched_broadcast_and_1d)
+{
+    d5_tensor_desc two[2] = {f32(2, SHAPE(6, 4)), f32(2, SHAPE(4, 5))};
+    same_as_ref("MatMul", two, 2, NULL);
+    d5_tensor_desc both[2] = {f32(4, SHAPE(2, 3, 6, 4)), f32(4, SHAPE(2, 3, 4, 5))};
+    same_as_ref("MatMul", both, 2, NULL);
+    d5_tensor_desc batch_single[2] = {f32(3, SHAPE(3, 6, 4)), f32(2, SHAPE(4, 5))};
+    same_as_ref("MatMul", batch_single, 2, NULL);
+    d5_tensor_desc single_batch[2] = {f32(2, SHAPE(6, 4)), f32(3, SHAPE(3, 4, 5))};
+    same_as_ref("MatMul", single_batch, 2, NULL);
+    d5_tensor_desc ones[2] = {f32(4, SHAPE(1, 1, 6, 4)), f32(3, SHAPE(3, 4, 5))};
+    same_as_ref("MatMul", ones, 2, NULL);
+    d5_tensor_desc vec_a[2] = {f32(1, SHAPE(4)), f32(3, SHAPE(3, 4, 5))};
+    same_as_ref("MatMul", vec_a, 2, NULL);
+    d5_tensor_desc vec_b[2] = {f32(3, SHAPE(3, 6, 4)), f32(1, SHAPE(4))};
+    same_as_ref("MatMul", vec_b, 2, NULL);
+}
+
+Test(cuda, conv_3x3_bias_strides_dilations_groups)
+{
+    d5_attr pad_items[] = {attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
+    d5_attrs pad = {pad_items, 1};
+    d5_tensor_desc c3x3[3] = {f32(4, SHAPE(8, 16, 14, 14)), f32(4, SHAPE(32, 16, 3, 3)),
+                              f32(1, SHAPE(32))};
+    same_as_ref("Conv", c3x3, 3, &pad);
+    d5_attr items[] = {attr_ints("strides", SHAPE(2, 1), 2),
+                       attr_ints("pads", SHAPE(1, 0, 1, 0), 4),
+                       attr_ints("dilations", SHAPE(1, 2), 2)};
+    d5_attrs attrs = {items, 3};
+    d5_tensor_desc in[3] = {f32(4, SHAPE(2, 3, 9, 8)), f32(4, SHAPE(4, 3, 3, 2)), f32(1, SHAPE(4))};
+    same_as_ref("Conv", in, 3, &attrs);
+    same_as_ref("Conv", in, 2, &attrs);
+    d5_attr gi[] = {attr_int("group", 2), attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
+    d5_attrs ga = {gi, 2};
+    d5_tensor_desc g[2] = {f32(4, SHAPE(1, 4, 7, 7)), f32(4, SHAPE(6, 2, 3, 3))};
+    same_as_ref("Conv", g, 2, &ga);
+    d5_attr di[] = {attr_int("group", 3)};
+    d5_attrs da = {di, 1};
+    d5_tensor_desc dw[2] = {f32(4, SHAPE(2, 3, 6, 6)), f32(4, SHAPE(3, 1, 3, 3))};
+    same_as_ref("Conv", dw, 2, &da);
+}
+
+Test(cuda, conv_1d_3d_and_asymmetric_pads)
+{
+    d5_attr p1[] = {attr_ints("pads", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(2), 1)};
+    d5_attrs a1 = {p1, 2};
+    d5_tensor_desc c1[3] = {f32(3, SHAPE(2, 3, 11)), f32(3, SHAPE(5, 3, 4)), f32(1, SHAPE(5))};
+    same_as_ref("Conv", c1, 3, &a1);
+    d5_tensor_desc c3[2] = {f32(5, SHAPE(1, 2, 5, 4, 6)), f32(5, SHAPE(3, 2, 2, 3, 2))};
+    same_as_ref("Conv", c3, 2, NULL);
+    /* Stride 2 over 8 with pads (1, 0): the end pad adds no output position. */
+    d5_attr pa[] = {attr_ints("pads", SHAPE(1, 1, 0, 0), 4), attr_ints("strides", SHAPE(2, 2), 2)};
+    d5_attrs aa = {pa, 2};
+    d5_tensor_desc asym[2] = {f32(4, SHAPE(1, 2, 8, 8)), f32(4, SHAPE(3, 2, 3, 3))};
+    same_as_ref("Conv", asym, 2, &aa);
+}
+
+Test(cuda, maxpool_and_averagepool)
+{
+    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 3, 9, 8))};
+    d5_attr m1[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2),
+                    attr_ints("strides", SHAPE(2, 2), 2)};
+    d5_attrs a1 = {m1, 2};
+    same_as_ref("MaxPool", x, 1, &a1);
+    same_as_ref("AveragePool", x, 1, &a1);
+    d5_attr m2[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2),
+                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
+    d5_attrs a2 = {m2, 2};
+    same_as_ref("MaxPool", x, 1, &a2);
+    same_as_ref("AveragePool", x, 1, &a2);
+    d5_attr m3[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2),
+                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4), attr_int("count_include_pad", 1)};
+    d5_attrs a3 = {m3, 3};
+    same_as_ref("AveragePool", x, 1, &a3);
+    d5_tensor_desc x1[1] = {f32(3, SHAPE(2, 3, 10))};
+    d5_attr k1[] = {attr_ints("kernel_shape", SHAPE(3), 1), attr_ints("strides", SHAPE(2), 1)};
+    d5_attrs b1 = {k1, 2};
+    same_as_ref("MaxPool", x1, 1, &b1);
+    same_as_ref("AveragePool", x1, 1, &b1);
+    d5_tensor_desc x3[1] = {f32(5, SHAPE(1, 2, 4, 5, 6))};
+    d5_attr k3[] = {attr_ints("kernel_shape", SHAPE(2, 2, 2), 3)};
+    d5_attrs b3 = {k3, 1};
+    same_as_ref("MaxPool", x3, 1, &b3);
+    same_as_ref("AveragePool", x3, 1, &b3);
+}
+
+Test(cuda, activations)
+{
+    d5_tensor_desc x[1] = {f32(3, SHAPE(3, 4, 5))};
+    same_as_ref("Relu", x, 1, NULL);
+    same_as_ref("Sigmoid", x, 1, NULL);
+    same_as_ref("Tanh", x, 1, NULL);
+    same_as_ref("Elu", x, 1, NULL);
+    d5_attr alpha[] = {attr_float("alpha", 0.5)};
+    d5_attrs a = {alpha, 1};
+    same_as_ref("Elu", x, 1, &a);
+}
+
+Test(cuda, softmax_and_logsoftmax_on_every_axis)
+{
+    d5_tensor_desc x[1] = {f32(3, SHAPE(2, 5, 3))};
+    const int64_t axes[] = {0, 1, 2, -1};
+    for (int i = 0; i < 4; i++) {
+        d5_attr items[] = {attr_int("axis", axes[i])};
+        d5_attrs a = {items, 1};
+        same_as_ref("Softmax", x, 1, &a);
+        same_as_ref("LogSoftmax", x, 1, &a);
+    }
+    same_as_ref("Softmax", x, 1, NULL);
+}
