@@ -12,8 +12,11 @@ packages=(
   libjansson-dev zlib1g-dev libcriterion-dev
   # machine report and operators: OpenBLAS, oneDNN
   libopenblas-dev libdnnl-dev
+  # level 1: ONNX (protobuf-c with the system onnx.proto), the conformance
+  # suite, onnx.checker in the tests, clang's libFuzzer for the loader
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata clang libclang-rt-14-dev
   # reference scripts and benchmark peers run on Debian's own Python
-  python3
+  python3 python3-numpy python3-onnx
 )
 
 missing=()

@@ -3,7 +3,11 @@
 #define D5_D5_H
 
 #include "d5/core.h"
+#include "d5/executor.h"
 #include "d5/machine.h"
+#include "d5/models.h"
+#include "d5/network.h"
+#include "d5/onnx.h"
 #include "d5/operator.h"
 #include "d5/report.h"
 #include "d5/stats.h"

@@ -1,0 +1,190 @@
+/* d5 level 1: the graph executor, its events, and the FrameworkOverhead metric.
+ *
+ * An executor compiles a d5_network once: it infers shapes, evaluates the
+ * nodes whose inputs are all constant (Shape -> Gather -> Reshape chains),
+ * picks a backend for every remaining node, creates the operator instances,
+ * schedules them in topological order and plans one buffer arena in which
+ * values whose lifetimes do not overlap share memory. Runs then only feed,
+ * execute and fetch.
+ *
+ * Backends: a comma-separated preference list ("dnnl,blas,ref"): each node
+ * takes the first backend that has its operator and accepts its inputs and
+ * attributes (a backend's create may decline, e.g. float64 or an exotic
+ * padding); `ref` is always the last resort. "auto" measures every candidate of
+ * each node once at create and keeps the fastest. Custom operators come from
+ * libraries loaded with d5_op_library_open and take precedence for the
+ * operator names they export. Per-node overrides "NODE=BACKEND" win over both.
+ *
+ * The executor borrows the network: it must outlive the executor and not be
+ * changed while the executor lives (initializers are read in place). An
+ * executor is not thread safe.
+ */
+#ifndef D5_EXECUTOR_H
+#define D5_EXECUTOR_H
+
+#include "d5/network.h"
+#include "d5/stats.h"
+#include "d5/timer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct d5_executor d5_executor;
+
+/* ---- Events ---------------------------------------------------------------------- */
+
+typedef enum d5_event {
+    D5_EVENT_BEFORE_EXECUTOR = 0, /* start of d5_executor_inference(_and_backprop) */
+    D5_EVENT_AFTER_EXECUTOR,      /* its end */
+    D5_EVENT_BEFORE_NODE,         /* before a node's forward (or backward, see phase) */
+    D5_EVENT_AFTER_NODE,
+    D5_EVENT_AFTER_INFERENCE, /* all forward nodes ran */
+    D5_EVENT_AFTER_BACKPROP   /* all backward nodes ran */
+} d5_event;
+
+typedef enum d5_phase { D5_PHASE_FORWARD = 0, D5_PHASE_BACKWARD = 1 } d5_phase;
+
+typedef struct d5_event_info {
+    int32_t event; /* a d5_event */
+    int32_t phase; /* a d5_phase */
+    int32_t node;  /* index in the schedule (d5_executor_node_at); -1 for graph events */
+    const char *node_name, *op_type, *backend; /* NULL for graph events */
+} d5_event_info;
+
+/* A handler returns D5_OK to go on; any other status stops the run, which
+ * returns that status. */
+typedef d5_status (*d5_event_fn)(void *user, const d5_event_info *info);
+
+/* ---- Creation ------------------------------------------------------------------------ */
+
+typedef struct d5_executor_options {
+    const char *backend;       /* preference list or "auto"; NULL: "dnnl,blas,ref" */
+    const char *node_backends; /* "conv1=ref,fc1=blas" or NULL */
+    /* Custom operator libraries (borrowed; must outlive the executor). */
+    d5_op_library *const *libraries;
+    int32_t nlibraries;
+    /* Plan for d5_executor_inference_and_backprop: floating-point initializers
+     * become parameters with gradients, and forward values live until the
+     * backward pass has used them. */
+    int32_t backprop;
+    /* The scalar value whose gradient is seeded with 1 (backprop); NULL: the
+     * network's first output. */
+    const char *loss;
+    /* With backprop: also compute gradients of floating-point graph inputs
+     * (default 0: parameters only, as training needs). */
+    int32_t input_gradients;
+    /* Give every value its own memory so that d5_executor_fetch can read any
+     * intermediate after a run (validation, debugging); default 0: reuse. */
+    int32_t keep_values;
+    /* Graph inputs whose values are known at create (borrowed until the
+     * executor is freed): they become constants and are not fed, so operators
+     * whose output shapes depend on them compile. d5 onnx-test binds the
+     * integer inputs of a test this way. */
+    const char *const *const_names;
+    const d5_tensor *const_values;
+    int32_t nconst;
+    /* "auto" backend: measured repetitions per candidate (default 5). */
+    int32_t auto_reps;
+} d5_executor_options;
+
+D5_API d5_executor_options d5_executor_default_options(void);
+
+/* Compiles `net` (shapes must be inferable: bind symbolic dimensions first).
+ * Errors name the node, operator and backend at fault. */
+D5_API D5_NODISCARD d5_status d5_executor_create(const d5_network *net,
+                                                 const d5_executor_options *opt, d5_executor **out);
+D5_API void d5_executor_free(d5_executor *ex);
+
+/* Adds an event handler; handlers run in the order added. */
+D5_API D5_NODISCARD d5_status d5_executor_add_handler(d5_executor *ex, d5_event_fn fn, void *user);
+/* Attaches a region timer: FORWARD and BACKWARD around the passes and one key
+ * per node, "<node name>" forward and "<node name>/backward". The timer is
+ * borrowed. */
+D5_API D5_NODISCARD d5_status d5_executor_attach_timer(d5_executor *ex, d5_timer *timer);
+
+/* ---- Running ------------------------------------------------------------------------- */
+
+/* Copies t into graph input `name`; its descriptor must equal the compiled
+ * one (D5_ERR_SHAPE says both). Inputs not fed keep their previous contents
+ * (zeros at first). */
+D5_API D5_NODISCARD d5_status d5_executor_feed(d5_executor *ex, const char *name,
+                                               const d5_tensor *t);
+/* A view of a value's current contents: graph inputs and outputs,
+ * initializers, constants folded at create, and, with options.keep_values,
+ * any intermediate (without it, D5_ERR_STATE: its memory is reused). Borrowed
+ * until the next run or d5_executor_free. */
+D5_API D5_NODISCARD d5_status d5_executor_fetch(const d5_executor *ex, const char *name,
+                                                d5_tensor *view);
+/* Runs the forward pass. */
+D5_API D5_NODISCARD d5_status d5_executor_inference(d5_executor *ex);
+/* Runs forward, then backward from the loss (seeded with ones: the gradient
+ * of the sum of the loss's elements), computing the gradient of every
+ * parameter (and graph input, with options.input_gradients). Needs
+ * options.backprop;
+ * D5_ERR_UNSUPPORTED names the first node on the path whose operator has no
+ * backward. */
+D5_API D5_NODISCARD d5_status d5_executor_inference_and_backprop(d5_executor *ex);
+/* The gradient of the loss with respect to a parameter or graph input after
+ * d5_executor_inference_and_backprop. Borrowed like d5_executor_fetch. */
+D5_API D5_NODISCARD d5_status d5_executor_gradient(const d5_executor *ex, const char *name,
+                                                   d5_tensor *view);
+/* Makes the executor read parameter `name` from `data` (CPU, the parameter's
+ * descriptor, borrowed until the executor is freed or rebound) instead of the
+ * network's copy: an optimizer updates the weights in place. */
+D5_API D5_NODISCARD d5_status d5_executor_bind_param(d5_executor *ex, const char *name, void *data);
+
+/* ---- The schedule ---------------------------------------------------------------------- */
+
+typedef struct d5_exec_node {
+    const char *name, *op_type, *backend;
+    int32_t network_index; /* index in the network */
+    double flops, bytes;   /* of one forward call */
+    const d5_op *op;
+    /* 1 for a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity) in an
+     * inference executor: it does not run, its output shares its input's
+     * memory. */
+    int32_t view;
+} d5_exec_node;
+
+/* Nodes that run at every inference, in order (constant-folded nodes are not
+ * among them). */
+D5_API int32_t d5_executor_node_count(const d5_executor *ex);
+D5_API void d5_executor_node_at(const d5_executor *ex, int32_t i, d5_exec_node *out);
+/* Number of network nodes evaluated once at create. */
+D5_API int32_t d5_executor_folded_count(const d5_executor *ex);
+/* Runs node i's forward alone on the planned buffers (the FrameworkOverhead
+ * metric times nodes this way). */
+D5_API D5_NODISCARD d5_status d5_executor_run_node(d5_executor *ex, int32_t i);
+
+typedef struct d5_memory_plan {
+    size_t arena_bytes;    /* planned activation (and gradient) memory: the peak */
+    size_t unshared_bytes; /* what it would be without reuse */
+    size_t param_bytes;    /* initializers read in place */
+    size_t constant_bytes; /* values folded at create */
+    int32_t buffers;       /* values placed in the arena */
+} d5_memory_plan;
+D5_API void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out);
+
+/* ---- FrameworkOverhead ------------------------------------------------------------------ */
+
+typedef struct d5_overhead {
+    d5_measurement graph;            /* d5_executor_inference, nanoseconds (samples owned) */
+    double sum_median;               /* sum over nodes of each node's median alone, nanoseconds */
+    double sum_lo, sum_hi;           /* sums of the nodes' CI bounds (a conservative interval) */
+    double overhead;                 /* graph.stats.median / sum_median - 1 */
+    double overhead_lo, overhead_hi; /* graph CI against the sum's CI, conservative */
+    int32_t nodes;
+    d5_measurement *node; /* per scheduled node, in schedule order; owned */
+} d5_overhead;
+
+/* Measures the whole inference and each node alone with the same measurement
+ * parameters (warm-up excluded, adaptive repetitions). */
+D5_API D5_NODISCARD d5_status d5_overhead_measure(d5_executor *ex, const d5_measure_params *p,
+                                                  d5_overhead *out);
+D5_API void d5_overhead_free(d5_overhead *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,646 @@
+/* The executor: compiles a network once (shapes, constant folding, backend
+ * choice, operator instances, schedule, memory plan), then feeds, runs and
+ * fetches. Backward is in backprop.c, the memory plan in plan.c, the backend
+ * choice in choose.c. */
+#include "executor_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+d5_executor_options d5_executor_default_options(void)
+{
+    d5_executor_options o;
+    memset(&o, 0, sizeof o);
+    o.auto_reps = 5;
+    return o;
+}
+
+d5_status d5__node_error(const d5__node *node, d5_status s)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", d5_last_error());
+    return d5_error(s, "node '%s' (%s): %s", node->name, node->op_type, msg);
+}
+
+static int is_float(int32_t dtype)
+{
+    return dtype == D5_F32 || dtype == D5_F64;
+}
+
+/* ---- Free --------------------------------------------------------------------------------- */
+
+static void node_free(xnode *n)
+{
+    d5_op_free(n->op);
+    d5_free(n->attrs);
+    d5_free(n->in);
+    d5_free(n->out);
+    d5_free(n->tin);
+    d5_free(n->tout);
+    d5_free(n->tgout);
+    d5_free(n->tgin);
+    d5_free(n->scratch);
+}
+
+void d5_executor_free(d5_executor *ex)
+{
+    if (!ex) return;
+    d5__timer_detach(ex);
+    for (int32_t i = 0; i < ex->nnodes; i++) node_free(&ex->nodes[i]);
+    for (int32_t v = 0; v < ex->nvals; v++) d5_free(ex->vals[v].owned);
+    d5_free(ex->nodes);
+    d5_free(ex->vals);
+    d5_free(ex->bufs);
+    d5_allocator a = d5_allocator_get();
+    if (ex->arena) a.free(a.ctx, ex->arena);
+    d5_free(ex->zeros);
+    d5_free(ex->handlers);
+    d5_free(ex->backend_list);
+    d5_free(ex->node_backends);
+    d5_free(ex);
+}
+
+/* ---- Compile ------------------------------------------------------------------------------- */
+
+/* Nodes evaluated at create when all their inputs are constant. Random
+ * operators are never folded. */
+static int foldable_op(const char *op_type)
+{
+    static const char *const never[] = {"Dropout",          "RandomNormal",      "RandomUniform",
+                                        "RandomNormalLike", "RandomUniformLike", "Multinomial"};
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        if (strcmp(op_type, never[i]) == 0) return 0;
+    return 1;
+}
+
+static int is_const(const d5_executor *ex, int32_t v)
+{
+    const xval *x = &ex->vals[v];
+    return x->kind == XV_CONST || (x->kind == XV_INIT && !x->trainable);
+}
+
+static d5_status unknown_input_error(const d5_network *net, int32_t v)
+{
+    const d5__value *val = &net->values[v];
+    for (int32_t d = 0; d < val->desc.ndim; d++)
+        if (val->desc.shape[d] < 0) {
+            if (val->dim_params[d])
+                return d5_error(D5_ERR_SHAPE,
+                                "graph input '%s': dimension %d ('%s') has no size; give it one "
+                                "(--batch N, or d5_network_bind_dim)",
+                                val->name, (int)d, val->dim_params[d]);
+            return d5_error(D5_ERR_SHAPE,
+                            "graph input '%s': dimension %d has no size; give the input a shape",
+                            val->name, (int)d);
+        }
+    return d5_error(D5_ERR_SHAPE, "graph input '%s' has no type or shape", val->name);
+}
+
+static d5_status init_values(d5_executor *ex)
+{
+    const d5_network *net = ex->net;
+    ex->vals = d5_calloc((size_t)net->nvalues + 1, sizeof *ex->vals, "executor values");
+    if (!ex->vals) return D5_ERR_NOMEM;
+    ex->nvals = net->nvalues;
+    for (int32_t v = 0; v < ex->nvals; v++) {
+        const d5__value *val = &net->values[v];
+        xval *x = &ex->vals[v];
+        x->buf = x->grad_buf = x->alias = -1;
+        if (val->kind == D5_VALUE_INITIALIZER) {
+            x->kind = XV_INIT;
+            x->desc = val->desc;
+            x->known = 1;
+            x->data = val->init.data;
+            x->trainable = ex->opt.backprop && d5__network_is_param(net, v);
+        } else if (val->kind == D5_VALUE_INPUT) {
+            int32_t c = 0;
+            while (c < ex->opt.nconst && strcmp(ex->opt.const_names[c], val->name) != 0) c++;
+            if (c < ex->opt.nconst) {
+                x->kind = XV_CONST;
+                x->desc = ex->opt.const_values[c].desc;
+                x->data = ex->opt.const_values[c].data;
+                x->known = 1;
+                d5_status s = d5_tensor_desc_bytes(&x->desc, &x->bytes);
+                if (s != D5_OK) return s;
+                continue;
+            }
+            if (!val->known) return unknown_input_error(net, v);
+            x->kind = XV_INPUT;
+            x->desc = val->desc;
+            x->known = 1;
+            x->trainable = ex->opt.backprop && ex->opt.input_gradients && is_float(val->desc.dtype);
+        }
+        if (x->known) {
+            d5_status s = d5_tensor_desc_bytes(&x->desc, &x->bytes);
+            if (s != D5_OK) return s;
+        }
+    }
+    return D5_OK;
+}
+
+/* The attributes of a node plus the opset version of its domain. */
+static d5_status node_attrs(const d5_network *net, const d5__node *node, d5_attr **attrs,
+                            d5_attrs *view)
+{
+    d5_attr *a = d5_calloc((size_t)node->nattrs + 1, sizeof *a, "node attributes");
+    if (!a) return D5_ERR_NOMEM;
+    if (node->nattrs) memcpy(a, node->attrs, (size_t)node->nattrs * sizeof *a);
+    a[node->nattrs].name = D5_ATTR_OPSET;
+    a[node->nattrs].type = D5_ATTR_INT;
+    a[node->nattrs].i = d5_network_opset(net, node->domain);
+    *attrs = a;
+    view->items = a;
+    view->count = node->nattrs + 1;
+    return D5_OK;
+}
+
+/* Evaluates a node whose inputs are all constant with the ref backend. */
+static d5_status fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
+                      const d5_attrs *attrs)
+{
+    const d5_op_desc *desc = NULL;
+    d5_op *op = NULL;
+    d5_tensor out[16];
+    memset(out, 0, sizeof out);
+    if (node->nout > 16) return d5_error(D5_ERR_UNSUPPORTED, "more than 16 outputs");
+    if (d5_op_find(node->op_type, "ref", &desc) != D5_OK) return d5__unsupported(node);
+    d5_status s = d5_op_create(desc, in, node->nin, attrs, node->nout, &op);
+    for (int32_t k = 0; s == D5_OK && k < node->nout; k++) {
+        int32_t v = d5__network_value(ex->net, node->outputs[k]);
+        xval *x = &ex->vals[v];
+        x->desc = *d5_op_output_desc(op, k);
+        x->known = 1;
+        s = d5_tensor_desc_bytes(&x->desc, &x->bytes);
+        if (s == D5_OK) s = d5_tensor_alloc(&x->desc, &out[k]);
+        if (s == D5_OK) {
+            x->owned = x->data = out[k].data;
+            x->kind = XV_CONST;
+        }
+    }
+    /* Shape reads only descriptors, but the operator contract wants memory
+     * behind every input: zeros stand in for values not known yet. */
+    d5_tensor *filled = NULL;
+    if (s == D5_OK && node->nin > 0 &&
+        !(filled = d5_calloc((size_t)node->nin, sizeof *filled, "folded inputs")))
+        s = D5_ERR_NOMEM;
+    for (int32_t k = 0; s == D5_OK && k < node->nin; k++) {
+        filled[k] = in[k];
+        if (in[k].desc.dtype != D5_DTYPE_INVALID && !in[k].data)
+            s = d5_tensor_alloc(&in[k].desc, &filled[k]);
+    }
+    if (s == D5_OK) s = d5_op_forward(op, filled, out);
+    for (int32_t k = 0; filled && k < node->nin; k++)
+        if (filled[k].data != in[k].data) d5_tensor_free(&filled[k]);
+    d5_free(filled);
+    d5_op_free(op);
+    return s == D5_OK ? s : d5__node_error(node, s);
+}
+
+/* Fills in[] for a node from the values known so far; *all_const tells
+ * whether every present input is a constant. */
+static d5_status node_inputs(d5_executor *ex, const d5__node *node, d5_tensor *in, int *all_const)
+{
+    *all_const = 1;
+    for (int32_t k = 0; k < node->nin; k++) {
+        memset(&in[k], 0, sizeof in[k]);
+        if (!node->inputs[k][0]) continue;
+        int32_t v = d5__network_value(ex->net, node->inputs[k]);
+        const xval *x = &ex->vals[v];
+        if (!x->known)
+            return d5_error(D5_ERR_SHAPE, "node '%s' (%s): the shape of input '%s' is unknown",
+                            node->name, node->op_type, node->inputs[k]);
+        in[k].desc = x->desc;
+        if (is_const(ex, v))
+            in[k].data = x->data;
+        else
+            *all_const = 0;
+    }
+    return D5_OK;
+}
+
+static d5_status schedule_node(d5_executor *ex, const d5__node *node, int32_t index,
+                               const d5_tensor *in, d5_attr *attrs, d5_attrs view)
+{
+    xnode *n = &ex->nodes[ex->nnodes];
+    memset(n, 0, sizeof *n);
+    n->net_index = index;
+    n->attrs = attrs;
+    n->attrs_view = view;
+    n->nin = node->nin;
+    n->nout = node->nout;
+    n->in = d5_alloc(((size_t)n->nin + 1) * sizeof *n->in, "node inputs");
+    n->out = d5_alloc((size_t)n->nout * sizeof *n->out, "node outputs");
+    n->tin = d5_calloc((size_t)n->nin + 1, sizeof *n->tin, "node tensors");
+    n->tout = d5_calloc((size_t)n->nout, sizeof *n->tout, "node tensors");
+    ex->nnodes++; /* owned from here: freed with the executor on failure */
+    if (!n->in || !n->out || !n->tin || !n->tout) return D5_ERR_NOMEM;
+    int need_backward = 0;
+    for (int32_t k = 0; k < n->nin; k++) {
+        n->in[k] = node->inputs[k][0] ? d5__network_value(ex->net, node->inputs[k]) : -1;
+        if (n->in[k] >= 0 && ex->vals[n->in[k]].needs_grad) need_backward = 1;
+    }
+    int reaches = 0;
+    for (int32_t k = 0; k < n->nout; k++) {
+        n->out[k] = d5__network_value(ex->net, node->outputs[k]);
+        if (ex->vals[n->out[k]].reaches_loss) reaches = 1;
+    }
+    need_backward = need_backward && reaches && ex->opt.backprop;
+    d5_status s =
+        d5__choose(ex, node, in, node->nin, &n->attrs_view, need_backward, &n->desc, &n->op);
+    if (s != D5_OK) return s;
+    n->backward = need_backward;
+    d5_op_cost(n->op, &n->flops, &n->bytes);
+    for (int32_t k = 0; k < n->nout; k++) {
+        xval *x = &ex->vals[n->out[k]];
+        x->desc = *d5_op_output_desc(n->op, k);
+        x->known = 1;
+        x->kind = XV_ACT;
+        x->needs_grad = need_backward && is_float(x->desc.dtype);
+        if ((s = d5_tensor_desc_bytes(&x->desc, &x->bytes)) != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+static d5_status compile(d5_executor *ex)
+{
+    const d5_network *net = ex->net;
+    int32_t *order = d5_alloc(((size_t)net->nnodes + 1) * sizeof *order, "schedule");
+    d5_tensor *in = NULL;
+    d5_status s = order ? d5_network_check(net, order) : D5_ERR_NOMEM;
+    if (s == D5_OK) s = init_values(ex);
+    for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++)
+        if (ex->vals[v].trainable) ex->vals[v].needs_grad = 1;
+    if (s == D5_OK && ex->opt.backprop) s = d5__backprop_reach(ex, order);
+    if (s == D5_OK) {
+        ex->nodes = d5_calloc((size_t)net->nnodes + 1, sizeof *ex->nodes, "schedule");
+        int32_t maxin = 1;
+        for (int32_t i = 0; i < net->nnodes; i++)
+            if (net->nodes[i].nin > maxin) maxin = net->nodes[i].nin;
+        in = d5_calloc((size_t)maxin, sizeof *in, "node inputs");
+        if (!ex->nodes || !in) s = D5_ERR_NOMEM;
+    }
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
+        const d5__node *node = &net->nodes[order[i]];
+        int all_const = 0;
+        d5_attr *attrs = NULL;
+        d5_attrs view;
+        s = node_inputs(ex, node, in, &all_const);
+        if (s == D5_OK) s = node_attrs(net, node, &attrs, &view);
+        if (s != D5_OK) break;
+        int shape_only = strcmp(node->op_type, "Shape") == 0 && !node->domain[0];
+        if ((all_const || shape_only) && foldable_op(node->op_type) && !node->domain[0]) {
+            s = fold(ex, node, in, &view);
+            d5_free(attrs);
+            ex->nfolded++;
+            continue;
+        }
+        s = schedule_node(ex, node, order[i], in, attrs, view);
+    }
+    d5_free(order);
+    d5_free(in);
+    return s;
+}
+
+/* Points every node's tensors at the planned memory. */
+static void bind(d5_executor *ex)
+{
+    for (int32_t v = 0; v < ex->nvals; v++) {
+        xval *x = &ex->vals[v];
+        if (x->buf >= 0) x->data = d5__plan_ptr(ex, x->buf);
+        if (x->grad_buf >= 0) x->grad = d5__plan_ptr(ex, x->grad_buf);
+    }
+    for (int32_t v = 0; v < ex->nvals; v++)
+        if (ex->vals[v].alias >= 0) ex->vals[v].data = ex->vals[ex->vals[v].alias].data;
+    for (int32_t i = 0; i < ex->nnodes; i++) {
+        xnode *n = &ex->nodes[i];
+        for (int32_t k = 0; k < n->nin; k++) {
+            memset(&n->tin[k], 0, sizeof n->tin[k]);
+            if (n->in[k] < 0) continue;
+            n->tin[k].desc = ex->vals[n->in[k]].desc;
+            n->tin[k].data = ex->vals[n->in[k]].data;
+        }
+        for (int32_t k = 0; k < n->nout; k++) {
+            n->tout[k].desc = ex->vals[n->out[k]].desc;
+            n->tout[k].data = ex->vals[n->out[k]].data;
+        }
+    }
+}
+
+/* Lifetimes of the forward values and the plan. */
+/* Operators whose output is their first input's bytes under another shape. */
+static int is_view(const char *op_type)
+{
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+        if (strcmp(op_type, views[i]) == 0) return 1;
+    return 0;
+}
+
+/* For inference, view nodes do not run: their output shares the input's
+ * memory (whose life then extends to the output's last reader). Under
+ * backprop they run, so that gradients keep one buffer per value. */
+static void find_views(d5_executor *ex)
+{
+    if (ex->opt.backprop) return;
+    for (int32_t i = 0; i < ex->nnodes; i++) {
+        xnode *n = &ex->nodes[i];
+        const d5__node *node = &ex->net->nodes[n->net_index];
+        if (!is_view(node->op_type) || node->domain[0] || n->nout != 1 || n->nin < 1 ||
+            n->in[0] < 0)
+            continue;
+        xval *in = &ex->vals[n->in[0]], *out = &ex->vals[n->out[0]];
+        if (in->desc.dtype != out->desc.dtype || in->bytes != out->bytes) continue;
+        n->alias = 1;
+        out->alias = in->alias >= 0 ? in->alias : n->in[0];
+    }
+}
+
+static int32_t root_of(const d5_executor *ex, int32_t v)
+{
+    return v >= 0 && ex->vals[v].alias >= 0 ? ex->vals[v].alias : v;
+}
+
+static d5_status plan(d5_executor *ex)
+{
+    int32_t *def = d5_alloc(((size_t)ex->nvals + 1) * sizeof *def, "lifetimes");
+    int32_t *last = d5_alloc(((size_t)ex->nvals + 1) * sizeof *last, "lifetimes");
+    if (!def || !last) {
+        d5_free(def);
+        d5_free(last);
+        return D5_ERR_NOMEM;
+    }
+    int32_t F = ex->nnodes;
+    find_views(ex);
+    for (int32_t v = 0; v < ex->nvals; v++) def[v] = last[v] = -1;
+    for (int32_t i = 0; i < F; i++) {
+        const xnode *n = &ex->nodes[i];
+        int32_t b = n->backward ? 2 * F - 1 - i : i;
+        for (int32_t k = 0; k < n->nout; k++) {
+            int32_t r = root_of(ex, n->out[k]);
+            if (!n->alias) def[r] = i;
+            if (last[r] < b) last[r] = b;
+        }
+        for (int32_t k = 0; k < n->nin; k++) {
+            int32_t r = root_of(ex, n->in[k]);
+            if (r >= 0 && last[r] < b) last[r] = b;
+        }
+    }
+    /* A graph output keeps its memory (shared or not) to the end. */
+    for (int32_t v = 0; v < ex->nvals; v++)
+        if (ex->net->values[v].is_output) last[root_of(ex, v)] = D5__STEP_END;
+    d5_status s = D5_OK;
+    for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) {
+        xval *x = &ex->vals[v];
+        if (x->kind == XV_INPUT) {
+            x->owned = x->data = d5_calloc(1, x->bytes ? x->bytes : 1, "graph input");
+            if (!x->owned) s = D5_ERR_NOMEM;
+            continue;
+        }
+        if (x->kind != XV_ACT || x->alias >= 0 || def[v] < 0) continue;
+        int32_t end = last[v] < 0 ? D5__STEP_END : last[v];
+        s = d5__plan_add(ex, x->bytes, def[v], end, &x->buf);
+    }
+    if (s == D5_OK && ex->opt.backprop) s = d5__backprop_prepare(ex);
+    if (s == D5_OK) s = d5__plan_place(ex);
+    if (s == D5_OK) bind(ex);
+    d5_free(def);
+    d5_free(last);
+    return s;
+}
+
+static d5_status executor_new(const d5_network *net, const d5_executor_options *opt,
+                              d5_executor **out)
+{
+    d5_executor *ex = d5_calloc(1, sizeof *ex, "executor");
+    if (!ex) return D5_ERR_NOMEM;
+    ex->net = net;
+    ex->opt = opt ? *opt : d5_executor_default_options();
+    if (ex->opt.auto_reps < 1) ex->opt.auto_reps = 5;
+    ex->loss = -1;
+    ex->backend_list = d5_strdup(ex->opt.backend ? ex->opt.backend : "dnnl,blas,ref", "backend");
+    ex->node_backends = d5_strdup(ex->opt.node_backends ? ex->opt.node_backends : "", "backends");
+    *out = ex;
+    if (!ex->backend_list || !ex->node_backends) return D5_ERR_NOMEM;
+    ex->opt.backend = ex->backend_list;
+    ex->opt.node_backends = ex->node_backends;
+    return D5_OK;
+}
+
+d5_status d5_executor_create(const d5_network *net, const d5_executor_options *opt,
+                             d5_executor **out)
+{
+    if (!net || !out) return d5_error(D5_ERR_INVALID, "d5_executor_create: NULL argument");
+    *out = NULL;
+    d5_executor *ex = NULL;
+    d5_status s = executor_new(net, opt, &ex);
+    if (s == D5_OK) s = compile(ex);
+    if (s == D5_OK) s = plan(ex);
+    if (s != D5_OK) {
+        d5_executor_free(ex);
+        return s;
+    }
+    *out = ex;
+    return D5_OK;
+}
+
+d5_status d5__executor_infer(const d5_network *net, d5_tensor_desc *descs, int32_t *known)
+{
+    d5_executor_options o = d5_executor_default_options();
+    o.backend = "ref";
+    d5_executor *ex = NULL;
+    d5_status s = executor_new(net, &o, &ex);
+    if (s == D5_OK) {
+        ex->infer_only = 1;
+        s = compile(ex);
+    }
+    for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) {
+        descs[v] = ex->vals[v].desc;
+        known[v] = ex->vals[v].known;
+    }
+    d5_executor_free(ex);
+    return s;
+}
+
+/* ---- Running -------------------------------------------------------------------------------- */
+
+static d5_status find_value(const d5_executor *ex, const char *name, int32_t *v)
+{
+    *v = name ? d5__network_value(ex->net, name) : -1;
+    if (*v < 0)
+        return d5_error(D5_ERR_NOTFOUND, "the network has no value named '%s'",
+                        name ? name : "(null)");
+    return D5_OK;
+}
+
+static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+d5_status d5_executor_feed(d5_executor *ex, const char *name, const d5_tensor *t)
+{
+    int32_t v;
+    d5_status s = find_value(ex, name, &v);
+    if (s != D5_OK) return s;
+    xval *x = &ex->vals[v];
+    if (x->kind != XV_INPUT)
+        return d5_error(D5_ERR_INVALID, "'%s' is not a graph input%s", name,
+                        x->kind == XV_CONST ? " fed at run time (it was bound at create)" : "");
+    if (!same_desc(&t->desc, &x->desc)) {
+        char a[128], b[128];
+        d5_tensor_desc_format(&t->desc, a, sizeof a);
+        d5_tensor_desc_format(&x->desc, b, sizeof b);
+        return d5_error(D5_ERR_SHAPE, "graph input '%s' is %s; the tensor fed is %s", name, b, a);
+    }
+    if (t->device != D5_DEVICE_CPU)
+        return d5_error(D5_ERR_UNSUPPORTED, "graph input '%s': feed CPU tensors", name);
+    if (x->bytes) memcpy(x->data, t->data, x->bytes);
+    return D5_OK;
+}
+
+d5_status d5_executor_fetch(const d5_executor *ex, const char *name, d5_tensor *view)
+{
+    int32_t v;
+    d5_status s = find_value(ex, name, &v);
+    if (s != D5_OK) return s;
+    const xval *x = &ex->vals[v];
+    if (x->kind == XV_NONE || !x->known)
+        return d5_error(D5_ERR_STATE, "value '%s' is not computed by this executor", name);
+    if (x->kind == XV_ACT && !ex->opt.keep_values && !ex->net->values[v].is_output)
+        return d5_error(D5_ERR_STATE,
+                        "value '%s' is not kept after a run (its memory is reused): make it a "
+                        "graph output, or create the executor with keep_values",
+                        name);
+    memset(view, 0, sizeof *view);
+    view->desc = x->desc;
+    view->data = x->data;
+    return D5_OK;
+}
+
+d5_status d5_executor_bind_param(d5_executor *ex, const char *name, void *data)
+{
+    int32_t v;
+    d5_status s = find_value(ex, name, &v);
+    if (s != D5_OK) return s;
+    if (ex->vals[v].kind != XV_INIT || !data)
+        return d5_error(D5_ERR_INVALID, "'%s' is not an initializer read by this executor", name);
+    /* Values folded from it at create keep the old data: bind parameters of
+     * executors created with backprop, where nothing is folded from them. */
+    ex->vals[v].data = data;
+    for (int32_t w = 0; w < ex->nvals; w++)
+        if (ex->vals[w].alias == v) ex->vals[w].data = data;
+    bind(ex);
+    for (int32_t i = 0; i < ex->nnodes; i++)
+        for (int32_t k = 0; k < ex->nodes[i].nin; k++)
+            if (ex->nodes[i].in[k] == v) ex->nodes[i].tin[k].data = data;
+    return D5_OK;
+}
+
+static d5_status run_forward(d5_executor *ex)
+{
+    d5_status s = D5_OK;
+    if (ex->nhandlers == 0) {
+        for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
+            xnode *n = &ex->nodes[i];
+            if (n->alias) continue;
+            s = d5_op_forward(n->op, n->tin, n->tout);
+            if (s != D5_OK) s = d5__node_error(&ex->net->nodes[n->net_index], s);
+        }
+        return s;
+    }
+    for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
+        xnode *n = &ex->nodes[i];
+        if (n->alias) continue;
+        s = d5__emit(ex, D5_EVENT_BEFORE_NODE, D5_PHASE_FORWARD, i);
+        if (s == D5_OK) {
+            s = d5_op_forward(n->op, n->tin, n->tout);
+            if (s != D5_OK) s = d5__node_error(&ex->net->nodes[n->net_index], s);
+        }
+        if (s == D5_OK) s = d5__emit(ex, D5_EVENT_AFTER_NODE, D5_PHASE_FORWARD, i);
+    }
+    if (s == D5_OK) s = d5__emit(ex, D5_EVENT_AFTER_INFERENCE, D5_PHASE_FORWARD, -1);
+    return s;
+}
+
+d5_status d5_executor_inference(d5_executor *ex)
+{
+    d5_status s =
+        ex->nhandlers ? d5__emit(ex, D5_EVENT_BEFORE_EXECUTOR, D5_PHASE_FORWARD, -1) : D5_OK;
+    if (s == D5_OK) s = run_forward(ex);
+    if (s == D5_OK && ex->nhandlers)
+        s = d5__emit(ex, D5_EVENT_AFTER_EXECUTOR, D5_PHASE_FORWARD, -1);
+    return s;
+}
+
+d5_status d5_executor_inference_and_backprop(d5_executor *ex)
+{
+    if (!ex->opt.backprop)
+        return d5_error(D5_ERR_STATE,
+                        "this executor was created for inference only; create it with backprop");
+    d5_status s =
+        ex->nhandlers ? d5__emit(ex, D5_EVENT_BEFORE_EXECUTOR, D5_PHASE_FORWARD, -1) : D5_OK;
+    if (s == D5_OK) s = run_forward(ex);
+    if (s == D5_OK) s = d5__backprop_run(ex);
+    if (s == D5_OK && ex->nhandlers)
+        s = d5__emit(ex, D5_EVENT_AFTER_EXECUTOR, D5_PHASE_BACKWARD, -1);
+    return s;
+}
+
+d5_status d5_executor_gradient(const d5_executor *ex, const char *name, d5_tensor *view)
+{
+    int32_t v;
+    d5_status s = find_value(ex, name, &v);
+    if (s != D5_OK) return s;
+    const xval *x = &ex->vals[v];
+    if (!x->trainable || !x->has_grad)
+        return d5_error(D5_ERR_NOTFOUND,
+                        "'%s' has no gradient: it is not a parameter%s on the loss's path", name,
+                        ex->opt.input_gradients ? " or graph input" : "");
+    memset(view, 0, sizeof *view);
+    view->desc = x->desc;
+    view->data = x->grad;
+    return D5_OK;
+}
+
+/* ---- The schedule ---------------------------------------------------------------------------- */
+
+int32_t d5_executor_node_count(const d5_executor *ex)
+{
+    return ex->nnodes;
+}
+int32_t d5_executor_folded_count(const d5_executor *ex)
+{
+    return ex->nfolded;
+}
+
+void d5_executor_node_at(const d5_executor *ex, int32_t i, d5_exec_node *out)
+{
+    const xnode *n = &ex->nodes[i];
+    const d5__node *node = &ex->net->nodes[n->net_index];
+    out->name = node->name;
+    out->op_type = node->op_type;
+    out->backend = n->desc->backend;
+    out->network_index = n->net_index;
+    out->flops = n->alias ? 0 : n->flops;
+    out->bytes = n->alias ? 0 : n->bytes;
+    out->op = n->op;
+    out->view = n->alias;
+}
+
+d5_status d5_executor_run_node(d5_executor *ex, int32_t i)
+{
+    if (i < 0 || i >= ex->nnodes)
+        return d5_error(D5_ERR_RANGE, "node %d of a schedule of %d", (int)i, (int)ex->nnodes);
+    xnode *n = &ex->nodes[i];
+    if (n->alias) return D5_OK;
+    d5_status s = d5_op_forward(n->op, n->tin, n->tout);
+    return s == D5_OK ? s : d5__node_error(&ex->net->nodes[n->net_index], s);
+}
+
+void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out)
+{
+    *out = ex->plan;
+}

@@ -1,0 +1,119 @@
+/* The executor's representation, shared by executor.c, choose.c, plan.c,
+ * backprop.c, events.c and overhead.c. */
+#ifndef D5_EXECUTOR_INTERNAL_H
+#define D5_EXECUTOR_INTERNAL_H
+
+#include "network_internal.h"
+
+/* Where a value's memory comes from. */
+typedef enum xkind {
+    XV_NONE = 0, /* not used by the schedule */
+    XV_INPUT,    /* graph input: an owned buffer, fed by the user */
+    XV_INIT,     /* initializer read in place (a parameter under backprop) */
+    XV_CONST,    /* evaluated at create: owned */
+    XV_ACT       /* written by a scheduled node: the arena */
+} xkind;
+
+typedef struct xval {
+    d5_tensor_desc desc;
+    int32_t known;
+    int32_t kind;      /* xkind */
+    int32_t trainable; /* a parameter (or input) whose gradient is computed */
+    void *data;        /* resolved memory */
+    void *owned;       /* XV_INPUT, XV_CONST: freed with the executor */
+    size_t bytes;
+    int32_t buf;   /* index in the plan's buffers, -1 */
+    int32_t alias; /* the value whose memory it shares (a view node's output), -1 */
+    /* Backprop. */
+    int32_t needs_grad;   /* depends on a trainable value */
+    int32_t reaches_loss; /* the loss depends on it */
+    int32_t has_grad;     /* a gradient buffer exists */
+    int32_t grad_buf;     /* plan buffer of the gradient */
+    void *grad;
+} xval;
+
+typedef struct xnode {
+    int32_t net_index;
+    const d5_op_desc *desc;
+    d5_op *op;
+    d5_attr *attrs; /* node attributes + the opset */
+    d5_attrs attrs_view;
+    int32_t nin, nout;
+    int32_t *in, *out; /* value indices, -1 for omitted */
+    d5_tensor *tin, *tout;
+    double flops, bytes;
+    int32_t alias; /* a view (Reshape, Flatten, ...): its output shares its input's memory */
+    /* Backprop. */
+    int32_t backward;
+    d5_tensor *tgout, *tgin;
+    int32_t *scratch; /* per input slot: plan buffer of a scratch gradient, -1 direct */
+} xnode;
+
+typedef struct xhandler {
+    d5_event_fn fn;
+    void *user;
+} xhandler;
+
+struct d5_executor {
+    const d5_network *net;
+    d5_executor_options opt;
+    char *backend_list, *node_backends;
+    int32_t infer_only;
+    xval *vals;
+    int32_t nvals;
+    xnode *nodes;
+    int32_t nnodes;
+    int32_t nfolded;
+    int32_t loss;
+    /* Memory. */
+    unsigned char *arena;
+    size_t arena_bytes;
+    struct xbuf *bufs;
+    int32_t nbufs, buf_cap;
+    void *zeros; /* gradient of outputs that do not reach the loss */
+    d5_memory_plan plan;
+    /* Events. */
+    xhandler *handlers;
+    int32_t nhandlers;
+    struct xtimer *timer;
+};
+
+/* A buffer of the plan: live from step first to step last (inclusive). */
+typedef struct xbuf {
+    size_t bytes;
+    int32_t first, last;
+    size_t offset;
+} xbuf;
+
+/* Steps: forward node i runs at step i, its backward at 2 * nnodes - 1 - i;
+ * D5__STEP_END is after every step. */
+#define D5__STEP_END INT32_MAX
+
+d5_status d5__plan_add(d5_executor *ex, size_t bytes, int32_t first, int32_t last, int32_t *index);
+/* Places every buffer (sharing memory between buffers whose lives do not
+ * overlap unless keep_values) and allocates the arena. */
+d5_status d5__plan_place(d5_executor *ex);
+void *d5__plan_ptr(const d5_executor *ex, int32_t buf);
+
+/* Picks the backend of one node and creates its operator (choose.c). */
+d5_status d5__choose(d5_executor *ex, const d5__node *node, const d5_tensor *in, int32_t nin,
+                     const d5_attrs *attrs, int32_t need_backward, const d5_op_desc **desc,
+                     d5_op **op);
+
+/* D5_ERR_UNSUPPORTED naming the node and listing the supported operators. */
+d5_status d5__unsupported(const d5__node *node);
+
+/* Backprop analysis and buffers (backprop.c). */
+d5_status d5__backprop_prepare(d5_executor *ex);
+d5_status d5__backprop_run(d5_executor *ex);
+/* Marks values the loss depends on, from the network's structure. */
+d5_status d5__backprop_reach(d5_executor *ex, const int32_t *order);
+
+/* Events (events.c). */
+d5_status d5__emit(d5_executor *ex, int32_t event, int32_t phase, int32_t node);
+void d5__timer_detach(d5_executor *ex);
+
+/* "node 'x' (Op): " + the current detail message. */
+d5_status d5__node_error(const d5__node *node, d5_status s);
+
+#endif

@@ -1,0 +1,75 @@
+/* The network's representation, shared by network.c, check.c and the executor. */
+#ifndef D5_NETWORK_INTERNAL_H
+#define D5_NETWORK_INTERNAL_H
+
+#include "d5/executor.h"
+#include "d5/network.h"
+
+typedef struct d5__value {
+    char *name;
+    int32_t kind; /* d5_value_kind */
+    int32_t is_output;
+    d5_tensor_desc desc;
+    int32_t known;
+    char *dim_params[D5_MAX_DIMS];
+    d5_tensor init; /* initializer: desc + data from d5_tensor_alloc */
+    int32_t producer;
+} d5__value;
+
+typedef struct d5__node {
+    char *name, *op_type, *domain;
+    int32_t nin, nout;
+    char **inputs, **outputs;
+    d5_attr *attrs;
+    int32_t nattrs;
+    d5_attrs attrs_view;
+} d5__node;
+
+typedef struct d5__opset {
+    char *domain;
+    int64_t version;
+} d5__opset;
+
+/* A name -> index table (open addressing, FNV-1a). */
+typedef struct d5__index {
+    int32_t *slots; /* -1 empty */
+    size_t cap;
+} d5__index;
+
+struct d5_network {
+    char *name;
+    d5__opset *opsets;
+    int32_t nopsets;
+    d5__node *nodes;
+    int32_t nnodes, node_cap;
+    d5__value *values;
+    int32_t nvalues, value_cap;
+    int32_t *inputs; /* value indices of graph inputs, in order */
+    int32_t ninputs, input_cap;
+    char **outputs; /* output names, in order */
+    int32_t noutputs, output_cap;
+    d5__index value_index, node_index;
+};
+
+/* Index of a value or node by name, -1 when absent. */
+int32_t d5__network_value(const d5_network *net, const char *name);
+int32_t d5__network_node(const d5_network *net, const char *name);
+
+/* 1 when value v is a parameter: a floating-point initializer that some node
+ * reads as a weight (not as a setting such as BatchNormalization's running
+ * statistics or Resize's scales). */
+int d5__network_is_param(const d5_network *net, int32_t v);
+
+/* Deep copies of attributes (attr.c); free with d5__attrs_free. */
+d5_status d5__attrs_copy(const d5_attrs *src, d5_attr **out, int32_t *n);
+void d5__attrs_free(d5_attr *a, int32_t n);
+
+/* Writes "NAME (OP)" for messages. */
+void d5__node_label(const d5__node *n, char *buf, size_t size);
+
+/* Internal mode of the executor used by d5_network_infer_shapes: infer and
+ * fold only, then copy every value's descriptor out. descs[] has one entry per
+ * network value. */
+d5_status d5__executor_infer(const d5_network *net, d5_tensor_desc *descs, int32_t *known);
+
+#endif

@@ -1,0 +1,363 @@
+/* ONNX ModelProto -> d5_network, through the public graph API of network.h.
+ * https://onnx.ai/onnx/repo-docs/IR.html */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What the import is working on, for messages. */
+typedef struct importer {
+    d5_network *net;
+    const char *base_dir;
+} importer;
+
+/* ---- Value types ---- */
+
+static const char *type_case_name(Onnx__TypeProto__ValueCase c)
+{
+    switch (c) {
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "sequence";
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "map";
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "optional";
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "sparse tensor";
+    default: return "unknown";
+    }
+}
+
+/* Reads a ValueInfoProto's tensor type: *typed when it has an element type,
+ * *shaped when it has a shape (dimensions -1 where unknown, with their
+ * dim_param names). */
+static d5_status value_type(const Onnx__ValueInfoProto *vi, const char *role, d5_tensor_desc *desc,
+                            const char **dim_params, int *typed, int *shaped)
+{
+    char tbuf[32];
+    *typed = *shaped = 0;
+    memset(desc, 0, sizeof *desc);
+    for (int i = 0; i < D5_MAX_DIMS; i++) dim_params[i] = NULL;
+    const Onnx__TypeProto *type = vi->type;
+    if (!type || type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return D5_OK;
+    if (type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has a %s type; d5 supports tensors only", role,
+                        vi->name, type_case_name(type->value_case));
+    const Onnx__TypeProto__Tensor *tt = type->tensor_type;
+    if (!tt->has_elem_type || tt->elem_type == 0) return D5_OK;
+    d5_dtype dt = d5__onnx_dtype(tt->elem_type);
+    if (dt == D5_DTYPE_INVALID)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has data type %s, which d5 does not support",
+                        role, vi->name, d5__onnx_type_name(tt->elem_type, tbuf, sizeof tbuf));
+    desc->dtype = dt;
+    *typed = 1;
+    if (!tt->shape) return D5_OK;
+    if (tt->shape->n_dim > D5_MAX_DIMS)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has %zu dimensions; d5 supports at most %d",
+                        role, vi->name, tt->shape->n_dim, D5_MAX_DIMS);
+    desc->ndim = (int32_t)tt->shape->n_dim;
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        desc->shape[i] = -1;
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->dim_value < 0)
+                return d5_error(D5_ERR_FORMAT, "%s '%s' has a negative size %lld in dimension %zu",
+                                role, vi->name, (long long)d->dim_value, i);
+            desc->shape[i] = d->dim_value;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   d->dim_param && d->dim_param[0]) {
+            dim_params[i] = d->dim_param;
+        }
+    }
+    *shaped = 1;
+    return D5_OK;
+}
+
+/* ---- Graph parts ---- */
+
+static d5_status import_initializers(importer *im, const Onnx__GraphProto *g)
+{
+    char what[200];
+    if (g->n_sparse_initializer)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "the graph has %zu sparse initializers, which d5 does not support",
+                        g->n_sparse_initializer);
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const Onnx__TensorProto *tp = g->initializer[i];
+        if (!tp->name || !tp->name[0])
+            return d5_error(D5_ERR_FORMAT, "initializer %zu has no name", i);
+        int32_t index;
+        if (d5_network_find_value(im->net, tp->name, &index) == D5_OK)
+            return d5_error(D5_ERR_FORMAT, "initializer '%s' appears twice", tp->name);
+        snprintf(what, sizeof what, "initializer '%s'", tp->name);
+        d5_tensor t;
+        d5_status s = d5__onnx_tensor_from_proto(tp, im->base_dir, what, &t);
+        if (s == D5_OK) s = d5_network_add_initializer_take(im->net, tp->name, &t);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+static d5_status import_inputs(importer *im, const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = g->input[i];
+        if (!vi->name || !vi->name[0])
+            return d5_error(D5_ERR_FORMAT, "graph input %zu has no name", i);
+        /* IR < 4 lists initializers as inputs too: the initializer stands. */
+        int32_t index;
+        d5_value_info info;
+        if (d5_network_find_value(im->net, vi->name, &index) == D5_OK) {
+            d5_network_value_at(im->net, index, &info);
+            if (info.kind == D5_VALUE_INITIALIZER) continue;
+        }
+        d5_tensor_desc desc;
+        const char *dim_params[D5_MAX_DIMS];
+        int typed, shaped;
+        d5_status s = value_type(vi, "graph input", &desc, dim_params, &typed, &shaped);
+        if (s != D5_OK) return s;
+        if (!typed)
+            return d5_error(D5_ERR_FORMAT, "graph input '%s' has no tensor element type", vi->name);
+        if (!shaped)
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "graph input '%s' has no shape (unknown rank), which d5 does not "
+                            "support",
+                            vi->name);
+        s = d5_network_add_input(im->net, vi->name, &desc, dim_params);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+static d5_status import_outputs(importer *im, const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = g->output[i];
+        if (!vi->name || !vi->name[0])
+            return d5_error(D5_ERR_FORMAT, "graph output %zu has no name", i);
+        d5_tensor_desc desc;
+        const char *dim_params[D5_MAX_DIMS];
+        int typed, shaped;
+        d5_status s = value_type(vi, "graph output", &desc, dim_params, &typed, &shaped);
+        if (s == D5_OK)
+            s = d5_network_add_output(im->net, vi->name, typed && shaped ? &desc : NULL);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+/* ---- Nodes and attributes ---- */
+
+static const char *attr_type_name(int type)
+{
+    static const char *const names[] = {
+        "UNDEFINED",      "FLOAT",      "INT",        "STRING",  "TENSOR", "GRAPH",
+        "FLOATS",         "INTS",       "STRINGS",    "TENSORS", "GRAPHS", "SPARSE_TENSOR",
+        "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+    if (type >= 0 && (size_t)type < sizeof names / sizeof names[0]) return names[type];
+    return "unknown";
+}
+
+/* The attribute's type; models written before the type field existed only
+ * set the value, so it is deduced from the field that is present. */
+static int attr_type(const Onnx__AttributeProto *ap)
+{
+    if (ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+        return (int)ap->type;
+    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    if (ap->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    if (ap->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    if (ap->sparse_tensor) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+    if (ap->tp) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+    return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+}
+
+/* Converts one attribute. Memory it needs comes from the arena, except a
+ * tensor's data, which *tensor owns (free with d5_tensor_free). */
+static d5_status convert_attr(importer *im, const Onnx__AttributeProto *ap, const char *label,
+                              d5__arena *arena, d5_attr *out, d5_tensor *tensor)
+{
+    memset(out, 0, sizeof *out);
+    if (!ap->name || !ap->name[0])
+        return d5_error(D5_ERR_FORMAT, "%s: an attribute has no name", label);
+    out->name = ap->name;
+    int type = attr_type(ap);
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        out->type = D5_ATTR_INT;
+        out->i = ap->i;
+        return D5_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        out->type = D5_ATTR_FLOAT;
+        out->f = ap->f;
+        return D5_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+        out->type = D5_ATTR_STRING;
+        if (ap->s.len && memchr(ap->s.data, '\0', ap->s.len))
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "%s: attribute '%s' is a string with a NUL byte, which d5 does not "
+                            "support",
+                            label, ap->name);
+        char *s = d5__arena_alloc(arena, ap->s.len + 1);
+        if (!s) return D5_ERR_NOMEM;
+        if (ap->s.len) memcpy(s, ap->s.data, ap->s.len);
+        out->s = s;
+        return D5_OK;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        out->type = D5_ATTR_INTS;
+        out->ints = ap->ints;
+        out->count = (int64_t)ap->n_ints;
+        return D5_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+        out->type = D5_ATTR_FLOATS;
+        double *f = d5__arena_array(arena, ap->n_floats ? ap->n_floats : 1, sizeof(double));
+        if (!f) return D5_ERR_NOMEM;
+        for (size_t k = 0; k < ap->n_floats; k++) f[k] = ap->floats[k];
+        out->floats = f;
+        out->count = (int64_t)ap->n_floats;
+        return D5_OK;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+        if (!ap->t)
+            return d5_error(D5_ERR_FORMAT, "%s: attribute '%s' has type TENSOR but no tensor",
+                            label, ap->name);
+        char what[300];
+        if (snprintf(what, sizeof what, "%s: attribute '%s'", label, ap->name) < 0) what[0] = 0;
+        d5_status s = d5__onnx_tensor_from_proto(ap->t, im->base_dir, what, tensor);
+        if (s != D5_OK) return s;
+        out->type = D5_ATTR_TENSOR;
+        out->tensor = tensor;
+        return D5_OK;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED:
+        return d5_error(D5_ERR_FORMAT, "%s: attribute '%s' has no type and no value", label,
+                        ap->name);
+    default:
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s: attribute '%s' has type %s, which d5 does not "
+                        "support",
+                        label, ap->name, attr_type_name(type));
+    }
+}
+
+static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t index)
+{
+    char label[300];
+    const char *op = n->op_type ? n->op_type : "";
+    if (n->name && n->name[0])
+        snprintf(label, sizeof label, "node '%s' (%s)", n->name, op);
+    else
+        snprintf(label, sizeof label, "node #%zu (%s)", index, op);
+    if (!op[0]) return d5_error(D5_ERR_FORMAT, "%s has no op_type", label);
+
+    /* Omitted optional outputs at the end are dropped; d5 names every output. */
+    size_t nout = n->n_output;
+    while (nout > 0 && n->output[nout - 1][0] == '\0') nout--;
+    if (nout == 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s has no outputs, which d5 does not support", label);
+    for (size_t k = 0; k < nout; k++)
+        if (n->output[k][0] == '\0')
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "%s: output %zu is omitted but a later one is not, which d5 does not "
+                            "support",
+                            label, k);
+    if (n->n_input > INT32_MAX || nout > INT32_MAX || n->n_attribute > INT32_MAX)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s has too many inputs, outputs or attributes", label);
+
+    d5__arena arena = {NULL};
+    d5_attr *attrs = NULL;
+    d5_tensor *tensors = NULL;
+    d5_status s = D5_OK;
+    if (n->n_attribute) {
+        attrs = d5__arena_array(&arena, n->n_attribute, sizeof *attrs);
+        tensors = d5__arena_array(&arena, n->n_attribute, sizeof *tensors);
+        if (!attrs || !tensors) s = D5_ERR_NOMEM;
+    }
+    for (size_t k = 0; s == D5_OK && k < n->n_attribute; k++)
+        s = convert_attr(im, n->attribute[k], label, &arena, &attrs[k], &tensors[k]);
+    if (s == D5_OK) {
+        d5_attrs view = {attrs, (int32_t)n->n_attribute};
+        s = d5_network_add_node(im->net, n->name && n->name[0] ? n->name : NULL, op, n->domain,
+                                (const char *const *)n->input, (int32_t)n->n_input,
+                                (const char *const *)n->output, (int32_t)nout, &view, NULL);
+    }
+    for (size_t k = 0; tensors && k < n->n_attribute; k++) d5_tensor_free(&tensors[k]);
+    d5__arena_free(&arena);
+    return s;
+}
+
+/* ---- The model ---- */
+
+static d5_status import_model(importer *im, const Onnx__ModelProto *m)
+{
+    const Onnx__GraphProto *g = m->graph;
+    if (!g)
+        return d5_error(D5_ERR_FORMAT, "not an ONNX model (%s)",
+                        m->has_ir_version ? "no graph" : "no ir_version and no graph");
+    if (m->n_functions)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "the model defines %zu local functions ('%s'), which d5 does not support",
+                        m->n_functions, m->functions[0]->name ? m->functions[0]->name : "");
+    d5_status s = d5_network_create(g->name, &im->net);
+    for (size_t i = 0; s == D5_OK && i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        if (!o->has_version)
+            return d5_error(D5_ERR_FORMAT, "opset import of domain '%s' has no version",
+                            o->domain ? o->domain : "");
+        s = d5_network_set_opset(im->net, o->domain, o->version);
+    }
+    if (s == D5_OK) s = import_initializers(im, g);
+    if (s == D5_OK) s = import_inputs(im, g);
+    for (size_t i = 0; s == D5_OK && i < g->n_node; i++) s = import_node(im, g->node[i], i);
+    if (s == D5_OK) s = import_outputs(im, g);
+    return s;
+}
+
+d5_status d5_onnx_load_buffer(const void *data, size_t size, const char *base_dir, const char *what,
+                              d5_network **out)
+{
+    if (!out || (!data && size))
+        return d5_error(D5_ERR_INVALID, "d5_onnx_load_buffer: NULL argument");
+    if (!what) what = "ONNX model";
+    if (size == 0) return d5_error(D5_ERR_FORMAT, "%s: empty (0 bytes), not an ONNX model", what);
+    if (size > D5__ONNX_MAX_MESSAGE)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s: %zu bytes, more than protobuf's 2 GiB limit", what,
+                        size);
+    d5_status s = d5__onnx_check_depth(&onnx__model_proto__descriptor, data, size);
+    if (s != D5_OK) return d5__onnx_prefix(s, what);
+    d5__pb_alloc pa;
+    d5__pb_alloc_init(&pa);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(&pa.base, size, data);
+    if (!m)
+        return pa.failed
+                   ? d5_error(D5_ERR_NOMEM, "%s: out of memory parsing the model", what)
+                   : d5_error(D5_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", what);
+    importer im = {NULL, base_dir};
+    s = import_model(&im, m);
+    onnx__model_proto__free_unpacked(m, &pa.base);
+    if (s != D5_OK) {
+        d5_network_free(im.net);
+        return d5__onnx_prefix(s, what);
+    }
+    *out = im.net;
+    return D5_OK;
+}
+
+d5_status d5_onnx_load(const char *path, d5_network **out)
+{
+    if (!path || !out) return d5_error(D5_ERR_INVALID, "d5_onnx_load: NULL argument");
+    void *data = NULL;
+    size_t size = 0;
+    d5_status s = d5__onnx_read_file(path, D5__ONNX_MAX_MESSAGE, "ONNX model", &data, &size);
+    if (s != D5_OK) return s;
+    char *dir = d5__onnx_dirname(path);
+    if (!dir) s = d5__onnx_prefix(D5_ERR_NOMEM, path);
+    if (s == D5_OK) s = d5_onnx_load_buffer(data, size, dir, path, out);
+    d5_free(dir);
+    d5_free(data);
+    return s;
+}

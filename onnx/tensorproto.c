@@ -1,0 +1,330 @@
+/* TensorProto <-> d5_tensor: data types, raw_data (little-endian) and the
+ * typed fields, size checks, and TensorProto files (.pb).
+ * https://onnx.ai/onnx/api/classes.html#tensorproto */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Data types ---- */
+
+static const char *const type_names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
+                                         "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
+                                         "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
+                                         "COMPLEX128", "BFLOAT16"};
+
+const char *d5__onnx_type_name(int32_t onnx_type, char *buf, size_t size)
+{
+    if (onnx_type >= 0 && (size_t)onnx_type < sizeof type_names / sizeof type_names[0])
+        return type_names[onnx_type];
+    snprintf(buf, size, "%d (unknown)", (int)onnx_type);
+    return buf;
+}
+
+/* Pairs of (ONNX data type, d5 dtype). */
+static const struct {
+    int32_t onnx;
+    d5_dtype d5;
+} type_map[] = {
+    {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, D5_F32},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, D5_F64},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, D5_F16},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, D5_BF16},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__INT8, D5_I8},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, D5_U8},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__INT16, D5_I16},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__INT32, D5_I32},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__INT64, D5_I64},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, D5_BOOL},
+};
+_Static_assert(sizeof type_map / sizeof type_map[0] == D5_DTYPE_COUNT - 1,
+               "every d5 dtype needs an ONNX data type");
+
+d5_dtype d5__onnx_dtype(int32_t onnx_type)
+{
+    for (size_t i = 0; i < sizeof type_map / sizeof type_map[0]; i++)
+        if (type_map[i].onnx == onnx_type) return type_map[i].d5;
+    return D5_DTYPE_INVALID;
+}
+
+int32_t d5__onnx_type_of(d5_dtype dtype)
+{
+    for (size_t i = 0; i < sizeof type_map / sizeof type_map[0]; i++)
+        if (type_map[i].d5 == dtype) return type_map[i].onnx;
+    return 0;
+}
+
+/* ---- Byte order: ONNX's raw_data is little-endian ---- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static void swap_elements(void *data, size_t bytes, size_t esize)
+{
+    if (esize < 2 || host_is_little_endian()) return;
+    uint8_t *p = data;
+    for (size_t off = 0; off + esize <= bytes; off += esize)
+        for (size_t i = 0; i < esize / 2; i++) {
+            uint8_t tmp = p[off + i];
+            p[off + i] = p[off + esize - 1 - i];
+            p[off + esize - 1 - i] = tmp;
+        }
+}
+
+/* ---- TensorProto -> d5_tensor ---- */
+
+/* Copies n typed values into the tensor's memory, converting to its dtype. */
+static void copy_int32_values(const int32_t *src, size_t n, d5_dtype dt, void *dst)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (dt) {
+        case D5_I8: ((int8_t *)dst)[i] = (int8_t)src[i]; break;
+        case D5_U8: ((uint8_t *)dst)[i] = (uint8_t)src[i]; break;
+        case D5_I16: ((int16_t *)dst)[i] = (int16_t)src[i]; break;
+        case D5_I32: ((int32_t *)dst)[i] = src[i]; break;
+        case D5_BOOL: ((uint8_t *)dst)[i] = src[i] != 0; break;
+        default: ((uint16_t *)dst)[i] = (uint16_t)src[i]; break; /* FLOAT16, BFLOAT16 bits */
+        }
+    }
+}
+
+/* The typed field that holds values of dtype dt, and its count. */
+static const char *typed_field(const Onnx__TensorProto *tp, d5_dtype dt, size_t *count)
+{
+    switch (dt) {
+    case D5_F32: *count = tp->n_float_data; return "float_data";
+    case D5_F64: *count = tp->n_double_data; return "double_data";
+    case D5_I64: *count = tp->n_int64_data; return "int64_data";
+    default: *count = tp->n_int32_data; return "int32_data";
+    }
+}
+
+/* The first non-empty typed field, to say where misplaced values are. */
+static const char *any_typed_field(const Onnx__TensorProto *tp, size_t *count)
+{
+    const struct {
+        size_t n;
+        const char *name;
+    } f[] = {{tp->n_float_data, "float_data"},   {tp->n_int32_data, "int32_data"},
+             {tp->n_int64_data, "int64_data"},   {tp->n_double_data, "double_data"},
+             {tp->n_uint64_data, "uint64_data"}, {tp->n_string_data, "string_data"}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].n) {
+            *count = f[i].n;
+            return f[i].name;
+        }
+    *count = 0;
+    return NULL;
+}
+
+static d5_status check_desc(const Onnx__TensorProto *tp, const char *what, d5_tensor_desc *desc,
+                            size_t *bytes)
+{
+    char tbuf[32];
+    if (!tp->has_data_type || tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UNDEFINED)
+        return d5_error(D5_ERR_FORMAT, "%s has no data type", what);
+    d5_dtype dt = d5__onnx_dtype(tp->data_type);
+    if (dt == D5_DTYPE_INVALID)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s has data type %s, which d5 does not support", what,
+                        d5__onnx_type_name(tp->data_type, tbuf, sizeof tbuf));
+    if (tp->n_dims > D5_MAX_DIMS)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s has %zu dimensions; d5 supports at most %d", what,
+                        tp->n_dims, D5_MAX_DIMS);
+    memset(desc, 0, sizeof *desc);
+    desc->dtype = dt;
+    desc->ndim = (int32_t)tp->n_dims;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0)
+            return d5_error(D5_ERR_FORMAT, "%s has a negative size %lld in dimension %zu", what,
+                            (long long)tp->dims[i], i);
+        desc->shape[i] = tp->dims[i];
+    }
+    if (d5_tensor_desc_bytes(desc, bytes) != D5_OK) {
+        char dbuf[200];
+        d5_tensor_desc_format(desc, dbuf, sizeof dbuf);
+        return d5_error(D5_ERR_FORMAT, "%s: shape %s is larger than the address space", what, dbuf);
+    }
+    if (tp->segment)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s is a segment of a larger tensor, which d5 does not support", what);
+    return D5_OK;
+}
+
+d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
+                                     const char *what, d5_tensor *out)
+{
+    d5_tensor_desc desc;
+    size_t bytes;
+    d5_status s = check_desc(tp, what, &desc, &bytes);
+    if (s != D5_OK) return s;
+    d5_dtype dt = (d5_dtype)desc.dtype;
+    size_t esize = d5_dtype_size(dt), numel = bytes / esize;
+    char dbuf[200];
+    d5_tensor_desc_format(&desc, dbuf, sizeof dbuf);
+
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        s = d5__onnx_external_read(tp, base_dir, what, &desc, bytes, out);
+        if (s == D5_OK) swap_elements(out->data, bytes, esize);
+        return s;
+    }
+    if (tp->has_data_location && tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT)
+        return d5_error(D5_ERR_FORMAT, "%s has an unknown data_location %d", what,
+                        (int)tp->data_location);
+
+    size_t count = 0;
+    const char *field = NULL;
+    if (tp->has_raw_data) {
+        if (tp->raw_data.len != bytes)
+            return d5_error(D5_ERR_FORMAT, "%s %s has %zu bytes of raw_data, expected %zu", what,
+                            dbuf, tp->raw_data.len, bytes);
+    } else {
+        field = typed_field(tp, dt, &count);
+        if (count != numel) {
+            size_t other_count;
+            const char *other = any_typed_field(tp, &other_count);
+            if (count == 0 && other)
+                return d5_error(D5_ERR_FORMAT,
+                                "%s %s has its %zu values in %s, expected %zu in raw_data or %s",
+                                what, dbuf, other_count, other, numel, field);
+            return d5_error(D5_ERR_FORMAT, "%s %s has %zu values in %s, expected %zu", what, dbuf,
+                            count, field, numel);
+        }
+    }
+
+    d5_tensor t;
+    s = d5_tensor_alloc(&desc, &t);
+    if (s != D5_OK) return d5_error(s, "%s %s: out of memory for %zu bytes", what, dbuf, bytes);
+    if (tp->has_raw_data) {
+        if (bytes) memcpy(t.data, tp->raw_data.data, bytes);
+        swap_elements(t.data, bytes, esize);
+        if (dt == D5_BOOL)
+            for (size_t i = 0; i < numel; i++) ((uint8_t *)t.data)[i] = ((uint8_t *)t.data)[i] != 0;
+    } else if (numel) {
+        switch (dt) {
+        case D5_F32: memcpy(t.data, tp->float_data, bytes); break;
+        case D5_F64: memcpy(t.data, tp->double_data, bytes); break;
+        case D5_I64: memcpy(t.data, tp->int64_data, bytes); break;
+        default: copy_int32_values(tp->int32_data, numel, dt, t.data); break;
+        }
+    }
+    *out = t;
+    return D5_OK;
+}
+
+/* ---- d5_tensor -> TensorProto ---- */
+
+d5_status d5__onnx_tensor_to_proto(const d5_tensor_desc *desc, const void *data, const char *name,
+                                   d5__arena *arena, Onnx__TensorProto *tp)
+{
+    size_t bytes;
+    if (d5_tensor_desc_bytes(desc, &bytes) != D5_OK)
+        return d5_error(D5_ERR_INVALID, "tensor '%s': %s", name ? name : "", d5_last_error());
+    if (bytes && !data)
+        return d5_error(D5_ERR_INVALID, "tensor '%s' has no data", name ? name : "");
+    tp->name = (char *)name;
+    tp->has_data_type = 1;
+    tp->data_type = d5__onnx_type_of((d5_dtype)desc->dtype);
+    tp->n_dims = (size_t)desc->ndim;
+    if (desc->ndim > 0) {
+        tp->dims = d5__arena_array(arena, (size_t)desc->ndim, sizeof(int64_t));
+        if (!tp->dims) return D5_ERR_NOMEM;
+        memcpy(tp->dims, desc->shape, (size_t)desc->ndim * sizeof(int64_t));
+    }
+    tp->has_raw_data = 1;
+    tp->raw_data.len = bytes;
+    tp->raw_data.data = (uint8_t *)data;
+    size_t esize = d5_dtype_size((d5_dtype)desc->dtype);
+    if (bytes && esize > 1 && !host_is_little_endian()) {
+        tp->raw_data.data = d5__arena_alloc(arena, bytes);
+        if (!tp->raw_data.data) return D5_ERR_NOMEM;
+        memcpy(tp->raw_data.data, data, bytes);
+        swap_elements(tp->raw_data.data, bytes, esize);
+    }
+    return D5_OK;
+}
+
+/* ---- TensorProto files ---- */
+
+static d5_status tensor_read(const char *path, d5_tensor *t, char **name)
+{
+    void *buf = NULL;
+    size_t size = 0;
+    d5_status s = d5__onnx_read_file(path, D5__ONNX_MAX_MESSAGE, "ONNX TensorProto", &buf, &size);
+    if (s != D5_OK) return s; /* the message names the file */
+    s = d5__onnx_check_depth(&onnx__tensor_proto__descriptor, buf, size);
+    if (s != D5_OK) {
+        d5_free(buf);
+        return d5__onnx_prefix(s, path);
+    }
+    d5__pb_alloc pa;
+    d5__pb_alloc_init(&pa);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa.base, size, buf);
+    d5_free(buf);
+    if (!tp)
+        return pa.failed ? d5_error(D5_ERR_NOMEM, "%s: out of memory parsing it", path)
+                         : d5_error(D5_ERR_FORMAT,
+                                    "%s: not an ONNX TensorProto (protobuf parse failed)", path);
+    char what[160];
+    if (tp->name && tp->name[0])
+        snprintf(what, sizeof what, "tensor '%s'", tp->name);
+    else
+        snprintf(what, sizeof what, "tensor");
+    char *dir = d5__onnx_dirname(path);
+    char *copy = NULL;
+    d5_tensor out;
+    if (!dir) s = D5_ERR_NOMEM;
+    if (s == D5_OK) s = d5__onnx_tensor_from_proto(tp, dir, what, &out);
+    if (s == D5_OK && name) {
+        copy = d5_strdup(tp->name ? tp->name : "", "tensor name");
+        if (!copy) {
+            d5_tensor_free(&out);
+            s = D5_ERR_NOMEM;
+        }
+    }
+    if (s == D5_OK) {
+        *t = out;
+        if (name) *name = copy;
+    }
+    d5_free(dir);
+    onnx__tensor_proto__free_unpacked(tp, &pa.base);
+    return s == D5_OK ? s : d5__onnx_prefix(s, path);
+}
+
+d5_status d5_onnx_tensor_read(const char *path, d5_tensor *t, char **name)
+{
+    if (!path || !t) return d5_error(D5_ERR_INVALID, "d5_onnx_tensor_read: NULL argument");
+    return tensor_read(path, t, name);
+}
+
+d5_status d5_onnx_tensor_write(const char *path, const d5_tensor *t, const char *name)
+{
+    if (!path || !t) return d5_error(D5_ERR_INVALID, "d5_onnx_tensor_write: NULL argument");
+    if (t->device != D5_DEVICE_CPU)
+        return d5_error(D5_ERR_INVALID, "%s: tensor '%s' is not in CPU memory", path,
+                        name ? name : "");
+    Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+    d5__arena arena = {NULL};
+    uint8_t *buf = NULL;
+    int written = 0;
+    d5_status s = d5__onnx_tensor_to_proto(&t->desc, t->data, name, &arena, &tp);
+    if (s == D5_OK) {
+        size_t size = onnx__tensor_proto__get_packed_size(&tp);
+        if (size > D5__ONNX_MAX_MESSAGE)
+            s = d5_error(D5_ERR_UNSUPPORTED, "%zu bytes, more than protobuf's 2 GiB limit", size);
+        else if (!(buf = d5_alloc(size ? size : 1, "TensorProto")))
+            s = D5_ERR_NOMEM;
+        else if (onnx__tensor_proto__pack(&tp, buf) != size)
+            s = d5_error(D5_ERR_INVALID, "protobuf packing gave an unexpected size");
+        if (s == D5_OK) {
+            written = 1;
+            s = d5__onnx_write_file(path, buf, size);
+        }
+    }
+    if (s != D5_OK && !written) s = d5__onnx_prefix(s, path); /* the writer names the file */
+    d5_free(buf);
+    d5__arena_free(&arena);
+    return s;
+}

@@ -1,0 +1,3 @@
+Bxj
+locationweights.binj
+length12p

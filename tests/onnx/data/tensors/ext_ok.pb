@@ -1,0 +1,4 @@
+Bxj
+locationweights.binj
+offset8j
+length16p

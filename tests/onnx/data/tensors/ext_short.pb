@@ -1,0 +1,3 @@
+Bxj
+locationweights.binj
+offset20p

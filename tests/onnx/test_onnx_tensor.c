@@ -1,0 +1,339 @@
+/* TensorProto files: d5's writer and reader against each other and against
+ * files written by the onnx Python package (tests/onnx/make_fixtures.py):
+ * typed fields of every data type, raw_data, bad tensors, external data. */
+#define _GNU_SOURCE
+#include "onnx_support.h"
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TENSORS FIXTURES "/tensors/"
+
+/* A tensor of the given dtype and shape whose bytes follow a pattern (bools 0/1). */
+static d5_tensor pattern_tensor(d5_dtype dt, int32_t ndim, const int64_t *shape)
+{
+    d5_tensor_desc d;
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_desc_make(dt, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    size_t bytes = 0;
+    cr_assert_eq(d5_tensor_desc_bytes(&d, &bytes), D5_OK);
+    for (size_t i = 0; i < bytes; i++)
+        ((uint8_t *)t.data)[i] = dt == D5_BOOL ? (uint8_t)(i % 3 == 0) : (uint8_t)(i * 37 + dt);
+    return t;
+}
+
+static size_t dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+Test(onnx_tensor, write_read_every_dtype)
+{
+    char *dir = tmpdir_make();
+    const int64_t shapes[][3] = {{2, 3, 5}, {0, 4, 1}};
+    for (int dt = 1; dt < D5_DTYPE_COUNT; dt++) {
+        for (int k = 0; k < 3; k++) {
+            int32_t ndim = k == 2 ? 0 : 3; /* k == 2: a scalar */
+            d5_tensor t = pattern_tensor((d5_dtype)dt, ndim, shapes[k % 2]);
+            char path[512], name[64];
+            snprintf(path, sizeof path, "%s/%s_%d.pb", dir, d5_dtype_name((d5_dtype)dt), k);
+            snprintf(name, sizeof name, "t_%s", d5_dtype_name((d5_dtype)dt));
+            cr_assert_eq(d5_onnx_tensor_write(path, &t, name), D5_OK, "%s", d5_last_error());
+            d5_tensor back;
+            char *got_name = NULL;
+            cr_assert_eq(d5_onnx_tensor_read(path, &back, &got_name), D5_OK, "%s", d5_last_error());
+            cr_expect_str_eq(got_name, name);
+            cr_expect_eq(back.desc.dtype, dt);
+            cr_expect_eq(back.desc.ndim, ndim);
+            for (int32_t i = 0; i < ndim; i++) cr_expect_eq(back.desc.shape[i], shapes[k % 2][i]);
+            size_t bytes = 0;
+            cr_assert_eq(d5_tensor_desc_bytes(&t.desc, &bytes), D5_OK);
+            cr_expect(bytes == 0 || memcmp(back.data, t.data, bytes) == 0, "%s: data differs",
+                      path);
+            d5_free(got_name);
+            d5_tensor_free(&back);
+            d5_tensor_free(&t);
+        }
+    }
+    /* Atomic writes leave nothing else behind. */
+    cr_expect_eq(dir_entries(dir), (size_t)(3 * (D5_DTYPE_COUNT - 1)));
+    rmtree(dir);
+    free(dir);
+}
+
+/* The onnx package reads what d5 writes: dtype, shape and bytes. */
+Test(onnx_tensor, python_reads_written_tensors)
+{
+    const char *python = D5_PYTHON;
+    if (!python[0] || !path_exists(python)) cr_skip_test("no /usr/bin/python3");
+    char *dir = tmpdir_make();
+    const int64_t shape[] = {3, 2};
+    for (int dt = 1; dt < D5_DTYPE_COUNT; dt++) {
+        d5_tensor t = pattern_tensor((d5_dtype)dt, 2, shape);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.pb", dir, d5_dtype_name((d5_dtype)dt));
+        cr_assert_eq(d5_onnx_tensor_write(path, &t, d5_dtype_name((d5_dtype)dt)), D5_OK);
+        snprintf(path, sizeof path, "%s/%s.bin", dir, d5_dtype_name((d5_dtype)dt));
+        FILE *f = fopen(path, "wb");
+        cr_assert(f);
+        fwrite(t.data, 1, 6 * d5_dtype_size((d5_dtype)dt), f);
+        fclose(f);
+        d5_tensor_free(&t);
+    }
+    /* numpy has no bfloat16: its bytes are compared through uint16. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s -c \"import glob, sys, numpy as np, onnx\n"
+             "from onnx import numpy_helper\n"
+             "names = {1: 'float32', 11: 'float64', 10: 'float16', 16: 'bfloat16', 3: 'int8',\n"
+             "         2: 'uint8', 5: 'int16', 6: 'int32', 7: 'int64', 9: 'bool'}\n"
+             "n = 0\n"
+             "for pb in glob.glob(sys.argv[1] + '/*.pb'):\n"
+             "    t = onnx.load_tensor(pb)\n"
+             "    assert names[t.data_type] == t.name, (pb, t.data_type)\n"
+             "    assert list(t.dims) == [3, 2], pb\n"
+             "    raw = t.raw_data if t.data_type == 16 else numpy_helper.to_array(t).tobytes()\n"
+             "    assert raw == open(pb[:-3] + '.bin', 'rb').read(), pb\n"
+             "    n += 1\n"
+             "sys.exit(0 if n == 10 else 1)\" '%s'",
+             python, dir);
+    cr_expect_eq(system(cmd), 0, "the onnx package disagrees with d5's TensorProto files");
+    rmtree(dir);
+    free(dir);
+}
+
+static d5_tensor read_fixture(const char *file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", TENSORS, file);
+    d5_tensor t;
+    cr_assert_eq(d5_onnx_tensor_read(path, &t, NULL), D5_OK, "%s", d5_last_error());
+    return t;
+}
+
+#define EXPECT_VALUES(file, want_dtype, type, ...)                                                 \
+    do {                                                                                           \
+        const type want[] = {__VA_ARGS__};                                                         \
+        d5_tensor t = read_fixture(file);                                                          \
+        cr_expect_eq(t.desc.dtype, want_dtype, "%s", file);                                        \
+        cr_expect_eq(d5_tensor_desc_numel(&t.desc), (int64_t)(sizeof want / sizeof want[0]), "%s", \
+                     file);                                                                        \
+        cr_expect_eq(memcmp(t.data, want, sizeof want), 0, "%s: values differ", file);             \
+        d5_tensor_free(&t);                                                                        \
+    } while (0)
+
+Test(onnx_tensor, typed_fields)
+{
+    EXPECT_VALUES("typed_float.pb", D5_F32, float, 1.5f, -2, 3.25f, 0, 1e-3f, -7);
+    EXPECT_VALUES("typed_double.pb", D5_F64, double, 1.0 / 3, -2.5, 1e300);
+    EXPECT_VALUES("typed_int8.pb", D5_I8, int8_t, -128, -1, 0, 127);
+    EXPECT_VALUES("typed_uint8.pb", D5_U8, uint8_t, 0, 200, 255);
+    EXPECT_VALUES("typed_int16.pb", D5_I16, int16_t, -32768, 5, 32767);
+    EXPECT_VALUES("typed_int32.pb", D5_I32, int32_t, INT32_MIN, 0, INT32_MAX);
+    EXPECT_VALUES("typed_int64.pb", D5_I64, int64_t, INT64_MIN, 1, INT64_MAX);
+    EXPECT_VALUES("typed_bool.pb", D5_BOOL, uint8_t, 1, 0, 0, 1);
+    EXPECT_VALUES("typed_float16.pb", D5_F16, uint16_t, 0x3C00, 0xC000, 0x3800);
+    EXPECT_VALUES("typed_bfloat16.pb", D5_BF16, uint16_t, 0x3F80, 0xC040);
+    EXPECT_VALUES("typed_scalar.pb", D5_F32, float, 42);
+    EXPECT_VALUES("raw_float.pb", D5_F32, float, 0.25f, -1, 3, 1e-7f);
+    EXPECT_VALUES("raw_int64.pb", D5_I64, int64_t, 5, -6, (int64_t)1 << 40);
+
+    d5_tensor t = read_fixture("typed_float.pb");
+    cr_expect_eq(t.desc.ndim, 2);
+    cr_expect_eq(t.desc.shape[0], 2);
+    cr_expect_eq(t.desc.shape[1], 3);
+    d5_tensor_free(&t);
+    t = read_fixture("typed_scalar.pb");
+    cr_expect_eq(t.desc.ndim, 0);
+    d5_tensor_free(&t);
+    t = read_fixture("typed_empty.pb");
+    cr_expect_eq(t.desc.ndim, 2);
+    cr_expect_eq(d5_tensor_desc_numel(&t.desc), 0);
+    d5_tensor_free(&t);
+
+    char *name = NULL;
+    cr_assert_eq(d5_onnx_tensor_read(TENSORS "typed_int8.pb", &t, &name), D5_OK);
+    cr_expect_str_eq(name, "i8");
+    d5_free(name);
+    d5_tensor_free(&t);
+}
+
+/* The file fails with `status`, and the message names the file and says `what`. */
+static void expect_bad(const char *file, d5_status status, const char *what)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", TENSORS, file);
+    d5_tensor t;
+    memset(&t, 0, sizeof t);
+    d5_status s = d5_onnx_tensor_read(path, &t, NULL);
+    cr_expect_eq(s, status, "%s: %s, expected %s (%s)", file, d5_status_name(s),
+                 d5_status_name(status), d5_last_error());
+    cr_expect(strstr(d5_last_error(), path), "%s: message without the file: %s", file,
+              d5_last_error());
+    cr_expect(strstr(d5_last_error(), what), "%s: '%s' not in: %s", file, what, d5_last_error());
+    cr_expect_null(t.data);
+}
+
+Test(onnx_tensor, bad_tensors)
+{
+    expect_bad("bad_string.pb", D5_ERR_UNSUPPORTED,
+               "tensor 'str' has data type STRING, which d5 does not support");
+    expect_bad("bad_complex.pb", D5_ERR_UNSUPPORTED, "COMPLEX64");
+    expect_bad("bad_uint32.pb", D5_ERR_UNSUPPORTED, "UINT32");
+    expect_bad("bad_9dims.pb", D5_ERR_UNSUPPORTED, "9 dimensions; d5 supports at most 8");
+    expect_bad("bad_raw_size.pb", D5_ERR_FORMAT, "12 bytes of raw_data, expected 16");
+    expect_bad("bad_count.pb", D5_ERR_FORMAT, "4 values in float_data, expected 5");
+    expect_bad("bad_wrong_field.pb", D5_ERR_FORMAT,
+               "values in float_data, expected 2 in raw_data or int64_data");
+    expect_bad("bad_negative_dim.pb", D5_ERR_FORMAT, "negative size -1 in dimension 0");
+    expect_bad("bad_no_type.pb", D5_ERR_FORMAT, "no data type");
+    /* Sizes are checked before anything is allocated. */
+    expect_bad("bad_huge.pb", D5_ERR_FORMAT, "1 values in float_data, expected 1099511627776");
+    expect_bad("bad_overflow.pb", D5_ERR_FORMAT, "is larger than the address space");
+    /* Protobuf cannot tell messages apart: a model reads as an untyped tensor. */
+    expect_bad("../models/attrs.onnx", D5_ERR_FORMAT, "has no data type");
+}
+
+Test(onnx_tensor, not_protobuf)
+{
+    char *dir = tmpdir_make();
+    char path[512];
+    snprintf(path, sizeof path, "%s/junk.pb", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    fwrite("\xff\xff\xff\xff\x0f\x12\x34", 1, 7, f);
+    fclose(f);
+    d5_tensor t;
+    cr_expect_eq(d5_onnx_tensor_read(path, &t, NULL), D5_ERR_FORMAT);
+    cr_expect(strstr(d5_last_error(), path), "%s", d5_last_error());
+    cr_expect(strstr(d5_last_error(), "not an ONNX TensorProto (protobuf parse failed)"), "%s",
+              d5_last_error());
+    f = fopen(path, "wb");
+    fclose(f);
+    cr_expect_eq(d5_onnx_tensor_read(path, &t, NULL), D5_ERR_FORMAT);
+    cr_expect(strstr(d5_last_error(), "empty file (0 bytes)"), "%s", d5_last_error());
+    rmtree(dir);
+    free(dir);
+}
+
+Test(onnx_tensor, external_data)
+{
+    EXPECT_VALUES("ext_ok.pb", D5_F32, float, 1, -2, 0.5f, 8);
+    expect_bad("ext_escape.pb", D5_ERR_FORMAT,
+               "'../tensors/weights.bin' leaves the model's folder");
+    expect_bad("ext_absolute.pb", D5_ERR_FORMAT, "'/etc/hostname' is an absolute path");
+    expect_bad("ext_missing.pb", D5_ERR_IO, "missing.bin");
+    expect_bad("ext_short.pb", D5_ERR_FORMAT, "has 28 bytes; the tensor needs 16 at offset 20");
+    expect_bad("ext_length.pb", D5_ERR_FORMAT, "length 12, expected 16 bytes");
+    expect_bad("ext_no_location.pb", D5_ERR_FORMAT, "without a 'location' key");
+}
+
+/* Copies a fixture into dir. */
+static void copy_fixture(const char *file, const char *dir, const char *as)
+{
+    char from[512], to[512];
+    snprintf(from, sizeof from, "%s%s", TENSORS, file);
+    snprintf(to, sizeof to, "%s/%s", dir, as);
+    size_t len = 0;
+    char *data = slurp(from, &len);
+    cr_assert(data);
+    FILE *f = fopen(to, "wb");
+    cr_assert(f);
+    fwrite(data, 1, len, f);
+    fclose(f);
+    free(data);
+}
+
+/* A symbolic link inside the folder is followed; one that leads out is refused. */
+Test(onnx_tensor, external_data_through_links)
+{
+    char *dir = tmpdir_make();
+    char sub[512], path[600], target[600];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_fixture("ext_link.pb", sub, "t.pb");
+    snprintf(path, sizeof path, "%s/t.pb", sub);
+    snprintf(target, sizeof target, "%s/link.bin", sub);
+
+    /* link.bin -> ../secret.bin: outside. */
+    copy_fixture("weights.bin", dir, "secret.bin");
+    cr_assert_eq(symlink("../secret.bin", target), 0);
+    d5_tensor t;
+    cr_expect_eq(d5_onnx_tensor_read(path, &t, NULL), D5_ERR_FORMAT);
+    cr_expect(strstr(d5_last_error(), "outside the model's folder"), "%s", d5_last_error());
+
+    /* link.bin -> real.bin: inside (the first 16 bytes are the padding and 2 floats). */
+    unlink(target);
+    copy_fixture("weights.bin", sub, "real.bin");
+    cr_assert_eq(symlink("real.bin", target), 0);
+    cr_assert_eq(d5_onnx_tensor_read(path, &t, NULL), D5_OK, "%s", d5_last_error());
+    cr_expect_eq(memcmp(t.data, "PADDING!", 8), 0);
+    d5_tensor_free(&t);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(onnx_tensor, write_errors)
+{
+    const int64_t shape[] = {2};
+    d5_tensor t = pattern_tensor(D5_F32, 1, shape);
+    const char *path = "/nonexistent-d5-folder/t.pb";
+    cr_expect_eq(d5_onnx_tensor_write(path, &t, "x"), D5_ERR_IO);
+    cr_expect(strstr(d5_last_error(), path), "%s", d5_last_error());
+    t.device = D5_DEVICE_CUDA;
+    cr_expect_eq(d5_onnx_tensor_write("/tmp/unused.pb", &t, "x"), D5_ERR_INVALID);
+    t.device = D5_DEVICE_CPU;
+    d5_tensor_free(&t);
+    cr_expect_eq(d5_onnx_tensor_read("/nonexistent-d5-folder/t.pb", &t, NULL), D5_ERR_IO);
+    cr_expect(strstr(d5_last_error(), "/nonexistent-d5-folder/t.pb"), "%s", d5_last_error());
+}
+
+/* Every allocation failure is reported as D5_ERR_NOMEM and frees what it took. */
+Test(onnx_tensor, out_of_memory)
+{
+    char *dir = tmpdir_make();
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.pb", dir);
+    const int64_t shape[] = {4, 4};
+    d5_tensor t = pattern_tensor(D5_F64, 2, shape);
+    cr_assert_eq(d5_onnx_tensor_write(path, &t, "w"), D5_OK);
+    int done_read = 0, done_write = 0;
+    for (long budget = 0; budget < 100 && !(done_read && done_write); budget++) {
+        d5_tensor back;
+        char *name = NULL;
+        failing_alloc_install(budget);
+        d5_status s = d5_onnx_tensor_read(path, &back, &name);
+        if (s == D5_OK) {
+            d5_tensor_free(&back);
+            d5_free(name);
+            done_read = 1;
+        } else {
+            cr_expect_eq(s, D5_ERR_NOMEM, "budget %ld: %s", budget, d5_last_error());
+        }
+        cr_expect_eq(failing_alloc_live(), 0, "budget %ld: read leaks", budget);
+        failing_alloc_install(budget);
+        s = d5_onnx_tensor_write(path, &t, "w");
+        if (s == D5_OK)
+            done_write = 1;
+        else
+            cr_expect_eq(s, D5_ERR_NOMEM, "budget %ld: %s", budget, d5_last_error());
+        cr_expect_eq(failing_alloc_live(), 0, "budget %ld: write leaks", budget);
+        failing_alloc_remove();
+    }
+    cr_expect(done_read && done_write);
+    d5_tensor_free(&t);
+    cr_expect_eq(dir_entries(dir), 1u);
+    rmtree(dir);
+    free(dir);
+}
