@@ -35,6 +35,11 @@ typedef struct cli_spec {
     size_t nopts;
     const char *positional; /* name of the one positional argument ("OP"), or NULL */
     const char **pos_value; /* receives it */
+    /* Instead of pos_value: one or more positional arguments ("DIR..."),
+     * collected into *pos_list (malloc'd; the caller frees it whatever
+     * cli_parse returns) and *pos_count. */
+    const char ***pos_list;
+    int *pos_count;
 } cli_spec;
 
 /* Parses argv[1..] (argv[0] is the command name). Positional arguments other
@@ -60,6 +65,10 @@ int cmd_bench(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_test_operator(int argc, char **argv);
 int cmd_compile_op(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_onnx_test(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 
@@ -69,5 +78,8 @@ d5_status d5_suite_timer_overhead(d5_results *r, const d5_measure_params *mp);
 /* Times a DeepBench subset of GEMM and convolution on every available fast
  * backend, with GFLOP/s and % of `peak_gflops` (0: no % column). */
 d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops);
+/* Times LeNet (batch 64) and the CIFAR ResNet-20 (batch 32) inference on the
+ * default backends, with FrameworkOverhead as counters (suite_network.c). */
+d5_status d5_suite_network(d5_results *r, double max_time);
 
 #endif

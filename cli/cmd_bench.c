@@ -133,7 +133,7 @@ static d5_status write_folder(const char *dir, const bench_out *o)
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 {
-    int steps = 4;
+    int steps = 5;
     d5_timer *suite;
     d5_timer_params tp = d5_timer_default_params();
     tp.name = "d5 bench";
@@ -168,12 +168,18 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     }
     if (s == D5_OK) s = d5_suite_operators(r, cfg->time_s, peaks.fp32_all.median);
     if (s == D5_OK) s = d5_timer_end(suite, "operators");
+    if (s == D5_OK) {
+        cli_progress(4, steps, "networks: LeNet and CIFAR ResNet-20 inference, FrameworkOverhead");
+        s = d5_timer_start(suite, "networks");
+    }
+    if (s == D5_OK) s = d5_suite_network(r, cfg->time_s);
+    if (s == D5_OK) s = d5_timer_end(suite, "networks");
 
     bench_out o = {cfg, spec, &m, &peaks, r, suite};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
-        cli_progress(4, steps, "writing %s", out);
+        cli_progress(5, steps, "writing %s", out);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
         else if ((s = write_folder(partial, &o)) != D5_OK)
@@ -214,7 +220,10 @@ int cmd_bench(int argc, char **argv)
         "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
-        "and by id) and of raw clock reads. Every benchmark warms up, then repeats until the\n"
+        "and by id) and of raw clock reads, a DeepBench subset of GEMM and convolution on\n"
+        "every available fast backend, and the inference of LeNet (batch 64) and the CIFAR\n"
+        "ResNet-20 (batch 32) with FrameworkOverhead (the graph against the sum of its nodes\n"
+        "timed alone). Every benchmark warms up, then repeats until the\n"
         "median's 95% confidence interval is within 2% of it or its time budget ends.\n\n"
         "The results folder holds summary.txt (what is printed), results.json (Google\n"
         "Benchmark's JSON layout with a context block and d5's statistics), results.csv,\n"
@@ -224,6 +233,8 @@ int cmd_bench(int argc, char **argv)
         "when complete; an existing folder is never overwritten.",
         opts,
         sizeof opts / sizeof opts[0],
+        NULL,
+        NULL,
         NULL,
         NULL};
     int rc = cli_parse(&spec, argc, argv);

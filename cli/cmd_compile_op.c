@@ -140,6 +140,8 @@ int cmd_compile_op(int argc, char **argv)
         opts,
         sizeof opts / sizeof opts[0],
         NULL,
+        NULL,
+        NULL,
         NULL};
     int rc = cli_parse(&spec, nrest, rest);
     if (rc >= 0) return rc;

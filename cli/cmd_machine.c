@@ -25,6 +25,8 @@ int cmd_machine(int argc, char **argv)
         opts,
         sizeof opts / sizeof opts[0],
         NULL,
+        NULL,
+        NULL,
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;

@@ -10,6 +10,8 @@ int cmd_version(int argc, char **argv)
                            NULL,
                            0,
                            NULL,
+                           NULL,
+                           NULL,
                            NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;

@@ -59,6 +59,14 @@ static int set_value(const cli_spec *spec, const cli_opt *o, const char *v)
 
 int cli_parse(const cli_spec *spec, int argc, char **argv)
 {
+    if (spec->pos_list) {
+        *spec->pos_count = 0;
+        *spec->pos_list = malloc((size_t)argc * sizeof **spec->pos_list);
+        if (!*spec->pos_list) {
+            fprintf(stderr, "d5 %s: out of memory\n", spec->command);
+            return D5_EXIT_CHECK;
+        }
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -66,6 +74,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv)
             return D5_EXIT_OK;
         }
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+            if (spec->pos_list) {
+                (*spec->pos_list)[(*spec->pos_count)++] = a;
+                continue;
+            }
             if (spec->positional && !*spec->pos_value) {
                 *spec->pos_value = a;
                 continue;
@@ -99,7 +111,7 @@ int cli_parse(const cli_spec *spec, int argc, char **argv)
         }
         if (!set_value(spec, o, v)) return D5_EXIT_USAGE;
     }
-    if (spec->positional && !*spec->pos_value) {
+    if (spec->positional && (spec->pos_list ? *spec->pos_count == 0 : !*spec->pos_value)) {
         usage_error(spec, "missing %s", spec->positional);
         return D5_EXIT_USAGE;
     }

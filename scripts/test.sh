@@ -12,3 +12,8 @@ for preset in release asan; do
     echo "== $preset: tests"
     ctest --preset "$preset" -j "$jobs"
 done
+
+# The ONNX loader under libFuzzer, for a bounded time (D5_FUZZ_SECONDS, 60 by
+# default), from the seed corpus of ONNX's node tests.
+echo "== fuzz: the ONNX loader"
+./scripts/fuzz.sh

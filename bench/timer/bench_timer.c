@@ -71,6 +71,8 @@ int main(int argc, char **argv)
         opts,
         sizeof opts / sizeof opts[0],
         NULL,
+        NULL,
+        NULL,
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;

@@ -1,0 +1,170 @@
+/* d5 onnx-test: runs ONNX backend conformance test folders. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "netload.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct list {
+    char **items;
+    size_t n, cap;
+} list;
+
+static int push(list *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        char **p = realloc(l->items, cap * sizeof *p);
+        if (!p) return 0;
+        l->items = p;
+        l->cap = cap;
+    }
+    return (l->items[l->n++] = strdup(s)) != NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has_model(const char *dir)
+{
+    char path[4096];
+    struct stat st;
+    int n = snprintf(path, sizeof path, "%s/model.onnx", dir);
+    return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0;
+}
+
+/* A test folder, or a folder of test folders (sorted). */
+static d5_status expand(const char *dir, list *out)
+{
+    if (has_model(dir)) return push(out, dir) ? D5_OK : D5_ERR_NOMEM;
+    DIR *d = opendir(dir);
+    if (!d) return d5_error(D5_ERR_IO, "%s: not a test folder (no model.onnx) nor a folder", dir);
+    list found = {0};
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof path) continue;
+        if (has_model(path) && !push(&found, path)) break;
+    }
+    closedir(d);
+    if (found.n == 0) {
+        free(found.items);
+        return d5_error(D5_ERR_IO, "%s: no test folder (with a model.onnx) inside", dir);
+    }
+    qsort(found.items, found.n, sizeof *found.items, by_name);
+    d5_status s = D5_OK;
+    for (size_t i = 0; i < found.n; i++) {
+        if (s == D5_OK && !push(out, found.items[i])) s = D5_ERR_NOMEM;
+        free(found.items[i]);
+    }
+    free(found.items);
+    return s;
+}
+
+static const char *base(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b && b[1] ? b + 1 : path;
+}
+
+int cmd_onnx_test(int argc, char **argv)
+{
+    const char *json = NULL, *backend = NULL, *filter = NULL, **dirs = NULL;
+    int ndirs = 0, quiet = 0;
+    double rtol = 1e-3, atol = 1e-7;
+    const cli_opt opts[] = {
+        {"backend", CLI_STRING, &backend, "LIST",
+         "executor backends in order of preference (default dnnl,blas,ref; ref alone checks the "
+         "reference operators)",
+         0, 0},
+        {"filter", CLI_STRING, &filter, "TEXT", "run only tests whose name contains TEXT", 0, 0},
+        {"rtol", CLI_DOUBLE, &rtol, "X", "relative tolerance (default 1e-3, ONNX's)", 0, 1},
+        {"atol", CLI_DOUBLE, &atol, "X", "absolute tolerance (default 1e-7, ONNX's)", 0, 1},
+        {"json", CLI_STRING, &json, "FILE", "write every outcome as JSON to FILE", 0, 0},
+        {"quiet", CLI_FLAG, &quiet, NULL, "print failures and the summary only", 0, 0},
+    };
+    const cli_spec spec = {
+        "onnx-test",
+        "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] [--quiet]",
+        "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
+        "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
+        "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
+        "worst element, or skip with the operator or feature d5 does not support. The last\n"
+        "line is 'N passed, N failed, N skipped'. Exit 1 if any test failed.",
+        opts,
+        sizeof opts / sizeof opts[0],
+        "DIR",
+        NULL,
+        &dirs,
+        &ndirs};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc >= 0) {
+        free(dirs);
+        return rc;
+    }
+    list tests = {0};
+    d5_status s = D5_OK;
+    for (int i = 0; i < ndirs && s == D5_OK; i++) s = expand(dirs[i], &tests);
+    free(dirs);
+    json_t *root = json_object(), *arr = json_array();
+    json_object_set_new(root, "tests", arr);
+    int passed = 0, failed = 0, skipped = 0;
+    d5_onnx_test_params p = d5_onnx_test_default_params();
+    p.backend = backend;
+    p.rtol = rtol;
+    p.atol = atol;
+    int tty = isatty(2);
+    for (size_t i = 0; i < tests.n && s == D5_OK; i++) {
+        const char *name = base(tests.items[i]);
+        if (filter && !strstr(name, filter)) continue;
+        if (tty) fprintf(stderr, "\r[%zu/%zu] %-60.60s\r", i + 1, tests.n, name);
+        d5_onnx_test_result r;
+        s = d5_onnx_test_run(tests.items[i], &p, &r);
+        if (s != D5_OK) break;
+        if (tty) fprintf(stderr, "\r%-80s\r", "");
+        const char *word = r.outcome == D5_ONNX_TEST_PASS   ? "pass"
+                           : r.outcome == D5_ONNX_TEST_FAIL ? "FAIL"
+                                                            : "skip";
+        passed += r.outcome == D5_ONNX_TEST_PASS;
+        failed += r.outcome == D5_ONNX_TEST_FAIL;
+        skipped += r.outcome == D5_ONNX_TEST_SKIP;
+        if (!quiet || r.outcome == D5_ONNX_TEST_FAIL) {
+            if (r.outcome == D5_ONNX_TEST_PASS)
+                printf("pass  %s\n", name);
+            else
+                printf("%s  %s: %s\n", word, name, r.detail);
+        }
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f}", "name", name,
+                                             "path", tests.items[i], "outcome", word, "detail",
+                                             r.outcome == D5_ONNX_TEST_PASS ? "" : r.detail,
+                                             "datasets", r.datasets, "max_abs_err", r.max_abs_err,
+                                             "max_rel_err", r.max_rel_err));
+    }
+    for (size_t i = 0; i < tests.n; i++) free(tests.items[i]);
+    free(tests.items);
+    if (s != D5_OK) {
+        json_decref(root);
+        return cli_fail("onnx-test", s);
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    json_object_set_new(root, "passed", json_integer(passed));
+    json_object_set_new(root, "failed", json_integer(failed));
+    json_object_set_new(root, "skipped", json_integer(skipped));
+    json_object_set_new(root, "backend", json_string(backend ? backend : "dnnl,blas,ref"));
+    if (json && netload_write_json(root, json) != 0) {
+        json_decref(root);
+        fprintf(stderr, "d5 onnx-test: cannot write %s\n", json);
+        return D5_EXIT_INPUT;
+    }
+    json_decref(root);
+    return failed ? D5_EXIT_CHECK : D5_EXIT_OK;
+}

@@ -1,0 +1,317 @@
+/* d5 run: latency and throughput of an ONNX model, a per-operator breakdown,
+ * FrameworkOverhead, memory, and optionally a trace of one iteration. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "netload.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void bytes_str(double b, char *buf, size_t size)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static double peak_rss_bytes(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss * 1024.0 : 0;
+}
+
+static d5_status run_inference(void *ctx)
+{
+    return d5_executor_inference(ctx);
+}
+static d5_status run_training(void *ctx)
+{
+    return d5_executor_inference_and_backprop(ctx);
+}
+
+typedef struct op_row {
+    const char *op;
+    int nodes;
+    double median_ns, flops;
+} op_row;
+
+/* Per-operator-type totals of the nodes timed alone, largest first. */
+static void print_breakdown(const d5_executor *ex, const d5_overhead *o)
+{
+    op_row rows[256];
+    int n = 0;
+    for (int32_t i = 0; i < o->nodes; i++) {
+        d5_exec_node node;
+        d5_executor_node_at(ex, i, &node);
+        int k = 0;
+        while (k < n && strcmp(rows[k].op, node.op_type) != 0) k++;
+        if (k == n) {
+            if (n == 256) continue;
+            rows[n++] = (op_row){node.op_type, 0, 0, 0};
+        }
+        rows[k].nodes++;
+        rows[k].median_ns += o->node[i].stats.median;
+        rows[k].flops += node.flops;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && rows[j - 1].median_ns < rows[j].median_ns; j--) {
+            op_row t = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = t;
+        }
+    printf("\nper operator (each node timed alone; backends chosen per node):\n");
+    printf("  %-24s %5s %14s %9s %10s\n", "operator", "nodes", "median sum", "% of sum", "GFLOP/s");
+    for (int k = 0; k < n; k++) {
+        char t[32];
+        d5_format_duration(rows[k].median_ns, t, sizeof t);
+        printf("  %-24s %5d %14s %8.1f%% %10.2f\n", rows[k].op, rows[k].nodes, t,
+               100 * rows[k].median_ns / o->sum_median,
+               rows[k].median_ns > 0 ? rows[k].flops / rows[k].median_ns : 0);
+    }
+}
+
+static d5_status save_outputs(const d5_network *net, const d5_executor *ex, const char *dir)
+{
+    char path[4096];
+    if (mkdir(dir, 0777) != 0) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return d5_error(D5_ERR_IO, "--save-outputs: cannot create the folder %s", dir);
+    }
+    for (int32_t i = 0; i < d5_network_output_count(net); i++) {
+        d5_tensor t;
+        const char *name = d5_network_output_name(net, i);
+        d5_status s = d5_executor_fetch(ex, name, &t);
+        int n = snprintf(path, sizeof path, "%s/output_%d.pb", dir, (int)i);
+        if (s == D5_OK && (n < 0 || (size_t)n >= sizeof path))
+            s = d5_error(D5_ERR_INVALID, "--save-outputs: the path %s is too long", dir);
+        if (s == D5_OK) s = d5_onnx_tensor_write(path, &t, name);
+        if (s != D5_OK) return s;
+    }
+    return D5_OK;
+}
+
+static d5_status write_json(const char *path, const char *model, int64_t batch, const char *backend,
+                            const d5_measurement *m, const d5_executor *ex, const d5_overhead *o,
+                            const d5_memory_plan *plan, double load_ms, int backprop)
+{
+    d5_results *r = NULL;
+    size_t idx;
+    d5_status s = d5_results_create(&r);
+    if (s == D5_OK) s = d5_results_context(r, "model", model);
+    if (s == D5_OK) s = d5_results_context(r, "backend", backend);
+    if (s == D5_OK) s = d5_results_context_number(r, "batch", (double)batch);
+    if (s == D5_OK) s = d5_results_context_number(r, "load_ms", load_ms);
+    if (s == D5_OK) s = d5_results_context_number(r, "arena_bytes", (double)plan->arena_bytes);
+    if (s == D5_OK) s = d5_results_context_number(r, "param_bytes", (double)plan->param_bytes);
+    if (s == D5_OK) s = d5_results_context_number(r, "peak_rss_bytes", peak_rss_bytes());
+    if (s == D5_OK)
+        s = d5_results_add(r, backprop ? "run/inference_and_backprop" : "run/inference", m, "ns",
+                           &idx);
+    if (s == D5_OK)
+        s = d5_results_counter(r, idx, "samples_per_second", 1e9 * (double)batch / m->stats.median,
+                               "1/s");
+    if (s == D5_OK && o) {
+        s = d5_results_add(r, "run/framework_overhead/graph", &o->graph, "ns", &idx);
+        if (s == D5_OK) s = d5_results_counter(r, idx, "overhead", o->overhead, "ratio");
+        if (s == D5_OK) s = d5_results_counter(r, idx, "overhead_lo", o->overhead_lo, "ratio");
+        if (s == D5_OK) s = d5_results_counter(r, idx, "overhead_hi", o->overhead_hi, "ratio");
+        if (s == D5_OK) s = d5_results_counter(r, idx, "sum_of_nodes_ns", o->sum_median, "ns");
+        for (int32_t i = 0; s == D5_OK && i < o->nodes; i++) {
+            d5_exec_node node;
+            char name[512];
+            d5_executor_node_at(ex, i, &node);
+            snprintf(name, sizeof name, "node/%s/%s/%s", node.op_type, node.name, node.backend);
+            s = d5_results_add(r, name, &o->node[i], "ns", &idx);
+            if (s == D5_OK && node.flops > 0)
+                s = d5_results_counter(r, idx, "GFLOP/s", node.flops / o->node[i].stats.median,
+                                       "GFLOP/s");
+        }
+    }
+    if (s == D5_OK) s = d5_results_write_json(r, path);
+    d5_results_free(r);
+    return s;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *model = NULL, *inputs = NULL, *save = NULL, *backend = "dnnl,blas,ref";
+    const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL;
+    int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
+    double seconds = 5, rel_ci = 0.02;
+    const cli_opt opts[] = {
+        {"batch", CLI_INT, &batch, "N", "batch size: the first dimension of every input", 1,
+         1 << 20},
+        {"inputs", CLI_STRING, &inputs, "A.pb,...",
+         "TensorProto files, one per graph input in order (default: seeded random data)", 0, 0},
+        {"save-outputs", CLI_STRING, &save, "DIR", "write the outputs as output_K.pb into DIR", 0,
+         0},
+        {"backend", CLI_STRING, &backend, "LIST",
+         "backends in order of preference, or auto (measure each per node; default "
+         "dnnl,blas,ref)",
+         0, 0},
+        {"node-backend", CLI_STRING, &node_backends, "NODE=B,...", "per-node backend overrides", 0,
+         0},
+        {"lib", CLI_STRING, &lib, "LIB.so",
+         "custom operator library (d5 compile-op): its operators replace built-in ones", 0, 0},
+        {"threads", CLI_INT, &threads, "N", "threads of the CPU backends (default: all CPUs)", 0,
+         4096},
+        {"backprop", CLI_FLAG, &backprop, NULL,
+         "time inference and backpropagation from the first output (seeded with ones)", 0, 0},
+        {"time", CLI_DOUBLE, &seconds, "S", "time budget of each measurement (default 5)", 0.01,
+         3600},
+        {"rel-ci", CLI_DOUBLE, &rel_ci, "X",
+         "stop when the median's 95% CI half-width is below X of it (default 0.02)", 1e-4, 1},
+        {"no-overhead", CLI_FLAG, &no_overhead, NULL,
+         "skip the per-operator breakdown and FrameworkOverhead", 0, 0},
+        {"json", CLI_STRING, &json, "FILE", "write the results as JSON (Google Benchmark schema)",
+         0, 0},
+        {"trace", CLI_STRING, &trace, "FILE",
+         "write a Chrome/Perfetto trace of one iteration, node by node", 0, 0},
+    };
+    const cli_spec spec = {
+        "run",
+        "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
+        "       [--threads N] [--backprop] [--json FILE] [--trace FILE] [--time S]",
+        "Loads an ONNX model, compiles it (shapes, constant folding, a backend per node,\n"
+        "a memory plan) and measures it: latency median with its 95% confidence interval\n"
+        "(warm-up excluded, repetitions until the interval is tight or the time budget is\n"
+        "spent) and throughput. Then each node is timed alone: a per-operator breakdown and\n"
+        "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
+        "planned activation arena plus the parameters; peak RSS is the process's.",
+        opts,
+        sizeof opts / sizeof opts[0],
+        "MODEL",
+        &model,
+        NULL,
+        NULL};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc >= 0) return rc;
+    cli_echo(stdout, &spec);
+    d5_status s = d5_backend_set_threads(threads);
+    if (s != D5_OK) return cli_fail("run", s);
+
+    d5_network *net = NULL;
+    d5_executor *ex = NULL;
+    d5_op_library *library = NULL;
+    d5_tensor *in = NULL;
+    int32_t nin = 0;
+    d5_measurement m = {0};
+    d5_overhead o;
+    memset(&o, 0, sizeof o);
+    struct stat st;
+    double t0 = mono_ms();
+    cli_progress(1, 4, "loading %s", model);
+    s = netload_open(model, batch, 0, &net);
+    double load_ms = mono_ms() - t0;
+    if (s == D5_OK && lib) s = d5_op_library_open(lib, &library);
+    d5_executor_options eo = d5_executor_default_options();
+    eo.backend = backend;
+    eo.node_backends = node_backends;
+    eo.backprop = backprop;
+    eo.libraries = library ? &library : NULL;
+    eo.nlibraries = library ? 1 : 0;
+    double t1 = mono_ms();
+    if (s == D5_OK) s = d5_executor_create(net, &eo, &ex);
+    double compile_ms = mono_ms() - t1;
+    if (s == D5_OK) s = netload_inputs(net, inputs, 1, &in, &nin);
+    for (int32_t i = 0; s == D5_OK && i < nin; i++)
+        s = d5_executor_feed(ex, d5_network_input_name(net, i), &in[i]);
+    if (s != D5_OK) goto fail;
+
+    int64_t b = 1;
+    {
+        int32_t v;
+        d5_value_info info;
+        if (nin > 0 && d5_network_find_value(net, d5_network_input_name(net, 0), &v) == D5_OK) {
+            d5_network_value_at(net, v, &info);
+            if (info.desc.ndim > 0) b = info.desc.shape[0];
+        }
+    }
+    d5_memory_plan plan;
+    d5_executor_memory(ex, &plan);
+    char a[32], c[32], d[32], e[32];
+    bytes_str(stat(model, &st) == 0 ? (double)st.st_size : 0, a, sizeof a);
+    printf("model       %s: %d nodes scheduled, %d folded at load, %lld parameters, file %s\n",
+           model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
+           (long long)d5_network_param_elements(net), a);
+    printf("load        %.1f ms to read, %.1f ms to compile\n", load_ms, compile_ms);
+
+    d5_measure_params mp = d5_measure_default_params();
+    mp.max_time_s = seconds;
+    mp.rel_ci = rel_ci;
+    cli_progress(2, 4, "measuring %s (up to %g s)",
+                 backprop ? "inference and backprop" : "inference", seconds);
+    s = d5_measure_run(backprop ? run_training : run_inference, ex, &mp, &m);
+    if (s != D5_OK) goto fail;
+    d5_format_duration(m.stats.median, a, sizeof a);
+    d5_format_duration(m.stats.ci_low, c, sizeof c);
+    d5_format_duration(m.stats.ci_high, d, sizeof d);
+    printf("latency     %s [%s, %s] per batch of %lld (n=%zu, stop: %s)\n", a, c, d, (long long)b,
+           m.n, d5_stop_reason_name(m.stop));
+    printf("throughput  %.1f samples/s [%.1f, %.1f]\n", 1e9 * (double)b / m.stats.median,
+           1e9 * (double)b / m.stats.ci_high, 1e9 * (double)b / m.stats.ci_low);
+    if (save && (s = save_outputs(net, ex, save)) != D5_OK) goto fail;
+
+    if (!no_overhead) {
+        cli_progress(3, 4, "timing each of %d nodes alone", (int)d5_executor_node_count(ex));
+        mp.max_time_s = seconds / 4 > 0.05 ? seconds / 4 : 0.05;
+        if ((s = d5_overhead_measure(ex, &mp, &o)) != D5_OK) goto fail;
+        print_breakdown(ex, &o);
+        d5_format_duration(o.graph.stats.median, a, sizeof a);
+        d5_format_duration(o.sum_median, c, sizeof c);
+        printf("\nFrameworkOverhead  graph %s vs sum of nodes %s: %+.2f%% [%+.2f%%, %+.2f%%]\n", a,
+               c, 100 * o.overhead, 100 * o.overhead_lo, 100 * o.overhead_hi);
+    }
+    bytes_str((double)plan.arena_bytes, a, sizeof a);
+    bytes_str((double)plan.unshared_bytes, c, sizeof c);
+    bytes_str((double)plan.param_bytes, d, sizeof d);
+    bytes_str(peak_rss_bytes(), e, sizeof e);
+    printf("memory      activations %s planned (%s without reuse), parameters %s, peak RSS %s\n", a,
+           c, d, e);
+
+    if (trace) {
+        cli_progress(4, 4, "tracing one iteration into %s", trace);
+        d5_timer *timer = NULL;
+        d5_timer_params tp = d5_timer_default_params();
+        s = d5_timer_create(&tp, &timer);
+        if (s == D5_OK) s = d5_executor_attach_timer(ex, timer);
+        if (s == D5_OK) s = backprop ? run_training(ex) : run_inference(ex);
+        if (s == D5_OK) s = d5_report_trace(timer, trace);
+        d5_timer_free(timer);
+        if (s != D5_OK) goto fail;
+    }
+    if (json && (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
+                                load_ms + compile_ms, backprop)) != D5_OK)
+        goto fail;
+    d5_overhead_free(&o);
+    d5_measurement_free(&m);
+    netload_inputs_free(in, nin);
+    d5_executor_free(ex);
+    d5_op_library_close(library);
+    d5_network_free(net);
+    return D5_EXIT_OK;
+fail:;
+    int code = cli_fail("run", s);
+    d5_overhead_free(&o);
+    d5_measurement_free(&m);
+    netload_inputs_free(in, nin);
+    d5_executor_free(ex);
+    d5_op_library_close(library);
+    d5_network_free(net);
+    return code;
+}
