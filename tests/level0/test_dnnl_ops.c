@@ -504,3 +504,45 @@ Test(dnnl_ops, larger_sizes_with_channel_tails)
     bn(&x, 1, 3, NULL, 0);
     bn(&x5, 1, 3, NULL, 0);
 }
+
+/* ---- Binary arithmetic -------------------------------------------------------------- */
+
+static void forward_as_ref(const char *name, const d5_tensor_desc *in, draw how)
+{
+    need_dnnl();
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, "dnnl", &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    d5_tensor x[2];
+    fill(x, in, 2, how);
+    d5_check_params p = d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, 2, x, NULL, 1, &p, &r), D5_OK, "%s: %s", name,
+                 d5_last_error());
+    cr_assert(r.passed, "%s forward: linf %.3g", name, r.out[0].linf);
+    d5_tensor_free(&x[0]);
+    d5_tensor_free(&x[1]);
+}
+
+Test(dnnl_ops, binary_same_shape_and_broadcast)
+{
+    const int64_t full[] = {4, 3, 5, 6}, row[] = {6}, chan[] = {3, 1, 1}, one[] = {1};
+    d5_tensor_desc same[2] = {f32(4, full), f32(4, full)};
+    d5_tensor_desc bias[2] = {f32(4, full), f32(1, row)};
+    d5_tensor_desc per_channel[2] = {f32(4, full), f32(3, chan)};
+    d5_tensor_desc scalar_first[2] = {f32(1, one), f32(4, full)};
+    const char *ab[] = {"Add", "Sub"};
+    for (int k = 0; k < 2; k++) {
+        same_as_ref(ab[k], same, 2, NULL);
+        same_as_ref(ab[k], bias, 2, NULL);
+        same_as_ref(ab[k], per_channel, 2, NULL);
+    }
+    same_as_ref("Add", scalar_first, 2, NULL); /* swapped: the first operand broadcasts */
+    const char *md[] = {"Mul", "Div"};
+    for (int k = 0; k < 2; k++) {
+        forward_as_ref(md[k], same, (draw){.positive = 2});
+        forward_as_ref(md[k], per_channel, (draw){.positive = 2});
+    }
+    forward_as_ref("Mul", scalar_first, (draw){0});
+    refused("Sub", scalar_first, 2, NULL, 1, D5_ERR_UNSUPPORTED, "first operand");
+}
