@@ -617,3 +617,53 @@ void d5__node_label(const d5__node *n, char *buf, size_t size)
 {
     snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
 }
+
+/* ---- Copies -------------------------------------------------------------------------------------
+ */
+
+void *d5_network_initializer_data(d5_network *net, const char *name)
+{
+    int32_t i = d5__network_value(net, name);
+    return i >= 0 && net->values[i].kind == D5_VALUE_INITIALIZER ? net->values[i].init.data : NULL;
+}
+
+d5_status d5_network_clone(const d5_network *net, d5_network **out)
+{
+    d5_network *c = NULL;
+    d5_status s = d5_network_create(net->name, &c);
+    for (int32_t i = 0; s == D5_OK && i < net->nopsets; i++)
+        s = d5_network_set_opset(c, net->opsets[i].domain, net->opsets[i].version);
+    for (int32_t i = 0; s == D5_OK && i < net->ninputs; i++) {
+        const d5__value *v = &net->values[net->inputs[i]];
+        s = d5_network_add_input(c, v->name, &v->desc, (const char *const *)v->dim_params);
+    }
+    for (int32_t i = 0; s == D5_OK && i < net->nvalues; i++)
+        if (net->values[i].kind == D5_VALUE_INITIALIZER)
+            s = d5_network_add_initializer(c, net->values[i].name, &net->values[i].init);
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
+        const d5__node *n = &net->nodes[i];
+        s = d5_network_add_node(c, n->name, n->op_type, n->domain, (const char *const *)n->inputs,
+                                n->nin, (const char *const *)n->outputs, n->nout, &n->attrs_view,
+                                NULL);
+    }
+    for (int32_t i = 0; s == D5_OK && i < net->noutputs; i++) {
+        int32_t v = d5__network_value(net, net->outputs[i]);
+        s = d5_network_add_output(c, net->outputs[i],
+                                  v >= 0 && net->values[v].known ? &net->values[v].desc : NULL);
+    }
+    /* Inferred descriptors of intermediate values. */
+    for (int32_t i = 0; s == D5_OK && i < net->nvalues; i++) {
+        const d5__value *v = &net->values[i];
+        int32_t j = d5__network_value(c, v->name);
+        if (j >= 0 && v->kind == D5_VALUE_INTERMEDIATE && v->known) {
+            c->values[j].desc = v->desc;
+            c->values[j].known = 1;
+        }
+    }
+    if (s != D5_OK) {
+        d5_network_free(c);
+        return s;
+    }
+    *out = c;
+    return D5_OK;
+}

@@ -119,6 +119,13 @@ D5_API D5_NODISCARD d5_status d5_network_remove_node(d5_network *net, const char
 D5_API D5_NODISCARD d5_status d5_network_set_node_input(d5_network *net, const char *node,
                                                         int32_t slot, const char *value);
 
+/* A deep copy of a network (values, nodes, attributes, initializer data,
+ * opsets, inferred descriptors). Free it with d5_network_free. */
+D5_API D5_NODISCARD d5_status d5_network_clone(const d5_network *net, d5_network **out);
+/* The data of initializer `name`, writable in place (an optimizer's updates);
+ * NULL when there is no such initializer. Borrowed like the other views. */
+D5_API void *d5_network_initializer_data(d5_network *net, const char *name);
+
 /* ---- Inspecting ---------------------------------------------------------------------- */
 
 D5_API int32_t d5_network_node_count(const d5_network *net);

@@ -124,8 +124,12 @@ d5_status d5__mb_conv(d5__mb *b, const char *name, const char *x, int64_t cin, i
                       int64_t k, int64_t stride, int64_t pad, int bias)
 {
     const int64_t wshape[4] = {cout, cin, k, k};
-    D5__TRY(
-        add_init(b, name, "weight", 4, wshape, FILL_NORMAL, sqrt(2.0 / (double)(cout * k * k)), 1));
+    if (b->conv_torch_default)
+        D5__TRY(add_init(b, name, "weight", 4, wshape, FILL_UNIFORM,
+                         1.0 / sqrt((double)(cin * k * k)), 1));
+    else
+        D5__TRY(add_init(b, name, "weight", 4, wshape, FILL_NORMAL,
+                         sqrt(2.0 / (double)(cout * k * k)), 1));
     if (bias)
         D5__TRY(add_init(b, name, "bias", 1, &cout, FILL_UNIFORM, 1.0 / sqrt((double)(cin * k * k)),
                          1));

@@ -26,6 +26,9 @@ typedef struct d5__mb {
     int64_t classes;   /* outputs of the classifier */
     int64_t params;    /* parameter elements added so far */
     const char *model; /* the model's name, for messages */
+    /* Conv weights as torch.nn.Conv2d initializes them (uniform in
+     * +-1/sqrt(cin k k)) instead of torchvision's Kaiming-normal fan-out. */
+    int conv_torch_default;
 } d5__mb;
 
 /* Returns from the enclosing function when `call` fails. */

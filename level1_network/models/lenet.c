@@ -9,12 +9,15 @@
  *   -> fc1 (400->120) -> relu3 -> fc2 (120->84) -> relu4 -> fc3 (84->classes)
  *
  * 61,706 parameters with 10 classes. The convolutions have biases (there is
- * no batch normalization). */
+ * no batch normalization). Every layer is initialized as PyTorch initializes
+ * nn.Conv2d and nn.Linear (uniform in +-1/sqrt(fan_in)), the setting in which
+ * LeNet-5 is usually trained and compared. */
 #include "builder.h"
 
 d5_status d5__model_lenet(d5__mb *b, int32_t variant)
 {
     (void)variant;
+    b->conv_torch_default = 1;
     D5__TRY(d5__mb_io(b, 1, 28, 28));
     D5__TRY(d5__mb_conv(b, "conv1", "input", 1, 6, 5, 1, 2, 1));
     D5__TRY(d5__mb_relu(b, "relu1", "conv1"));

@@ -256,3 +256,27 @@ Test(network, out_of_memory_is_clean)
         cr_assert_eq(live, 0, "budget %ld: %ld blocks leaked", budget, live);
     }
 }
+
+Test(network, clone_is_deep)
+{
+    d5_network *net = small_mlp(), *copy = NULL;
+    cr_assert_eq(d5_network_bind_dim(net, "N", 2), D5_OK);
+    cr_assert_eq(d5_network_infer_shapes(net), D5_OK);
+    cr_assert_eq(d5_network_clone(net, &copy), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_node_count(copy), 2);
+    cr_assert_eq(d5_network_param_elements(copy), 12);
+    float *w = d5_network_initializer_data(copy, "W");
+    cr_assert_not_null(w);
+    cr_assert_float_eq(w[3], 0.3f, 1e-7);
+    w[3] = 42;
+    cr_assert_float_eq(((float *)d5_network_initializer_data(net, "W"))[3], 0.3f, 1e-7);
+    cr_assert_null(d5_network_initializer_data(copy, "x"));
+    int32_t v;
+    d5_value_info info;
+    cr_assert_eq(d5_network_find_value(copy, "y", &v), D5_OK);
+    d5_network_value_at(copy, v, &info);
+    cr_assert_eq(info.known, 1);
+    cr_assert_eq(info.desc.shape[0], 2);
+    d5_network_free(net);
+    d5_network_free(copy);
+}
