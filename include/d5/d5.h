@@ -3,6 +3,7 @@
 #define D5_D5_H
 
 #include "d5/core.h"
+#include "d5/datasets.h"
 #include "d5/executor.h"
 #include "d5/machine.h"
 #include "d5/models.h"
@@ -12,6 +13,7 @@
 #include "d5/report.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
+#include "d5/training.h"
 #include "d5/validate.h"
 
 #endif

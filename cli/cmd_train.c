@@ -1,0 +1,332 @@
+/* d5 train: trains a classifier on a dataset and reports accuracy, the loss
+ * curve, time-to-accuracy and the speed of every phase. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "netload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The model: a built-in name or an ONNX file, at batch size `batch`. */
+static d5_status open_model(const char *model, int64_t batch, int64_t classes, uint64_t seed,
+                            d5_network **net)
+{
+    size_t len = strlen(model);
+    if (is_file(model) || (len > 5 && strcmp(model + len - 5, ".onnx") == 0)) {
+        d5_status s = d5_onnx_load(model, net);
+        if (s == D5_OK) s = d5_network_set_batch(*net, batch, 1);
+        return s;
+    }
+    d5_model_params mp = d5_model_default_params();
+    mp.batch = batch;
+    mp.classes = classes;
+    mp.seed = seed;
+    return d5_model_build(model, &mp, net);
+}
+
+/* "name[:DIR]": mnist, fashion-mnist, cifar10, cifar100, synthetic. */
+static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t seed,
+                              d5_dataset **train, d5_dataset **test)
+{
+    char name[64], dir[4096];
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (n >= sizeof name) return d5_error(D5_ERR_INVALID, "--dataset '%s': unknown name", spec);
+    memcpy(name, spec, n);
+    name[n] = 0;
+    if (colon)
+        snprintf(dir, sizeof dir, "%s", colon + 1);
+    else
+        d5_dataset_default_dir(strcmp(name, "synthetic") == 0 ? "mnist" : name, dir, sizeof dir);
+    d5_status s;
+    if (strcmp(name, "mnist") == 0 || strcmp(name, "fashion-mnist") == 0) {
+        s = d5_dataset_open_mnist(dir, 1, train);
+        if (s == D5_OK) s = d5_dataset_open_mnist(dir, 0, test);
+    } else if (strcmp(name, "cifar10") == 0 || strcmp(name, "cifar100") == 0) {
+        int classes = strcmp(name, "cifar10") == 0 ? 10 : 100;
+        s = d5_dataset_open_cifar(dir, 1, classes, train);
+        if (s == D5_OK) s = d5_dataset_open_cifar(dir, 0, classes, test);
+    } else if (strcmp(name, "synthetic") == 0) {
+        /* Samples of the model's input shape, one class per logit. */
+        int32_t v;
+        d5_value_info in, out;
+        s = d5_network_find_value(net, d5_network_input_name(net, 0), &v);
+        if (s == D5_OK) d5_network_value_at(net, v, &in);
+        if (s == D5_OK) s = d5_network_find_value(net, d5_network_output_name(net, 0), &v);
+        if (s != D5_OK) return s;
+        d5_network_value_at(net, v, &out);
+        d5_tensor_desc sample = in.desc;
+        sample.ndim--;
+        memmove(sample.shape, sample.shape + 1, (size_t)sample.ndim * sizeof *sample.shape);
+        int64_t classes = out.desc.ndim == 2 && out.desc.shape[1] > 0 ? out.desc.shape[1] : 10;
+        s = d5_dataset_synthetic(&sample, 6400, classes, seed, train);
+        if (s == D5_OK) s = d5_dataset_synthetic(&sample, 1024, classes, seed + 1, test);
+    } else {
+        return d5_error(D5_ERR_INVALID,
+                        "--dataset '%s': unknown; expected mnist, fashion-mnist, cifar10, "
+                        "cifar100 or synthetic, optionally with :DIR",
+                        spec);
+    }
+    return s;
+}
+
+static void print_epochs(const d5_train_result *r)
+{
+    printf("\n%5s %10s %9s %10s %9s %9s %12s %10s %14s\n", "epoch", "train loss", "train acc",
+           "test loss", "test acc", "seconds", "samples/s", "batches/s", "loader samp/s");
+    for (int32_t i = 0; i < r->nepochs; i++) {
+        const d5_epoch_stats *e = &r->epochs[i];
+        printf("%5d %10.4f %8.2f%% %10.4f %8.2f%% %9.2f %12.1f %10.2f %14.0f\n", (int)e->epoch,
+               e->train_loss, 100 * e->train_accuracy, e->test_loss, 100 * e->test_accuracy,
+               e->seconds, e->samples_per_s, e->batches_per_s, e->io_samples_per_s);
+    }
+}
+
+static const char *stop_name(int32_t stop)
+{
+    switch (stop) {
+    case D5_TRAIN_TARGET: return "target accuracy reached";
+    case D5_TRAIN_TIME: return "time budget spent";
+    case D5_TRAIN_BATCHES: return "max batches reached";
+    default: return "all epochs ran";
+    }
+}
+
+/* The statistics of the trainer's regions, in nanoseconds. */
+static json_t *regions_json(d5_timer *t)
+{
+    static const char *const keys[] = {"EPOCH", "BATCH", "IO", "FORWARD", "BACKWARD", "OPTIMIZER"};
+    json_t *o = json_object();
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        d5_stats st;
+        if (d5_timer_stats(t, keys[i], D5_TIMER_CPU, &st) != D5_OK) continue;
+        json_object_set_new(o, keys[i],
+                            json_pack("{s:I, s:f, s:f, s:f, s:f}", "n", (json_int_t)st.n,
+                                      "median_ns", st.median, "ci_low_ns", st.ci_low, "ci_high_ns",
+                                      st.ci_high, "mean_ns", st.mean));
+    }
+    return o;
+}
+
+static int write_outputs(const d5_train_result *r, const char *json, const char *csv,
+                         json_t *config, json_t *regions)
+{
+    if (csv) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", csv);
+        FILE *f = fopen(tmp, "w");
+        if (!f) return -1;
+        fprintf(f, "epoch,batches,samples,train_loss,train_accuracy,test_loss,test_accuracy,"
+                   "seconds,samples_per_s,batches_per_s,loader_samples_per_s\n");
+        for (int32_t i = 0; i < r->nepochs; i++) {
+            const d5_epoch_stats *e = &r->epochs[i];
+            fprintf(f, "%d,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (int)e->epoch,
+                    (long long)e->batches, (long long)e->samples, e->train_loss, e->train_accuracy,
+                    e->test_loss, e->test_accuracy, e->seconds, e->samples_per_s, e->batches_per_s,
+                    e->io_samples_per_s);
+        }
+        if (fclose(f) != 0 || rename(tmp, csv) != 0) return -1;
+    }
+    if (json) {
+        json_t *epochs = json_array(), *losses = json_array();
+        for (int32_t i = 0; i < r->nepochs; i++) {
+            const d5_epoch_stats *e = &r->epochs[i];
+            json_array_append_new(
+                epochs,
+                json_pack("{s:i, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch",
+                          e->epoch, "batches", (json_int_t)e->batches, "samples",
+                          (json_int_t)e->samples, "train_loss", e->train_loss, "train_accuracy",
+                          e->train_accuracy, "test_loss", isnan(e->test_loss) ? -1 : e->test_loss,
+                          "test_accuracy", isnan(e->test_accuracy) ? -1 : e->test_accuracy,
+                          "seconds", e->seconds, "samples_per_second", e->samples_per_s,
+                          "batches_per_second", e->batches_per_s, "loader_samples_per_second",
+                          e->io_samples_per_s));
+        }
+        for (int64_t i = 0; i < r->nlosses; i++)
+            json_array_append_new(losses, json_real(r->losses[i]));
+        d5_build_info bi;
+        d5_build_info_get(&bi);
+        json_t *root =
+            json_pack("{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:f, s:f, s:s}", "context",
+                      "d5_version", bi.version, "git_commit", bi.git_commit, "compiler",
+                      bi.compiler, "config", config, "regions", regions, "epochs", epochs, "losses",
+                      losses, "time_to_accuracy_s", r->time_to_accuracy_s, "final_test_accuracy",
+                      isnan(r->final_test_accuracy) ? -1 : r->final_test_accuracy, "stop",
+                      stop_name(r->stop));
+        int bad = netload_write_json(root, json);
+        json_decref(root);
+        return bad;
+    }
+    json_decref(config);
+    json_decref(regions);
+    return 0;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
+    const char *json = NULL, *csv = NULL, *mlflow = NULL, *trace = NULL, *checkpoint = NULL;
+    const char *schedule = "constant";
+    int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
+    int seed = 1;
+    double lr = 0.05, momentum = 0.9, weight_decay = 0, target = 0, budget = 0;
+    const cli_opt opts[] = {
+        {"model", CLI_STRING, &model, "NAME|FILE.onnx",
+         "a built-in model (d5 model --list; default lenet) or an ONNX classifier", 0, 0},
+        {"dataset", CLI_STRING, &dataset, "NAME[:DIR]",
+         "mnist, fashion-mnist, cifar10, cifar100 or synthetic (default mnist)", 0, 0},
+        {"optimizer", CLI_STRING, &optimizer, "NAME",
+         "sgd, momentum, nesterov, adam, adamw, adagrad, rmsprop, accelegrad (default momentum)", 0,
+         0},
+        {"lr", CLI_DOUBLE, &lr, "X", "learning rate (default 0.05)", 0, 100},
+        {"momentum", CLI_DOUBLE, &momentum, "X", "momentum of momentum/nesterov (default 0.9)", 0,
+         1},
+        {"weight-decay", CLI_DOUBLE, &weight_decay, "X", "weight decay (default 0)", 0, 1},
+        {"schedule", CLI_STRING, &schedule, "NAME",
+         "learning rate: constant, step (x0.1 every epoch), exponential, cosine", 0, 0},
+        {"warmup", CLI_INT, &warmup, "N", "linear warm-up over N steps (default 0)", 0, 1 << 30},
+        {"batch", CLI_INT, &batch, "B", "batch size (default 64)", 1, 1 << 20},
+        {"epochs", CLI_INT, &epochs, "N", "epochs (default 1)", 1, 100000},
+        {"max-batches", CLI_INT, &max_batches, "N", "stop after N batches (default: no limit)", 0,
+         1 << 30},
+        {"target-accuracy", CLI_DOUBLE, &target, "A",
+         "stop once the test accuracy reaches A (0..1)", 0, 1},
+        {"time-budget", CLI_DOUBLE, &budget, "S", "stop after S seconds of training", 0, 1e9},
+        {"eval-every", CLI_INT, &eval_every, "N",
+         "evaluate every N batches (default: at each epoch's end)", 0, 1 << 30},
+        {"seed", CLI_INT, &seed, "S", "seed of weights, shuffling and augmentation (default 1)", 0,
+         2147483647},
+        {"threads", CLI_INT, &threads, "N", "threads of the CPU backends (default: all CPUs)", 0,
+         4096},
+        {"backend", CLI_STRING, &backend, "LIST", "executor backends (default dnnl,blas,ref)", 0,
+         0},
+        {"checkpoint", CLI_STRING, &checkpoint, "FILE.onnx", "write the trained model", 0, 0},
+        {"json", CLI_STRING, &json, "FILE", "epochs, loss curve and configuration as JSON", 0, 0},
+        {"csv", CLI_STRING, &csv, "FILE", "one row per epoch", 0, 0},
+        {"mlflow", CLI_STRING, &mlflow, "DIR", "log the run's regions as an MLflow run", 0, 0},
+        {"trace", CLI_STRING, &trace, "FILE", "Chrome/Perfetto trace of every region", 0, 0},
+    };
+    const cli_spec spec = {
+        "train",
+        "[--model NAME|FILE.onnx] [--dataset NAME[:DIR]] [--optimizer NAME] [--lr X]\n"
+        "       [--batch B] [--epochs N] [--target-accuracy A] [--seed S] [--threads T]\n"
+        "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]",
+        "Trains a classifier: shuffled batches from the dataset, forward, softmax\n"
+        "cross-entropy, backward, optimizer step. Prints a progress line on a terminal, then\n"
+        "one row per epoch (loss, training and test accuracy, seconds, samples/s, batches/s,\n"
+        "dataloader samples/s), the time to the target accuracy, and the region timer's table\n"
+        "(EPOCH, BATCH, IO, FORWARD, BACKWARD, OPTIMIZER). With a fixed seed and one thread,\n"
+        "two runs give bit-identical loss curves. MNIST comes from scripts/setup_data.sh,\n"
+        "Fashion-MNIST from Debian's dataset-fashion-mnist; see docs/level2.md for CIFAR.",
+        opts,
+        sizeof opts / sizeof opts[0],
+        NULL,
+        NULL,
+        NULL,
+        NULL};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc >= 0) return rc;
+    cli_echo(stdout, &spec);
+    d5_status s = d5_backend_set_threads(threads);
+    d5_network *net = NULL;
+    d5_dataset *train = NULL, *test = NULL;
+    d5_optimizer *opt = NULL;
+    d5_timer *timer = NULL;
+    d5_train_result res;
+    memset(&res, 0, sizeof res);
+    if (s == D5_OK) s = open_model(model, batch, 0, (uint64_t)seed, &net);
+    if (s == D5_OK) s = open_dataset(dataset, net, (uint64_t)seed, &train, &test);
+    d5_optimizer_params op = d5_optimizer_default_params();
+    op.lr = lr;
+    op.momentum = momentum;
+    op.weight_decay = weight_decay;
+    if (s == D5_OK) s = d5_optimizer_create(optimizer, &op, &opt);
+    d5_trainer_params tp = d5_trainer_default_params();
+    tp.epochs = epochs;
+    tp.max_batches = max_batches;
+    tp.target_accuracy = target;
+    tp.time_budget_s = budget;
+    tp.eval_every = eval_every;
+    tp.backend = backend;
+    tp.checkpoint = checkpoint;
+    tp.progress = 1;
+    tp.schedule.warmup = warmup;
+    if (s == D5_OK) {
+        int64_t per_epoch = d5_dataset_size(train) / batch;
+        if (strcmp(schedule, "constant") == 0)
+            tp.schedule.kind = D5_SCHEDULE_CONSTANT;
+        else if (strcmp(schedule, "step") == 0) {
+            tp.schedule.kind = D5_SCHEDULE_STEP;
+            tp.schedule.gamma = 0.1;
+            tp.schedule.step_size = per_epoch > 0 ? per_epoch : 1;
+        } else if (strcmp(schedule, "exponential") == 0) {
+            tp.schedule.kind = D5_SCHEDULE_EXPONENTIAL;
+            tp.schedule.gamma = per_epoch > 0 ? pow(0.1, 1.0 / (double)per_epoch) : 0.99;
+        } else if (strcmp(schedule, "cosine") == 0) {
+            tp.schedule.kind = D5_SCHEDULE_COSINE;
+            tp.schedule.total = per_epoch * epochs;
+        } else {
+            s = d5_error(D5_ERR_INVALID,
+                         "--schedule '%s': expected constant, step, exponential or cosine",
+                         schedule);
+        }
+    }
+    d5_timer_params tmp = d5_timer_default_params();
+    tmp.name = "d5 train";
+    if (s == D5_OK) s = d5_timer_create(&tmp, &timer);
+    if (s == D5_OK) {
+        printf("training %s (%lld parameters) on %s: %lld training, %lld test samples, batch "
+               "%d, %lld batches per epoch\n",
+               model, (long long)d5_network_param_elements(net), d5_dataset_name(train),
+               (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
+               (long long)(d5_dataset_size(train) / batch));
+        fflush(stdout);
+        s = d5_train(net, train, test, opt, &tp, (uint64_t)seed, timer, &res);
+    }
+    if (s == D5_OK) {
+        print_epochs(&res);
+        printf("\nstop: %s; final test accuracy %.2f%%", stop_name(res.stop),
+               100 * res.final_test_accuracy);
+        if (target > 0) {
+            if (res.time_to_accuracy_s >= 0)
+                printf("; time to %.2f%%: %.2f s", 100 * target, res.time_to_accuracy_s);
+            else
+                printf("; %.2f%% not reached", 100 * target);
+        }
+        printf("\n\nregions\n");
+        s = d5_report_table(stdout, timer);
+    }
+    if (s == D5_OK && trace) s = d5_report_trace(timer, trace);
+    if (s == D5_OK && mlflow) {
+        char lrs[32];
+        snprintf(lrs, sizeof lrs, "%g", lr);
+        const char *params[] = {"model",     model,     "dataset", dataset,
+                                "optimizer", optimizer, "lr",      lrs};
+        d5_mlflow_params mp = {"d5 train", NULL, params, 4};
+        s = d5_report_mlflow(timer, mlflow, &mp, NULL, 0);
+    }
+    if (s == D5_OK) {
+        json_t *config =
+            json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model, "dataset",
+                      dataset, "optimizer", optimizer, "lr", lr, "batch", batch, "epochs", epochs,
+                      "seed", seed, "backend", backend ? backend : "dnnl,blas,ref");
+        if (write_outputs(&res, json, csv, config, regions_json(timer)) != 0)
+            s = d5_error(D5_ERR_IO, "cannot write the --json or --csv file");
+    }
+    d5_train_result_free(&res);
+    d5_timer_free(timer);
+    d5_optimizer_free(opt);
+    d5_dataset_free(train);
+    d5_dataset_free(test);
+    d5_network_free(net);
+    if (s != D5_OK) return cli_fail("train", s);
+    return D5_EXIT_OK;
+}

@@ -1,0 +1,274 @@
+/* Samplers: ordered, shuffled and partitioned orders, drop_last, the label
+ * histogram, the IO timer, augmentations, and out-of-memory paths of opening
+ * datasets and creating samplers. Datasets here encode each sample's index in
+ * its pixels (counting_dataset), so that the tests see which index came. */
+#define _GNU_SOURCE
+#include "data_support.h"
+#include "support.h"
+
+#include "d5/onnx.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Draws one epoch: the indices in order into seen[] (room for cap), checking
+ * each label against index % classes. Returns the number of batches. */
+static int64_t draw_epoch(d5_sampler *s, int64_t batch, int64_t classes, int64_t *seen, int64_t cap,
+                          int64_t *count)
+{
+    float *x = malloc(sizeof(float) * 2 * (size_t)batch);
+    int64_t *lab = malloc(sizeof(int64_t) * (size_t)batch), n = 0, batches = 0;
+    *count = 0;
+    for (;;) {
+        cr_assert_eq(d5_sampler_next(s, x, lab, &n), D5_OK, "%s", d5_last_error());
+        if (n == 0) break;
+        cr_assert(n <= batch);
+        batches++;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = counting_index(x + 2 * k);
+            cr_expect_eq(lab[k], i % classes, "index %lld", (long long)i);
+            cr_assert(*count < cap);
+            seen[(*count)++] = i;
+        }
+    }
+    free(x);
+    free(lab);
+    return batches;
+}
+
+static d5_sampler *sampler(const d5_dataset *ds, int32_t kind, int64_t batch, uint64_t seed)
+{
+    d5_sampler_params p = d5_sampler_default_params();
+    p.kind = kind;
+    p.batch = batch;
+    p.seed = seed;
+    d5_sampler *s = NULL;
+    cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+    return s;
+}
+
+/* 1 when a[0..n-1] holds every value of 0..n-1 exactly once. */
+static int is_permutation(const int64_t *a, int64_t n)
+{
+    char *hit = calloc((size_t)n, 1);
+    int ok = 1;
+    for (int64_t i = 0; i < n && ok; i++) {
+        ok = a[i] >= 0 && a[i] < n && !hit[a[i]];
+        if (ok) hit[a[i]] = 1;
+    }
+    free(hit);
+    return ok;
+}
+
+Test(samplers, ordered_and_drop_last)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 103, 7);
+    cr_assert_not_null(ds, "%s", d5_last_error());
+    d5_sampler *s = sampler(ds, D5_SAMPLER_ORDERED, 10, 0);
+    cr_expect_eq(d5_sampler_batches(s), 11);
+    cr_expect_eq(d5_sampler_epoch_size(s), 103);
+    int64_t seen[103], count = 0;
+    cr_expect_eq(draw_epoch(s, 10, 7, seen, 103, &count), 11);
+    cr_assert_eq(count, 103);
+    for (int64_t i = 0; i < 103; i++) cr_expect_eq(seen[i], i);
+    /* Labels may be left out; the end stays the end until a reset. */
+    float x[20];
+    int64_t n = -1;
+    cr_expect_eq(d5_sampler_next(s, x, NULL, &n), D5_OK);
+    cr_expect_eq(n, 0);
+    d5_sampler_reset(s);
+    cr_expect_eq(d5_sampler_epoch(s), 1);
+    cr_expect_eq(d5_sampler_next(s, x, NULL, &n), D5_OK);
+    cr_expect(n == 10 && counting_index(x) == 0);
+    d5_sampler_free(s);
+
+    d5_sampler_params p = d5_sampler_default_params();
+    p.batch = 10;
+    p.drop_last = 1;
+    cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK);
+    cr_expect_eq(d5_sampler_batches(s), 10);
+    cr_expect_eq(d5_sampler_epoch_size(s), 100);
+    cr_expect_eq(draw_epoch(s, 10, 7, seen, 103, &count), 10);
+    cr_assert_eq(count, 100);
+    for (int64_t i = 0; i < 100; i++) cr_expect_eq(seen[i], i);
+    d5_sampler_free(s);
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(samplers, shuffled_is_a_seeded_permutation)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 500, 3);
+    int64_t a[500], b[500], c[500], e1[500], count;
+    d5_sampler *sa = sampler(ds, D5_SAMPLER_SHUFFLED, 32, 42);
+    d5_sampler *sb = sampler(ds, D5_SAMPLER_SHUFFLED, 7, 42); /* another batch size */
+    d5_sampler *sc = sampler(ds, D5_SAMPLER_SHUFFLED, 32, 43);
+    draw_epoch(sa, 32, 3, a, 500, &count);
+    cr_assert_eq(count, 500);
+    cr_expect(is_permutation(a, 500));
+    int64_t fixed = 0;
+    for (int64_t i = 0; i < 500; i++) fixed += a[i] == i;
+    cr_expect_lt(fixed, 20, "%lld fixed points", (long long)fixed);
+    draw_epoch(sb, 7, 3, b, 500, &count);
+    cr_expect(memcmp(a, b, sizeof a) == 0, "the same seed gave another order");
+    draw_epoch(sc, 32, 3, c, 500, &count);
+    cr_expect(is_permutation(c, 500));
+    cr_expect(memcmp(a, c, sizeof a) != 0, "another seed gave the same order");
+    /* A new epoch, a new permutation; set_epoch goes back. */
+    d5_sampler_reset(sa);
+    draw_epoch(sa, 32, 3, e1, 500, &count);
+    cr_expect(is_permutation(e1, 500));
+    cr_expect(memcmp(a, e1, sizeof a) != 0, "epoch 1 repeats epoch 0");
+    d5_sampler_set_epoch(sa, 0);
+    draw_epoch(sa, 32, 3, b, 500, &count);
+    cr_expect(memcmp(a, b, sizeof a) == 0, "set_epoch(0) did not reproduce epoch 0");
+    d5_sampler_set_epoch(sc, 1);
+    cr_expect_eq(d5_sampler_epoch(sc), 1);
+    d5_sampler_free(sa);
+    d5_sampler_free(sb);
+    d5_sampler_free(sc);
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
+/* Runs `world` partitioned samplers over n samples; returns how many indices
+ * they drew together, checking that no index comes twice. */
+static int64_t partition(const d5_dataset *ds, int64_t n, int32_t world, int64_t epoch,
+                         const int64_t *shuffled)
+{
+    char *hit = calloc((size_t)n, 1);
+    int64_t total = 0, *seen = malloc(sizeof(int64_t) * (size_t)n);
+    for (int32_t r = 0; r < world; r++) {
+        d5_sampler_params p = d5_sampler_default_params();
+        p.kind = D5_SAMPLER_PARTITIONED;
+        p.batch = 4;
+        p.seed = 9;
+        p.rank = r;
+        p.world = world;
+        d5_sampler *s = NULL;
+        cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+        d5_sampler_set_epoch(s, epoch);
+        cr_expect_eq(d5_sampler_epoch_size(s), n / world);
+        int64_t count = 0;
+        draw_epoch(s, 4, 5, seen, n, &count);
+        cr_expect_eq(count, n / world, "rank %d", r);
+        for (int64_t k = 0; k < count; k++) {
+            cr_expect_not(hit[seen[k]], "index %lld drawn twice", (long long)seen[k]);
+            hit[seen[k]] = 1;
+            /* Rank r's slice of the permutation a shuffled sampler draws. */
+            if (shuffled)
+                cr_expect_eq(seen[k], shuffled[r * (n / world) + k], "rank %d position %lld", r,
+                             (long long)k);
+        }
+        total += count;
+        d5_sampler_free(s);
+    }
+    free(hit);
+    free(seen);
+    return total;
+}
+
+Test(samplers, partitioned_ranks_are_disjoint_and_cover)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 40, 5);
+    int64_t shuffled[40], count;
+    d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 40, 9);
+    draw_epoch(s, 40, 5, shuffled, 40, &count);
+    d5_sampler_free(s);
+    cr_expect_eq(partition(ds, 40, 4, 0, shuffled), 40);
+    cr_expect_eq(partition(ds, 40, 3, 2, NULL), 39); /* 40 % 3 left out */
+    cr_expect_eq(partition(ds, 40, 1, 0, shuffled), 40);
+    d5_dataset_free(ds);
+    ds = counting_dataset(dir, 42, 5);
+    cr_expect_eq(partition(ds, 42, 4, 0, NULL), 40);
+    /* Bad parameters are named. */
+    d5_sampler_params p = d5_sampler_default_params();
+    p.kind = D5_SAMPLER_PARTITIONED;
+    p.rank = 4;
+    p.world = 4;
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "rank 4 of world 4"), "%s", d5_last_error());
+    p.rank = 0;
+    p.world = 50;
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "50 workers"), "%s", d5_last_error());
+    p = d5_sampler_default_params();
+    p.batch = 0;
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "batch 0"), "%s", d5_last_error());
+    p.batch = 1;
+    p.kind = 7;
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "kind 7"), "%s", d5_last_error());
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(samplers, histogram_counts_what_was_drawn)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 103, 7);
+    int64_t want[7] = {0}, got[7], whole[7];
+    for (int i = 0; i < 103; i++) want[i % 7]++;
+    d5_dataset_histogram(ds, whole);
+    for (int c = 0; c < 7; c++) cr_expect_eq(whole[c], want[c]);
+    d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 10, 3);
+    int64_t seen[103], count;
+    draw_epoch(s, 10, 7, seen, 103, &count);
+    d5_sampler_histogram(s, got);
+    for (int c = 0; c < 7; c++) cr_expect_eq(got[c], want[c], "class %d after one epoch", c);
+    /* Three batches more. */
+    d5_sampler_reset(s);
+    float x[20];
+    int64_t lab[10], n;
+    for (int b = 0; b < 3; b++) {
+        cr_assert_eq(d5_sampler_next(s, x, lab, &n), D5_OK);
+        for (int64_t k = 0; k < n; k++) want[lab[k]]++;
+    }
+    d5_sampler_histogram(s, got);
+    for (int c = 0; c < 7; c++) cr_expect_eq(got[c], want[c], "class %d", c);
+    d5_sampler_free(s);
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(samplers, io_timer_counts_reads)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 103, 7);
+    d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 10, 3);
+    d5_timer *t = NULL;
+    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_sampler_attach_timer(s, t);
+    int64_t seen[103], count;
+    cr_expect_eq(draw_epoch(s, 10, 7, seen, 103, &count), 11);
+    cr_expect_eq(d5_timer_count(t, D5_KEY_ID_IO, D5_TIMER_CPU), 11);
+    /* A region of IO already open is an error of the timer, passed on. */
+    cr_assert_eq(d5_timer_start(t, D5_KEY_IO), D5_OK);
+    d5_sampler_reset(s);
+    float x[20];
+    int64_t n;
+    cr_expect_eq(d5_sampler_next(s, x, NULL, &n), D5_ERR_STATE);
+    cr_assert_eq(d5_timer_end(t, D5_KEY_IO), D5_OK);
+    cr_expect_eq(d5_timer_count(t, D5_KEY_ID_IO, D5_TIMER_CPU), 12);
+    /* Detached: nothing more is recorded. */
+    d5_sampler_attach_timer(s, NULL);
+    draw_epoch(s, 10, 7, seen, 103, &count);
+    cr_expect_eq(count, 103);
+    cr_expect_eq(d5_timer_count(t, D5_KEY_ID_IO, D5_TIMER_CPU), 12);
+    d5_timer_free(t);
+    d5_sampler_free(s);
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}

@@ -1,0 +1,158 @@
+/* The trainer on synthetic data: it learns, it is deterministic, it stops
+ * where it is told to, and it refuses what it cannot train. */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+static d5_network *mlp(int64_t batch)
+{
+    d5_model_params mp = d5_model_default_params();
+    mp.batch = batch;
+    mp.seed = 7;
+    d5_network *net = NULL;
+    cr_assert_eq(d5_model_build("mlp", &mp, &net), D5_OK, "%s", d5_last_error());
+    return net;
+}
+
+static d5_dataset *synthetic(int64_t n, uint64_t seed)
+{
+    d5_tensor_desc sample;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){1, 28, 28}, &sample), D5_OK);
+    d5_dataset *ds = NULL;
+    cr_assert_eq(d5_dataset_synthetic(&sample, n, 10, seed, &ds), D5_OK, "%s", d5_last_error());
+    return ds;
+}
+
+static d5_optimizer *sgd(double lr)
+{
+    d5_optimizer_params p = d5_optimizer_default_params();
+    p.lr = lr;
+    d5_optimizer *o = NULL;
+    cr_assert_eq(d5_optimizer_create("momentum", &p, &o), D5_OK, "%s", d5_last_error());
+    return o;
+}
+
+TestSuite(trainer, .timeout = 300);
+
+Test(trainer, learns_and_reports_every_epoch)
+{
+    d5_network *net = mlp(32);
+    d5_dataset *train = synthetic(1024, 1), *test = synthetic(256, 2);
+    d5_optimizer *opt = sgd(0.01);
+    d5_timer *timer = NULL;
+    cr_assert_eq(d5_timer_create(NULL, &timer), D5_OK);
+    d5_trainer_params p = d5_trainer_default_params();
+    p.epochs = 2;
+    d5_train_result r;
+    float before = ((float *)d5_network_initializer_data(net, "fc1.weight"))[0];
+    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, timer, &r), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert_eq(r.nepochs, 2);
+    cr_assert_eq(r.nlosses, 2 * (1024 / 32));
+    cr_assert_eq(r.epochs[0].batches, 32);
+    cr_assert_eq(r.epochs[1].samples, 1024);
+    cr_assert(r.epochs[1].test_accuracy > 0.5, "test accuracy %g", r.epochs[1].test_accuracy);
+    cr_assert(r.epochs[1].train_loss < r.epochs[0].train_loss);
+    cr_assert(r.epochs[0].samples_per_s > 0 && r.epochs[0].io_samples_per_s > 0);
+    cr_assert_eq(r.stop, D5_TRAIN_DONE);
+    /* The caller's network holds the trained weights. */
+    cr_assert_neq(((float *)d5_network_initializer_data(net, "fc1.weight"))[0], before);
+    const char *keys[] = {"EPOCH", "BATCH", "IO", "FORWARD", "BACKWARD", "OPTIMIZER"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        d5_timer_id id;
+        cr_assert_eq(d5_timer_key(timer, keys[k], &id), D5_OK);
+        cr_assert_geq(d5_timer_count(timer, id, D5_TIMER_CPU), 2, "%s", keys[k]);
+    }
+    d5_timer_id id;
+    cr_assert_eq(d5_timer_key(timer, "FORWARD", &id), D5_OK);
+    cr_assert_eq(d5_timer_count(timer, id, D5_TIMER_CPU), 64, "evaluation is not timed");
+    d5_train_result_free(&r);
+    d5_timer_free(timer);
+    d5_optimizer_free(opt);
+    d5_dataset_free(train);
+    d5_dataset_free(test);
+    d5_network_free(net);
+}
+
+/* With one thread and a fixed seed two runs give the same losses, bit for bit. */
+Test(trainer, deterministic_with_a_seed)
+{
+    cr_assert_eq(d5_backend_set_threads(1), D5_OK);
+    d5_train_result r[2];
+    for (int k = 0; k < 2; k++) {
+        d5_network *net = mlp(16);
+        d5_dataset *train = synthetic(256, 4);
+        d5_optimizer *opt = sgd(0.02);
+        d5_trainer_params p = d5_trainer_default_params();
+        cr_assert_eq(d5_train(net, train, NULL, opt, &p, 11, NULL, &r[k]), D5_OK, "%s",
+                     d5_last_error());
+        d5_optimizer_free(opt);
+        d5_dataset_free(train);
+        d5_network_free(net);
+    }
+    cr_assert_eq(r[0].nlosses, 16);
+    cr_assert_eq(r[1].nlosses, 16);
+    cr_assert_eq(memcmp(r[0].losses, r[1].losses, 16 * sizeof(float)), 0);
+    cr_assert(isnan(r[0].final_test_accuracy));
+    d5_train_result_free(&r[0]);
+    d5_train_result_free(&r[1]);
+    cr_assert_eq(d5_backend_set_threads(0), D5_OK);
+}
+
+Test(trainer, stops_on_batches_target_and_non_finite_losses)
+{
+    d5_network *net = mlp(32);
+    d5_dataset *train = synthetic(1024, 1), *test = synthetic(128, 2);
+    d5_optimizer *opt = sgd(0.01);
+    d5_trainer_params p = d5_trainer_default_params();
+    p.epochs = 5;
+    p.max_batches = 10;
+    d5_train_result r;
+    cr_assert_eq(d5_train(net, train, test, opt, &p, 1, NULL, &r), D5_OK);
+    cr_assert_eq(r.stop, D5_TRAIN_BATCHES);
+    cr_assert_eq(r.nlosses, 10);
+    d5_train_result_free(&r);
+    d5_optimizer_free(opt);
+
+    opt = sgd(0.01);
+    p.max_batches = 0;
+    p.target_accuracy = 0.3;
+    p.eval_every = 4;
+    cr_assert_eq(d5_train(net, train, test, opt, &p, 1, NULL, &r), D5_OK);
+    cr_assert_eq(r.stop, D5_TRAIN_TARGET);
+    cr_assert(r.time_to_accuracy_s >= 0);
+    cr_assert(r.nlosses < 5 * 32);
+    d5_train_result_free(&r);
+    d5_optimizer_free(opt);
+
+    opt = sgd(1e30);
+    p = d5_trainer_default_params();
+    cr_assert_eq(d5_train(net, train, NULL, opt, &p, 1, NULL, &r), D5_ERR_NUMERIC);
+    cr_assert(strstr(d5_last_error(), "step "), "%s", d5_last_error());
+    d5_optimizer_free(opt);
+    d5_dataset_free(train);
+    d5_dataset_free(test);
+    d5_network_free(net);
+}
+
+Test(trainer, refuses_mismatched_data_and_used_optimizers)
+{
+    d5_network *net = mlp(8);
+    d5_tensor_desc sample;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){3, 32, 32}, &sample), D5_OK);
+    d5_dataset *cifar_like = NULL, *ok = synthetic(64, 1);
+    cr_assert_eq(d5_dataset_synthetic(&sample, 64, 10, 1, &cifar_like), D5_OK);
+    d5_optimizer *opt = sgd(0.01);
+    d5_train_result r;
+    cr_assert_eq(d5_train(net, cifar_like, NULL, opt, NULL, 1, NULL, &r), D5_ERR_SHAPE);
+    cr_assert(strstr(d5_last_error(), "float32[3,32,32]"), "%s", d5_last_error());
+    float w = 0;
+    cr_assert_eq(d5_optimizer_add_param(opt, "w", &w, 1, NULL), D5_OK);
+    cr_assert_eq(d5_train(net, ok, NULL, opt, NULL, 1, NULL, &r), D5_ERR_STATE);
+    d5_optimizer_free(opt);
+    d5_dataset_free(cifar_like);
+    d5_dataset_free(ok);
+    d5_network_free(net);
+}
