@@ -48,6 +48,7 @@ typedef struct dpool {
     dnnl_primitive_t train, bwd; /* train: MaxPool's forward_training */
     d5_dnnl_arg t_src, b_diff_dst, b_diff_src;
     dnnl_memory_t t_dst, ws; /* in the training primitive's layouts */
+    int32_t *win; /* MaxPool: input offsets of every output's window, -1 past the input */
 } dpool;
 
 static void destroy(void *state)
@@ -62,6 +63,7 @@ static void destroy(void *state)
     if (c->train) dnnl_primitive_destroy(c->train);
     if (c->bwd) dnnl_primitive_destroy(c->bwd);
     d5__dnnl_ctx_free(&c->ctx);
+    d5_free(c->win);
     d5_free(c);
 }
 
@@ -186,6 +188,48 @@ static d5_status geometry(dpool *c, const d5_tensor *in, int32_t nout, const d5_
     return D5_OK;
 }
 
+/* The window of every output position of a plane, for MaxPool's backward. */
+static d5_status window_table(dpool *c)
+{
+    const d5_pool *p = &c->p;
+    if ((double)p->out_plane * (double)p->window > 1 << 26)
+        return D5_OK; /* too large to tabulate: the oneDNN backward runs */
+    int64_t *idx = d5_alloc((size_t)p->window * sizeof *idx, c->name);
+    c->win = d5_alloc((size_t)(p->out_plane * p->window) * sizeof *c->win, c->name);
+    if (!idx || !c->win) {
+        d5_free(idx);
+        return D5_ERR_NOMEM;
+    }
+    for (int64_t o = 0; o < p->out_plane; o++) {
+        int64_t n = d5__pool_window(p, o, idx, NULL);
+        for (int64_t k = 0; k < p->window; k++)
+            c->win[o * p->window + k] = k < n ? (int32_t)idx[k] : -1;
+    }
+    d5_free(idx);
+    return D5_OK;
+}
+
+/* MaxPool's gradient in plain C: each output's gradient goes to the first
+ * maximum of its window. oneDNN's backward needs the workspace of a
+ * forward-training pass, which backward would recompute in blocked layouts
+ * with reorders around it: about ten times the cost of this loop. */
+static void max_backward(const dpool *c, const float *x, const float *gy, float *gx)
+{
+    const d5_pool *p = &c->p;
+    memset(gx, 0, (size_t)(p->planes * p->in_plane) * sizeof *gx);
+    for (int64_t pl = 0; pl < p->planes; pl++) {
+        const float *xp = x + pl * p->in_plane, *gp = gy + pl * p->out_plane;
+        float *gxp = gx + pl * p->in_plane;
+        for (int64_t o = 0; o < p->out_plane; o++) {
+            const int32_t *w = c->win + o * p->window;
+            int32_t best = w[0];
+            for (int64_t k = 1; k < p->window && w[k] >= 0; k++)
+                if (xp[w[k]] > xp[best]) best = w[k];
+            gxp[best] += gp[o];
+        }
+    }
+}
+
 static d5_status pool_create(const char *name, int max, const d5_tensor *in, const d5_attrs *attrs,
                              d5_tensor_desc *out, int32_t nout, void **state)
 {
@@ -208,6 +252,7 @@ static d5_status pool_create(const char *name, int max, const d5_tensor *in, con
     if (s == D5_OK)
         s = d5__dnnl_arg_init(&c->f_dst, &c->ctx, &c->dst, query(pd, dnnl_query_dst_md), name);
     if (pd) dnnl_primitive_desc_destroy(pd);
+    if (s == D5_OK && max) s = window_table(c);
     if (s != D5_OK) {
         destroy(c);
         return s;
@@ -292,6 +337,10 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
     if (!gin[0].data) return D5_OK;
     if (!gout[0].data) { /* no gradient flows in */
         memset(gin[0].data, 0, (size_t)d5_tensor_desc_numel(&in[0].desc) * sizeof(float));
+        return D5_OK;
+    }
+    if (c->max && c->win) {
+        max_backward(c, in[0].data, gout[0].data, gin[0].data);
         return D5_OK;
     }
     if (!c->bwd) {
