@@ -82,5 +82,10 @@ d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops)
 /* Times LeNet (batch 64) and the CIFAR ResNet-20 (batch 32) inference on the
  * default backends, with FrameworkOverhead as counters (suite_network.c). */
 d5_status d5_suite_network(d5_results *r, double max_time);
+/* Trains LeNet-5 on MNIST (synthetic data of its shape without MNIST) for
+ * `batches` batches of 64 and adds the step time with the speed report as
+ * counters, and the FORWARD, BACKWARD, OPTIMIZER and IO regions
+ * (suite_training.c). */
+d5_status d5_suite_training(d5_results *r, int64_t batches);
 
 #endif

@@ -133,7 +133,7 @@ static d5_status write_folder(const char *dir, const bench_out *o)
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 {
-    int steps = 5;
+    int steps = 6;
     d5_timer *suite;
     d5_timer_params tp = d5_timer_default_params();
     tp.name = "d5 bench";
@@ -174,12 +174,18 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     }
     if (s == D5_OK) s = d5_suite_network(r, cfg->time_s);
     if (s == D5_OK) s = d5_timer_end(suite, "networks");
+    if (s == D5_OK) {
+        cli_progress(5, steps, "training: LeNet-5 on MNIST, %d batches", cfg->quick ? 50 : 200);
+        s = d5_timer_start(suite, "training");
+    }
+    if (s == D5_OK) s = d5_suite_training(r, cfg->quick ? 50 : 200);
+    if (s == D5_OK) s = d5_timer_end(suite, "training");
 
     bench_out o = {cfg, spec, &m, &peaks, r, suite};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
-        cli_progress(5, steps, "writing %s", out);
+        cli_progress(6, steps, "writing %s", out);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
         else if ((s = write_folder(partial, &o)) != D5_OK)
@@ -223,7 +229,9 @@ int cmd_bench(int argc, char **argv)
         "and by id) and of raw clock reads, a DeepBench subset of GEMM and convolution on\n"
         "every available fast backend, and the inference of LeNet (batch 64) and the CIFAR\n"
         "ResNet-20 (batch 32) with FrameworkOverhead (the graph against the sum of its nodes\n"
-        "timed alone). Every benchmark warms up, then repeats until the\n"
+        "timed alone), and 200 training steps of LeNet-5 on MNIST with the speed report\n"
+        "(batches/s, samples/s, dataloader samples/s). Every benchmark warms up, then\n"
+        "repeats until the\n"
         "median's 95% confidence interval is within 2% of it or its time budget ends.\n\n"
         "The results folder holds summary.txt (what is printed), results.json (Google\n"
         "Benchmark's JSON layout with a context block and d5's statistics), results.csv,\n"
