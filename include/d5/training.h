@@ -175,21 +175,21 @@ typedef struct d5_trainer_params {
 D5_API d5_trainer_params d5_trainer_default_params(void);
 
 typedef struct d5_epoch_stats {
-    int32_t epoch;           /* 1-based */
+    int32_t epoch; /* 1-based */
     int64_t batches, samples;
-    double train_loss;       /* mean over the epoch's batches */
-    double train_accuracy;   /* fraction of the epoch's samples classified right */
+    double train_loss;               /* mean over the epoch's batches */
+    double train_accuracy;           /* fraction of the epoch's samples classified right */
     double test_loss, test_accuracy; /* at the epoch's end; NaN without a test set */
-    double seconds;          /* training time of the epoch (evaluation excluded) */
+    double seconds;                  /* training time of the epoch (evaluation excluded) */
     double samples_per_s, batches_per_s;
     double io_samples_per_s; /* dataloader throughput: samples over time spent reading */
 } d5_epoch_stats;
 
 typedef enum d5_train_stop {
-    D5_TRAIN_DONE = 0,     /* every epoch ran */
-    D5_TRAIN_TARGET = 1,   /* the target accuracy was reached */
-    D5_TRAIN_TIME = 2,     /* the time budget ran out */
-    D5_TRAIN_BATCHES = 3   /* max_batches */
+    D5_TRAIN_DONE = 0,   /* every epoch ran */
+    D5_TRAIN_TARGET = 1, /* the target accuracy was reached */
+    D5_TRAIN_TIME = 2,   /* the time budget ran out */
+    D5_TRAIN_BATCHES = 3 /* max_batches */
 } d5_train_stop;
 
 typedef struct d5_train_result {
@@ -209,8 +209,8 @@ D5_API void d5_train_result_free(d5_train_result *r);
  * `test` (may be NULL). The batch size is the network input's first
  * dimension. The network's weights are trained in place (afterwards `net`
  * holds the trained model): they are registered with `opt`, which must have
- * no parameters yet and keeps pointing at them while `net` lives. A SoftmaxCrossEntropyLoss on the logits is added to
- * an internal copy of the graph. Batches come from a shuffled sampler
+ * no parameters yet and keeps pointing at them while `net` lives. A SoftmaxCrossEntropyLoss on the
+ * logits is added to an internal copy of the graph. Batches come from a shuffled sampler
  * (`seed`) without the last partial batch; test batches cover every sample.
  * The timer (may be NULL) receives EPOCH, BATCH, IO, FORWARD, BACKWARD and
  * OPTIMIZER regions. D5_ERR_NUMERIC names the step and tensor when a loss or

@@ -17,9 +17,9 @@ Test(train_cli, synthetic_lenet_with_json_and_csv)
     char *dir = tmpdir_make(), *json, *csv, *out, *err;
     cr_assert_geq(asprintf(&json, "%s/train.json", dir), 0);
     cr_assert_geq(asprintf(&csv, "%s/train.csv", dir), 0);
-    int rc = RUN(&out, &err, "train", "--model", "lenet", "--dataset", "synthetic", "--batch",
-                 "16", "--max-batches", "6", "--optimizer", "adam", "--lr", "0.001", "--threads",
-                 "1", "--json", json, "--csv", csv);
+    int rc = RUN(&out, &err, "train", "--model", "lenet", "--dataset", "synthetic", "--batch", "16",
+                 "--max-batches", "6", "--optimizer", "adam", "--lr", "0.001", "--threads", "1",
+                 "--json", json, "--csv", csv);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     cr_assert(strstr(out, "train loss"), "%s", out);
     cr_assert(strstr(out, "stop: max batches reached"), "%s", out);
@@ -29,9 +29,8 @@ Test(train_cli, synthetic_lenet_with_json_and_csv)
     cr_assert_not_null(doc, "%s", jerr.text);
     cr_assert_eq(json_array_size(json_object_get(doc, "losses")), 6);
     cr_assert_eq(json_array_size(json_object_get(doc, "epochs")), 1);
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "config"),
-                                                       "optimizer")),
-                     "adam");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(doc, "config"), "optimizer")), "adam");
     json_decref(doc);
     size_t len;
     char *text = slurp(csv, &len);

@@ -47,8 +47,7 @@ Test(trainer, learns_and_reports_every_epoch)
     p.epochs = 2;
     d5_train_result r;
     float before = ((float *)d5_network_initializer_data(net, "fc1.weight"))[0];
-    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, timer, &r), D5_OK, "%s",
-                 d5_last_error());
+    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, timer, &r), D5_OK, "%s", d5_last_error());
     cr_assert_eq(r.nepochs, 2);
     cr_assert_eq(r.nlosses, 2 * (1024 / 32));
     cr_assert_eq(r.epochs[0].batches, 32);
