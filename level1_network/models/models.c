@@ -94,6 +94,7 @@ static d5_status prepare(const char *name, const d5_model_params *p, const model
     if (p->opset != 0 && (p->opset < D5__MIN_OPSET || p->opset > D5__MAX_OPSET))
         return d5_error(D5_ERR_RANGE, "model '%s': opset %d is outside %d..%d (0: default %d)",
                         e->name, (int)p->opset, D5__MIN_OPSET, D5__MAX_OPSET, D5_DEFAULT_OPSET);
+    memset(b, 0, sizeof *b);
     b->net = NULL;
     b->seed = p->seed;
     b->batch = p->batch;
