@@ -170,13 +170,57 @@ static int write_outputs(const d5_train_result *r, const char *json, const char 
     return 0;
 }
 
+/* Trains again from the same weights and seed on other backends and prints
+ * how far the two runs' parameters drift apart (the Deep500 paper's
+ * divergence figure). */
+static d5_status compare_runs(const char *model, int64_t batch, int seed, const d5_dataset *train,
+                              const d5_dataset *test, const char *optimizer,
+                              const d5_optimizer_params *op, const d5_trainer_params *tp,
+                              const char *backends, const d5_train_result *first)
+{
+    d5_network *net = NULL;
+    d5_optimizer *opt = NULL;
+    d5_train_result second;
+    memset(&second, 0, sizeof second);
+    d5_trainer_params p = *tp;
+    p.backend = backends;
+    p.checkpoint = NULL;
+    p.progress = 1;
+    d5_status s = open_model(model, batch, 0, (uint64_t)seed, &net);
+    if (s == D5_OK) s = d5_optimizer_create(optimizer, op, &opt);
+    if (s == D5_OK) {
+        printf("\ncomparing with a run on %s (parameters every %lld steps)\n", backends,
+               (long long)p.snapshot_every);
+        fflush(stdout);
+        s = d5_train(net, train, test, opt, &p, (uint64_t)seed, NULL, &second);
+    }
+    if (s == D5_OK) {
+        int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
+        printf("%8s %14s %14s\n", "step", "l2", "linf");
+        for (int64_t k = 0; k < n; k++) {
+            double l2, linf;
+            d5_param_distance(first->snapshots + k * first->param_elements,
+                              second.snapshots + k * second.param_elements, first->param_elements,
+                              &l2, &linf);
+            printf("%8lld %14.6g %14.6g\n", (long long)((k + 1) * p.snapshot_every), l2, linf);
+        }
+        printf("final test accuracy: %.2f%% and %.2f%%\n", 100 * first->final_test_accuracy,
+               100 * second.final_test_accuracy);
+    }
+    d5_train_result_free(&second);
+    d5_optimizer_free(opt);
+    d5_network_free(net);
+    return s;
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
     const char *json = NULL, *csv = NULL, *mlflow = NULL, *trace = NULL, *checkpoint = NULL;
     const char *schedule = "constant";
     int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
-    int seed = 1;
+    int seed = 1, snapshot_every = 0;
+    const char *compare = NULL;
     double lr = 0.05, momentum = 0.9, weight_decay = 0, target = 0, budget = 0;
     const cli_opt opts[] = {
         {"model", CLI_STRING, &model, "NAME|FILE.onnx",
@@ -209,6 +253,12 @@ int cmd_train(int argc, char **argv)
         {"backend", CLI_STRING, &backend, "LIST", "executor backends (default dnnl,blas,ref)", 0,
          0},
         {"checkpoint", CLI_STRING, &checkpoint, "FILE.onnx", "write the trained model", 0, 0},
+        {"compare-backend", CLI_STRING, &compare, "LIST",
+         "train a second time from the same weights on these backends and print the l2 and "
+         "l-infinity distance between the two runs' parameters along the way",
+         0, 0},
+        {"snapshot-every", CLI_INT, &snapshot_every, "N",
+         "compare the parameters every N steps (default 50 with --compare-backend)", 0, 1 << 30},
         {"json", CLI_STRING, &json, "FILE", "epochs, loss curve and configuration as JSON", 0, 0},
         {"csv", CLI_STRING, &csv, "FILE", "one row per epoch", 0, 0},
         {"mlflow", CLI_STRING, &mlflow, "DIR", "log the run's regions as an MLflow run", 0, 0},
@@ -289,6 +339,8 @@ int cmd_train(int argc, char **argv)
                (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
                (long long)(d5_dataset_size(train) / batch));
         fflush(stdout);
+        if (compare && snapshot_every == 0) snapshot_every = 50;
+        tp.snapshot_every = snapshot_every;
         s = d5_train(net, train, test, opt, &tp, (uint64_t)seed, timer, &res);
     }
     if (s == D5_OK) {
@@ -304,6 +356,8 @@ int cmd_train(int argc, char **argv)
         printf("\n\nregions\n");
         s = d5_report_table(stdout, timer);
     }
+    if (s == D5_OK && compare)
+        s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, compare, &res);
     if (s == D5_OK && trace) s = d5_report_trace(timer, trace);
     if (s == D5_OK && mlflow) {
         char lrs[32];

@@ -30,8 +30,11 @@ void d5_train_result_free(d5_train_result *r)
     if (!r) return;
     d5_free(r->epochs);
     d5_free(r->losses);
+    d5_free(r->snapshots);
     r->epochs = NULL;
     r->losses = NULL;
+    r->snapshots = NULL;
+    r->nsnapshots = 0;
     r->nepochs = 0;
     r->nlosses = 0;
 }
@@ -57,6 +60,8 @@ typedef struct run {
     float *x;
     int64_t *labels;
     float **grads;
+    float **params;
+    int64_t *sizes;
     const char **names;
     int32_t nparams;
     int in_backward;
@@ -154,9 +159,12 @@ static d5_status setup(run *r, const d5_trainer_params *p)
     r->nparams = d5_network_param_count(r->tnet);
     r->grads = d5_calloc((size_t)r->nparams + 1, sizeof *r->grads, "gradients");
     r->names = d5_calloc((size_t)r->nparams + 1, sizeof *r->names, "gradients");
+    r->params = d5_calloc((size_t)r->nparams + 1, sizeof *r->params, "parameters");
+    r->sizes = d5_calloc((size_t)r->nparams + 1, sizeof *r->sizes, "parameters");
     r->x = d5_alloc((size_t)(r->batch * r->sample) * sizeof *r->x, "training batch");
     r->labels = d5_calloc((size_t)r->batch, sizeof *r->labels, "training labels");
-    if (!r->grads || !r->names || !r->x || !r->labels) return D5_ERR_NOMEM;
+    if (!r->grads || !r->names || !r->params || !r->sizes || !r->x || !r->labels)
+        return D5_ERR_NOMEM;
     for (int32_t i = 0; i < r->nparams && s == D5_OK; i++) {
         /* The executor reads, and the optimizer updates, the caller's weights. */
         const char *name = d5_network_param_name(r->tnet, i);
@@ -178,6 +186,8 @@ static d5_status setup(run *r, const d5_trainer_params *p)
         if (s == D5_OK) s = d5_executor_gradient(r->ex, name, &g);
         r->grads[i] = g.data;
         r->names[i] = name;
+        r->params[i] = data;
+        r->sizes[i] = d5_tensor_desc_numel(&info.desc);
     }
     return s;
 }
@@ -254,6 +264,29 @@ static d5_status check_numerics(const run *r, int64_t step, double loss)
     return D5_OK;
 }
 
+/* Appends a copy of every parameter to the result's snapshots. */
+static d5_status snapshot(const run *r, d5_train_result *out, int64_t *cap)
+{
+    int64_t total = 0;
+    for (int32_t i = 0; i < r->nparams; i++) total += r->sizes[i];
+    out->param_elements = total;
+    if (out->nsnapshots == *cap) {
+        int64_t next = *cap ? *cap * 2 : 16;
+        float *p = d5_realloc(out->snapshots, (size_t)(*cap * total) * sizeof *p,
+                              (size_t)(next * total) * sizeof *p, "parameter snapshots");
+        if (!p) return D5_ERR_NOMEM;
+        out->snapshots = p;
+        *cap = next;
+    }
+    float *dst = out->snapshots + out->nsnapshots * total;
+    for (int32_t i = 0; i < r->nparams; i++) {
+        memcpy(dst, r->params[i], (size_t)r->sizes[i] * sizeof *dst);
+        dst += r->sizes[i];
+    }
+    out->nsnapshots++;
+    return D5_OK;
+}
+
 static void progress(const run *r, int32_t epoch, int32_t epochs, int64_t b, int64_t nb,
                      double loss, double acc, double rate)
 {
@@ -291,7 +324,7 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
     d5_status s = d5_sampler_create(train, &sp, &smp);
     if (s != D5_OK) return s;
     if (r->timer) d5_sampler_attach_timer(smp, r->timer);
-    int64_t loss_cap = 0, epoch_cap = 0, step = 0;
+    int64_t loss_cap = 0, epoch_cap = 0, snap_cap = 0, step = 0;
     double trained = 0, base_lr = d5_optimizer_get_params(r->opt)->lr;
     int tty = p->progress && isatty(2);
     out->time_to_accuracy_s = -1;
@@ -335,6 +368,9 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
             if (s == D5_OK) s = push((void **)&out->losses, &loss_cap, out->nlosses, sizeof(float));
             if (s != D5_OK) break;
             out->losses[out->nlosses++] = (float)l;
+            if (p->snapshot_every > 0 && step % p->snapshot_every == 0 &&
+                (s = snapshot(r, out, &snap_cap)) != D5_OK)
+                break;
             loss_sum += l;
             st.batches++;
             st.samples += n;
@@ -408,6 +444,8 @@ d5_status d5_train(d5_network *net, const d5_dataset *train, const d5_dataset *t
     d5_network_free(r.tnet);
     d5_free(r.grads);
     d5_free(r.names);
+    d5_free(r.params);
+    d5_free(r.sizes);
     d5_free(r.x);
     d5_free(r.labels);
     if (s != D5_OK) d5_train_result_free(out);

@@ -170,6 +170,9 @@ typedef struct d5_trainer_params {
     d5_schedule schedule;   /* learning rate per step (kind CONSTANT by default) */
     int32_t progress;       /* 1: a progress line on standard error */
     int32_t check_numerics; /* 1 (default): NaN or Inf in the loss or a gradient stops training */
+    /* > 0: keep a copy of all parameters (in parameter order) every this many
+     * steps, for comparing the trajectories of two runs (d5_param_distance). */
+    int64_t snapshot_every;
 } d5_trainer_params;
 
 D5_API d5_trainer_params d5_trainer_default_params(void);
@@ -200,6 +203,10 @@ typedef struct d5_train_result {
     double time_to_accuracy_s; /* training time until target_accuracy, -1 if never */
     double final_test_accuracy;
     int32_t stop; /* a d5_train_stop */
+    /* With snapshot_every: nsnapshots copies of the param_elements parameters,
+     * taken after steps snapshot_every, 2 snapshot_every, ... (owned). */
+    float *snapshots;
+    int64_t nsnapshots, param_elements;
 } d5_train_result;
 
 D5_API void d5_train_result_free(d5_train_result *r);

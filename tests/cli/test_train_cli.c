@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
@@ -66,6 +67,25 @@ Test(train_cli, errors_name_what_is_wrong)
     free(err);
     rc = RUN(&out, &err, "train", "--batch", "0");
     cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    free(out);
+    free(err);
+}
+
+/* Two runs from the same weights on two backends drift apart from zero. */
+Test(train_cli, compare_backends_prints_the_divergence)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--batch", "16", "--max-batches",
+                 "20", "--threads", "1", "--compare-backend", "blas,ref", "--snapshot-every", "10");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "comparing with a run on blas,ref (parameters every 10 steps)"), "%s",
+              out);
+    const char *row = strstr(out, "\n      10 ");
+    cr_assert_not_null(row, "%s", out);
+    cr_assert_not_null(strstr(row + 1, "\n      20 "), "%s", out);
+    double l2 = -1, linf = -1;
+    cr_assert_eq(sscanf(row, " 10 %lf %lf", &l2, &linf), 2, "%s", row);
+    cr_assert(l2 >= 0 && l2 < 1 && linf >= 0 && linf <= l2, "l2 %g linf %g", l2, linf);
     free(out);
     free(err);
 }
