@@ -32,7 +32,7 @@ static void usage(FILE *f)
                "the median's 95%% confidence interval is tight, median and CI reported).\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'd5 COMMAND --help' describes a command and its options.\n"
                "exit status: 0 success, 1 a check or the run failed, 2 bad usage, 3 bad input\n");
 }
