@@ -2,12 +2,10 @@
  * same name, else the first backend of the preference list that has the
  * operator and accepts the node, with ref as the last resort; or, for "auto",
  * the fastest of all candidates, measured once at create. */
-#define _POSIX_C_SOURCE 200809L
 #include "executor_internal.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_CANDIDATES 8
 
@@ -74,11 +72,16 @@ static void consider(const char *op_type, const char *b, int need_backward, cand
     c[(*n)++].desc = desc;
 }
 
-static double now_ns(void)
+typedef struct one_call {
+    d5_op *op;
+    const d5_tensor *in;
+    d5_tensor *out;
+} one_call;
+
+static d5_status run_call(void *ctx)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+    one_call *c = ctx;
+    return d5_op_forward(c->op, c->in, c->out);
 }
 
 /* Median forward time of a created operator on scratch tensors (zeros for
@@ -98,23 +101,16 @@ static d5_status time_op(d5_op *op, const d5_tensor *in, int32_t nin, int reps, 
     }
     for (int32_t k = 0; k < nout && s == D5_OK; k++)
         s = d5_tensor_alloc(d5_op_output_desc(op, k), &t_out[k]);
-    double times[64];
-    if (reps > 64) reps = 64;
-    if (s == D5_OK) s = d5_op_forward(op, t_in, t_out); /* warm-up */
-    for (int r = 0; r < reps && s == D5_OK; r++) {
-        double t0 = now_ns();
-        s = d5_op_forward(op, t_in, t_out);
-        times[r] = now_ns() - t0;
-    }
-    if (s == D5_OK) {
-        for (int i = 1; i < reps; i++)
-            for (int j = i; j > 0 && times[j - 1] > times[j]; j--) {
-                double x = times[j];
-                times[j] = times[j - 1];
-                times[j - 1] = x;
-            }
-        *median = times[reps / 2];
-    }
+    /* The statistics of the foundation: one warm-up run, `reps` timed runs. */
+    one_call call = {op, t_in, t_out};
+    d5_measure_params mp = d5_measure_default_params();
+    mp.warmup = 1;
+    mp.min_reps = mp.max_reps = (uint32_t)reps;
+    d5_measurement m;
+    memset(&m, 0, sizeof m);
+    if (s == D5_OK) s = d5_measure_run(run_call, &call, &mp, &m);
+    if (s == D5_OK) *median = m.stats.median;
+    d5_measurement_free(&m);
     for (int32_t k = 0; k < nin; k++)
         if (t_in[k].data != in[k].data) d5_tensor_free(&t_in[k]);
     for (int32_t k = 0; k < nout; k++) d5_tensor_free(&t_out[k]);
