@@ -250,11 +250,7 @@ static d5_status check_numerics(const run *r, int64_t step, double loss)
         return d5_error(D5_ERR_NUMERIC, "d5_train: step %lld: the loss is %g", (long long)step,
                         loss);
     for (int32_t i = 0; i < r->nparams; i++) {
-        int32_t v;
-        d5_value_info info;
-        if (d5_network_find_value(r->tnet, r->names[i], &v) != D5_OK) continue;
-        d5_network_value_at(r->tnet, v, &info);
-        int64_t n = d5_tensor_desc_numel(&info.desc);
+        int64_t n = r->sizes[i];
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(r->grads[i][k]))
                 return d5_error(D5_ERR_NUMERIC,
