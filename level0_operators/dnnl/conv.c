@@ -2,8 +2,10 @@
  * (and bias), float32, 1-d to 3-d, groups and dilations. The primitives pick
  * their preferred layouts; inputs and outputs stay in ONNX's plain layouts and
  * are reordered around each call, so the time measured is the time an NCHW
- * caller sees. https://onnx.ai/onnx/operators/onnx__Conv.html */
-#include "../ref/conv_shape.h"
+ * caller sees. The weight gradient of a convolution with one input channel
+ * (an image network's first layer) is computed in C instead (conv_wgrad.c).
+ * https://onnx.ai/onnx/operators/onnx__Conv.html */
+#include "conv_wgrad.h"
 #include "dnnl_util.h"
 
 #include <string.h>
@@ -21,6 +23,8 @@ typedef struct dconv {
     dnnl_primitive_t bwd_data, bwd_wei;
     d5_dnnl_arg d_diff_dst, d_wei, d_diff_src, w_src, w_diff_dst, w_diff_wei;
     dnnl_memory_t diff_bias_mem;
+    int c_wgrad; /* the weight gradient runs in C */
+    d5_conv_wgrad wgrad;
 } dconv;
 
 static void destroy(void *state)
@@ -36,6 +40,7 @@ static void destroy(void *state)
     if (c->bwd_data) dnnl_primitive_destroy(c->bwd_data);
     if (c->bwd_wei) dnnl_primitive_destroy(c->bwd_wei);
     if (c->fwd_pd) dnnl_primitive_desc_destroy(c->fwd_pd);
+    d5__conv_wgrad_free(&c->wgrad);
     d5__dnnl_ctx_free(&c->ctx);
     d5_free(c);
 }
@@ -237,7 +242,15 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
         if (s == D5_OK) s = d5__dnnl_arg_finish(&c->d_diff_src, &c->ctx, "Conv");
     }
     int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
-    if (s == D5_OK && (gin[1].data || want_bias)) {
+    if (s == D5_OK && (gin[1].data || want_bias) && d5__conv_wgrad_fits(&c->g)) {
+        if (!c->c_wgrad) {
+            s = d5__conv_wgrad_init(&c->wgrad, &c->g);
+            c->c_wgrad = s == D5_OK;
+        }
+        if (s == D5_OK)
+            s = d5__conv_wgrad_run(&c->wgrad, in[0].data, gout[0].data, gin[1].data,
+                                   want_bias ? gin[2].data : NULL);
+    } else if (s == D5_OK && (gin[1].data || want_bias)) {
         /* oneDNN computes both; a weight gradient nobody wants goes to scratch. */
         float *scratch = NULL;
         void *dw = gin[1].data;

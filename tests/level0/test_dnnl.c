@@ -43,6 +43,25 @@ Test(dnnl, conv2d_strides_pads_dilations_bias)
     same_as_ref("Conv", in, 2, &attrs);
 }
 
+/* One input channel with unit strides: the weight gradient runs in C
+ * (conv_wgrad.c). Widths that are and are not multiples of the vector width,
+ * asymmetric pads, a kernel wider than tall, with and without a bias. */
+Test(dnnl, conv_one_input_channel_weight_gradient)
+{
+    d5_tensor_desc a[3] = {f32(4, SHAPE(3, 1, 12, 12)), f32(4, SHAPE(4, 1, 5, 5)),
+                           f32(1, SHAPE(4))};
+    d5_attr ai[] = {attr_ints("pads", SHAPE(2, 2, 2, 2), 4)};
+    d5_attrs aa = {ai, 1};
+    same_as_ref("Conv", a, 3, &aa);
+    d5_tensor_desc b[3] = {f32(4, SHAPE(2, 1, 9, 21)), f32(4, SHAPE(3, 1, 2, 4)), f32(1, SHAPE(3))};
+    d5_attr bi[] = {attr_ints("pads", SHAPE(1, 0, 0, 3), 4)};
+    d5_attrs ba = {bi, 1};
+    same_as_ref("Conv", b, 3, &ba);
+    same_as_ref("Conv", b, 2, &ba);
+    d5_tensor_desc c[2] = {f32(4, SHAPE(1, 1, 40, 37)), f32(4, SHAPE(2, 1, 3, 3))};
+    same_as_ref("Conv", c, 2, NULL);
+}
+
 Test(dnnl, conv_grouped_depthwise_1d_3d)
 {
     d5_tensor_desc g[2] = {f32(4, SHAPE(1, 4, 7, 7)), f32(4, SHAPE(6, 2, 3, 3))};

@@ -292,6 +292,19 @@ Test(dnnl_ops, averagepool_include_pad_windows_in_padding)
     same_as_ref("AveragePool", &x2, 1, &battrs);
 }
 
+/* Small MaxPools run forward in C, larger ones on oneDNN (pool.c's
+ * C_FORWARD_MAX_WORK, 2^20 window positions): one of each, the large one with
+ * 2 x 16 x 72 x 72 outputs of 9 positions (1.49 M). */
+Test(dnnl_ops, maxpool_c_and_onednn_forward)
+{
+    d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2),
+                   attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
+    d5_attrs attrs = {a, 2};
+    d5_tensor_desc small = f32(4, SHAPE(2, 3, 10, 9)), large = f32(4, SHAPE(2, 16, 72, 72));
+    same_as_ref("MaxPool", &small, 1, &attrs);
+    same_as_ref("MaxPool", &large, 1, &attrs);
+}
+
 Test(dnnl_ops, maxpool_storage_order_without_indices)
 {
     d5_tensor_desc x = f32(4, SHAPE(1, 2, 6, 5));
