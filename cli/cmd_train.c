@@ -353,6 +353,15 @@ int cmd_train(int argc, char **argv)
             else
                 printf("; %.2f%% not reached", 100 * target);
         }
+        if (res.batchnorm_training > 0)
+            printf("\nBatchNormalization: %d node%s trained with batch statistics, running "
+                   "statistics used for evaluation",
+                   (int)res.batchnorm_training, res.batchnorm_training == 1 ? "" : "s");
+        if (res.batchnorm_frozen > 0)
+            printf("\nnote: %d BatchNormalization node%s kept in inference form (the model "
+                   "declares ai.onnx opset < 14, which has no training_mode; re-export it with "
+                   "opset >= 14 to train with batch statistics)",
+                   (int)res.batchnorm_frozen, res.batchnorm_frozen == 1 ? "" : "s");
         printf("\n\nregions\n");
         s = d5_report_table(stdout, timer);
     }

@@ -76,7 +76,7 @@ static int foldable_op(const char *op_type)
 static int is_const(const d5_executor *ex, int32_t v)
 {
     const xval *x = &ex->vals[v];
-    return x->kind == XV_CONST || (x->kind == XV_INIT && !x->trainable);
+    return x->kind == XV_CONST || (x->kind == XV_INIT && !x->variable);
 }
 
 static d5_status unknown_input_error(const d5_network *net, int32_t v)
@@ -112,6 +112,8 @@ static d5_status init_values(d5_executor *ex)
             x->known = 1;
             x->data = val->init.data;
             x->trainable = ex->opt.backprop && d5__network_is_param(net, v);
+            x->variable =
+                (ex->opt.backprop || ex->opt.variable_params) && d5__network_is_param(net, v);
         } else if (val->kind == D5_VALUE_INPUT) {
             int32_t c = 0;
             while (c < ex->opt.nconst && strcmp(ex->opt.const_names[c], val->name) != 0) c++;

@@ -19,6 +19,7 @@ typedef struct xval {
     int32_t known;
     int32_t kind;      /* xkind */
     int32_t trainable; /* a parameter (or input) whose gradient is computed */
+    int32_t variable;  /* a parameter whose data may change between runs: never folded */
     void *data;        /* resolved memory */
     void *owned;       /* XV_INPUT, XV_CONST: freed with the executor */
     size_t bytes;

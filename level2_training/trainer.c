@@ -7,6 +7,8 @@
 #include "d5/onnx.h"
 #include "d5/training.h"
 
+#include "bn_train.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +54,8 @@ typedef struct run {
     d5_network *net;  /* the caller's: its weights are trained in place */
     d5_network *tnet; /* the copy with the loss */
     d5_executor *ex;
+    d5_executor *eval; /* the caller's network in inference mode, when it has BatchNormalization */
+    d5__bn_train bn;
     d5_optimizer *opt;
     d5_timer *timer;
     const char *input, *logits;
@@ -106,6 +110,7 @@ static d5_status build(run *r, const d5_network *net, const d5_dataset *train)
                         "%d inputs and %d outputs",
                         (int)d5_network_input_count(net), (int)d5_network_output_count(net));
     d5_status s = d5_network_clone(net, &r->tnet);
+    if (s == D5_OK) s = d5__bn_train_prepare(r->tnet, r->net, &r->bn);
     if (s != D5_OK) return s;
     r->input = d5_network_input_name(r->tnet, 0);
     r->logits = d5_network_output_name(r->tnet, 0);
@@ -152,6 +157,15 @@ static d5_status setup(run *r, const d5_trainer_params *p)
     o.loss = LOSS;
     d5_status s = d5_executor_create(r->tnet, &o, &r->ex);
     if (s == D5_OK && r->timer) s = d5_executor_add_handler(r->ex, on_event, r);
+    if (s == D5_OK) s = d5__bn_train_bind(&r->bn, r->ex);
+    if (s == D5_OK && r->bn.count > 0) {
+        /* Evaluation normalizes with the running statistics: the caller's
+         * network, reading the weights the optimizer updates in place. */
+        d5_executor_options e = d5_executor_default_options();
+        e.backend = p->backend;
+        e.variable_params = 1;
+        s = d5_executor_create(r->net, &e, &r->eval);
+    }
     if (s != D5_OK) return s;
     if (d5_optimizer_param_count(r->opt) != 0)
         return d5_error(D5_ERR_STATE, "d5_train: the optimizer already has parameters; give it "
@@ -215,6 +229,21 @@ static void score(const run *r, const float *logits, int64_t n, int64_t *correct
     }
 }
 
+/* One test batch through the evaluation executor, or through the training
+ * graph when the network has no BatchNormalization to switch. */
+static d5_status infer(run *r, d5_tensor *logits)
+{
+    if (!r->eval) {
+        d5_status s = feed(r);
+        if (s == D5_OK) s = d5_executor_inference(r->ex);
+        return s == D5_OK ? d5_executor_fetch(r->ex, r->logits, logits) : s;
+    }
+    d5_tensor x = {r->xdesc, r->x, D5_DEVICE_CPU, 0};
+    d5_status s = d5_executor_feed(r->eval, r->input, &x);
+    if (s == D5_OK) s = d5_executor_inference(r->eval);
+    return s == D5_OK ? d5_executor_fetch(r->eval, r->logits, logits) : s;
+}
+
 static d5_status evaluate(run *r, const d5_dataset *test, double *loss, double *accuracy)
 {
     d5_sampler_params sp = d5_sampler_default_params();
@@ -232,9 +261,7 @@ static d5_status evaluate(run *r, const d5_dataset *test, double *loss, double *
             memset(r->labels + n, 0, (size_t)(r->batch - n) * sizeof *r->labels);
         }
         d5_tensor logits;
-        s = feed(r);
-        if (s == D5_OK) s = d5_executor_inference(r->ex);
-        if (s == D5_OK) s = d5_executor_fetch(r->ex, r->logits, &logits);
+        s = infer(r, &logits);
         if (s == D5_OK) score(r, logits.data, n, &correct, &sum);
         total += n;
     }
@@ -350,6 +377,7 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
             r->training = 1;
             if (s == D5_OK) s = d5_executor_inference_and_backprop(r->ex);
             r->training = 0;
+            if (s == D5_OK) s = d5__bn_train_update(&r->bn, r->ex);
             d5_tensor loss, logits;
             if (s == D5_OK) s = d5_executor_fetch(r->ex, LOSS, &loss);
             if (s == D5_OK) s = d5_executor_fetch(r->ex, r->logits, &logits);
@@ -433,10 +461,14 @@ d5_status d5_train(d5_network *net, const d5_dataset *train, const d5_dataset *t
     r.timer = timer;
     r.net = net;
     d5_status s = build(&r, net, train);
+    out->batchnorm_training = r.bn.count;
+    out->batchnorm_frozen = r.bn.frozen;
     if (s == D5_OK) s = setup(&r, &p);
     if (s == D5_OK) s = train_loop(&r, train, test, seed, out);
     if (s == D5_OK && p.checkpoint) s = d5_onnx_save(net, p.checkpoint);
     d5_executor_free(r.ex);
+    d5_executor_free(r.eval);
+    d5__bn_train_free(&r.bn);
     d5_network_free(r.tnet);
     d5_free(r.grads);
     d5_free(r.names);

@@ -68,6 +68,12 @@ typedef struct d5_executor_options {
      * become parameters with gradients, and forward values live until the
      * backward pass has used them. */
     int32_t backprop;
+    /* Floating-point parameters are read from the network's memory at every
+     * run and never folded into constants, so that changes to them
+     * (d5_network_initializer_data, an optimizer training them through another
+     * executor) are seen: an evaluation executor beside a training one.
+     * Implied by backprop. */
+    int32_t variable_params;
     /* The scalar value whose gradient is seeded with 1 (backprop); NULL: the
      * network's first output. */
     const char *loss;

@@ -207,6 +207,10 @@ typedef struct d5_train_result {
      * taken after steps snapshot_every, 2 snapshot_every, ... (owned). */
     float *snapshots;
     int64_t nsnapshots, param_elements;
+    /* BatchNormalization nodes trained with batch statistics (running
+     * statistics updated in the network), and nodes left in inference form
+     * because the network declares ai.onnx opset < 14. */
+    int32_t batchnorm_training, batchnorm_frozen;
 } d5_train_result;
 
 D5_API void d5_train_result_free(d5_train_result *r);
@@ -217,7 +221,10 @@ D5_API void d5_train_result_free(d5_train_result *r);
  * dimension. The network's weights are trained in place (afterwards `net`
  * holds the trained model): they are registered with `opt`, which must have
  * no parameters yet and keeps pointing at them while `net` lives. A SoftmaxCrossEntropyLoss on the
- * logits is added to an internal copy of the graph. Batches come from a shuffled sampler
+ * logits is added to an internal copy of the graph, where BatchNormalization
+ * nodes (opset >= 14) normalize with batch statistics and update the
+ * network's running statistics; evaluation runs the network itself, in
+ * inference mode. Batches come from a shuffled sampler
  * (`seed`) without the last partial batch; test batches cover every sample.
  * The timer (may be NULL) receives EPOCH, BATCH, IO, FORWARD, BACKWARD and
  * OPTIMIZER regions. D5_ERR_NUMERIC names the step and tensor when a loss or
