@@ -1,5 +1,5 @@
 /* The ref backend's wrapper: converts tensors to and from double arrays around
- * each reference kernel. Buffers are allocated once, at create. */
+ * each reference kernel. Buffers are allocated on first use and kept. */
 #include "ref.h"
 
 #include <string.h>
@@ -120,7 +120,9 @@ void d5__ref_destroy(void *state)
     d5_free(s);
 }
 
-/* Buffers: one per input, output, input gradient and output gradient. */
+/* Buffers: one per input, output, input gradient and output gradient,
+ * allocated on first use (`buffer`), so that creating an operator (shape
+ * inference, planning) costs no memory and inference none for gradients. */
 static d5_status alloc_buffers(ref_state *s)
 {
     int32_t n = 2 * (s->nin + s->nout);
@@ -135,10 +137,19 @@ static d5_status alloc_buffers(ref_state *s)
         for (int32_t i = 0; i < counts[v]; i++, k++) {
             views[v][i].desc = &descs[v][i];
             views[v][i].numel = numel_of(&descs[v][i]);
-            size_t bytes = (size_t)(views[v][i].numel ? views[v][i].numel : 1) * sizeof(double);
-            s->own[k] = d5_alloc(bytes, "reference buffer");
-            if (!s->own[k]) return D5_ERR_NOMEM;
         }
+    return D5_OK;
+}
+
+/* Buffer k of `alloc_buffers`' order, allocated when first asked for. */
+static d5_status buffer(ref_state *s, int32_t k, int64_t numel, double **out)
+{
+    if (!s->own[k]) {
+        size_t bytes = (size_t)(numel ? numel : 1) * sizeof(double);
+        s->own[k] = d5_alloc(bytes, "reference buffer");
+        if (!s->own[k]) return D5_ERR_NOMEM;
+    }
+    *out = s->own[k];
     return D5_OK;
 }
 
@@ -194,16 +205,17 @@ d5_status d5__ref_forward(void *state, const d5_tensor *in, int32_t nin, d5_tens
                           int32_t nout)
 {
     ref_state *s = state;
-    for (int32_t i = 0; i < nin; i++) {
-        if (s->in_desc[i].dtype == D5_DTYPE_INVALID || !in[i].data) {
-            s->in[i].data = NULL;
-        } else {
-            s->in[i].data = s->own[i];
-            to_double(&in[i], s->in[i].data, s->in[i].numel);
+    d5_status st = D5_OK;
+    for (int32_t i = 0; i < nin && st == D5_OK; i++) {
+        s->in[i].data = NULL;
+        if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
+            st = buffer(s, i, s->in[i].numel, &s->in[i].data);
+            if (st == D5_OK) to_double(&in[i], s->in[i].data, s->in[i].numel);
         }
     }
-    for (int32_t i = 0; i < nout; i++) s->out[i].data = s->own[2 * s->nin + i];
-    d5_status st = s->vt->forward(s->inner, s->in, nin, s->out, nout);
+    for (int32_t i = 0; i < nout && st == D5_OK; i++)
+        st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
+    if (st == D5_OK) st = s->vt->forward(s->inner, s->in, nin, s->out, nout);
     if (st != D5_OK) return st;
     for (int32_t i = 0; i < nout; i++) from_double(s->out[i].data, &out[i], s->out[i].numel);
     return D5_OK;
@@ -213,28 +225,31 @@ d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, con
                            int32_t nin, const d5_tensor *out, d5_tensor *gin)
 {
     ref_state *s = state;
-    for (int32_t i = 0; i < nin; i++) {
+    d5_status st = D5_OK;
+    for (int32_t i = 0; i < nin && st == D5_OK; i++) {
         s->in[i].data = NULL;
         if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
-            s->in[i].data = s->own[i];
-            to_double(&in[i], s->in[i].data, s->in[i].numel);
+            st = buffer(s, i, s->in[i].numel, &s->in[i].data);
+            if (st == D5_OK) to_double(&in[i], s->in[i].data, s->in[i].numel);
         }
         s->gin[i].data = NULL;
-        if (gin[i].data && s->in_desc[i].dtype != D5_DTYPE_INVALID) {
-            s->gin[i].data = s->own[s->nin + i];
-            memset(s->gin[i].data, 0, (size_t)s->gin[i].numel * sizeof(double));
+        if (st == D5_OK && gin[i].data && s->in_desc[i].dtype != D5_DTYPE_INVALID) {
+            st = buffer(s, s->nin + i, s->gin[i].numel, &s->gin[i].data);
+            if (st == D5_OK) memset(s->gin[i].data, 0, (size_t)s->gin[i].numel * sizeof(double));
         }
     }
-    for (int32_t i = 0; i < nout; i++) {
-        s->out[i].data = s->own[2 * s->nin + i];
+    for (int32_t i = 0; i < nout && st == D5_OK; i++) {
+        st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
+        if (st == D5_OK)
+            st = buffer(s, 2 * s->nin + s->nout + i, s->gout[i].numel, &s->gout[i].data);
+        if (st != D5_OK) break;
         to_double(&out[i], s->out[i].data, s->out[i].numel);
-        s->gout[i].data = s->own[2 * s->nin + s->nout + i];
         if (gout[i].data)
             to_double(&gout[i], s->gout[i].data, s->gout[i].numel);
         else
             memset(s->gout[i].data, 0, (size_t)s->gout[i].numel * sizeof(double));
     }
-    d5_status st = s->vt->backward(s->inner, s->gout, nout, s->in, nin, s->out, s->gin);
+    if (st == D5_OK) st = s->vt->backward(s->inner, s->gout, nout, s->in, nin, s->out, s->gin);
     if (st != D5_OK) return st;
     for (int32_t i = 0; i < nin; i++)
         if (s->gin[i].data) from_double(s->gin[i].data, &gin[i], s->gin[i].numel);

@@ -303,6 +303,16 @@ Test(dnnl_ops, maxpool_c_and_onednn_forward)
     d5_tensor_desc small = f32(4, SHAPE(2, 3, 10, 9)), large = f32(4, SHAPE(2, 16, 72, 72));
     same_as_ref("MaxPool", &small, 1, &attrs);
     same_as_ref("MaxPool", &large, 1, &attrs);
+    /* Windows inside the input without padding, odd sizes leaving the last
+     * row and column out, a kernel taller than wide. */
+    d5_attr b[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(2, 2), 2)};
+    d5_attrs battrs = {b, 2};
+    d5_tensor_desc odd = f32(4, SHAPE(3, 2, 7, 9));
+    same_as_ref("MaxPool", &odd, 1, &battrs);
+    d5_attr c[] = {attr_ints("kernel_shape", SHAPE(3, 2), 2), attr_ints("strides", SHAPE(2, 3), 2)};
+    d5_attrs cattrs = {c, 2};
+    d5_tensor_desc wide = f32(4, SHAPE(2, 3, 9, 11));
+    same_as_ref("MaxPool", &wide, 1, &cattrs);
 }
 
 Test(dnnl_ops, maxpool_storage_order_without_indices)
