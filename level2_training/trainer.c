@@ -54,7 +54,7 @@ typedef struct run {
     d5_network *net;  /* the caller's: its weights are trained in place */
     d5_network *tnet; /* the copy with the loss */
     d5_executor *ex;
-    d5_executor *eval; /* the caller's network in inference mode, when it has BatchNormalization */
+    d5_executor *eval; /* see infer() */
     d5__bn_train bn;
     d5_optimizer *opt;
     d5_timer *timer;
@@ -158,14 +158,6 @@ static d5_status setup(run *r, const d5_trainer_params *p)
     d5_status s = d5_executor_create(r->tnet, &o, &r->ex);
     if (s == D5_OK && r->timer) s = d5_executor_add_handler(r->ex, on_event, r);
     if (s == D5_OK) s = d5__bn_train_bind(&r->bn, r->ex);
-    if (s == D5_OK && r->bn.count > 0) {
-        /* Evaluation normalizes with the running statistics: the caller's
-         * network, reading the weights the optimizer updates in place. */
-        d5_executor_options e = d5_executor_default_options();
-        e.backend = p->backend;
-        e.variable_params = 1;
-        s = d5_executor_create(r->net, &e, &r->eval);
-    }
     if (s != D5_OK) return s;
     if (d5_optimizer_param_count(r->opt) != 0)
         return d5_error(D5_ERR_STATE, "d5_train: the optimizer already has parameters; give it "
@@ -229,10 +221,20 @@ static void score(const run *r, const float *logits, int64_t n, int64_t *correct
     }
 }
 
-/* One test batch through the evaluation executor, or through the training
- * graph when the network has no BatchNormalization to switch. */
+/* One test batch through the training graph, or, when the network has
+ * BatchNormalization trained with batch statistics, through the caller's
+ * network in inference mode: it normalizes with the running statistics and
+ * reads the weights the optimizer updates in place (created at the first
+ * evaluation). */
 static d5_status infer(run *r, d5_tensor *logits)
 {
+    if (r->bn.count > 0 && !r->eval) {
+        d5_executor_options e = d5_executor_default_options();
+        e.backend = r->p->backend;
+        e.variable_params = 1;
+        d5_status s = d5_executor_create(r->net, &e, &r->eval);
+        if (s != D5_OK) return s;
+    }
     if (!r->eval) {
         d5_status s = feed(r);
         if (s == D5_OK) s = d5_executor_inference(r->ex);
