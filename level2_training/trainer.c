@@ -235,15 +235,11 @@ static d5_status infer(run *r, d5_tensor *logits)
         d5_status s = d5_executor_create(r->net, &e, &r->eval);
         if (s != D5_OK) return s;
     }
-    if (!r->eval) {
-        d5_status s = feed(r);
-        if (s == D5_OK) s = d5_executor_inference(r->ex);
-        return s == D5_OK ? d5_executor_fetch(r->ex, r->logits, logits) : s;
-    }
+    d5_executor *ex = r->eval ? r->eval : r->ex;
     d5_tensor x = {r->xdesc, r->x, D5_DEVICE_CPU, 0};
-    d5_status s = d5_executor_feed(r->eval, r->input, &x);
-    if (s == D5_OK) s = d5_executor_inference(r->eval);
-    return s == D5_OK ? d5_executor_fetch(r->eval, r->logits, logits) : s;
+    d5_status s = r->eval ? d5_executor_feed(ex, r->input, &x) : feed(r);
+    if (s == D5_OK) s = d5_executor_inference(ex);
+    return s == D5_OK ? d5_executor_fetch(ex, r->logits, logits) : s;
 }
 
 static d5_status evaluate(run *r, const d5_dataset *test, double *loss, double *accuracy)

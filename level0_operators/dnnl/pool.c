@@ -217,6 +217,17 @@ static d5_status window_table(dpool *c)
  * window positions visited. */
 #define C_FORWARD_MAX_WORK (1 << 20)
 
+/* The offset of the first maximum of output o's window in plane xp; every
+ * window holds an input (check_windows). */
+static int32_t first_max(const dpool *c, const float *xp, int64_t o)
+{
+    const int32_t *w = c->win + o * c->p.window;
+    int32_t best = w[0];
+    for (int64_t k = 1; k < c->p.window && w[k] >= 0; k++)
+        if (xp[w[k]] > xp[best]) best = w[k];
+    return best;
+}
+
 static void max_forward(const dpool *c, const float *x, float *y)
 {
     const d5_pool *p = &c->p;
@@ -226,13 +237,7 @@ static void max_forward(const dpool *c, const float *x, float *y)
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float *xp = x + pl * p->in_plane;
         float *yp = y + pl * p->out_plane;
-        for (int64_t o = 0; o < p->out_plane; o++) {
-            const int32_t *w = c->win + o * p->window;
-            float best = xp[w[0]]; /* every window holds an input (check_windows) */
-            for (int64_t k = 1; k < p->window && w[k] >= 0; k++)
-                if (xp[w[k]] > best) best = xp[w[k]];
-            yp[o] = best;
-        }
+        for (int64_t o = 0; o < p->out_plane; o++) yp[o] = xp[first_max(c, xp, o)];
     }
 }
 
@@ -252,13 +257,7 @@ static void max_backward(const dpool *c, const float *x, const float *gy, float 
         const float *xp = x + pl * p->in_plane, *gp = gy + pl * p->out_plane;
         float *gxp = gx + pl * p->in_plane;
         memset(gxp, 0, (size_t)p->in_plane * sizeof *gxp);
-        for (int64_t o = 0; o < p->out_plane; o++) {
-            const int32_t *w = c->win + o * p->window;
-            int32_t best = w[0];
-            for (int64_t k = 1; k < p->window && w[k] >= 0; k++)
-                if (xp[w[k]] > xp[best]) best = w[k];
-            gxp[best] += gp[o];
-        }
+        for (int64_t o = 0; o < p->out_plane; o++) gxp[first_max(c, xp, o)] += gp[o];
     }
 }
 
