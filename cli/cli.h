@@ -57,6 +57,47 @@ int cli_fail(const char *command, d5_status s);
 /* A progress line on standard error ("[2/5] what"). */
 void cli_progress(int step, int steps, const char *fmt, ...) D5_PRINTF(3, 4);
 
+/* ---- Backends (options.c) ---- */
+
+/* Checks the backend list of option --FLAG: with `executor`, as an executor's
+ * preference list ("auto" allowed, d5_executor_check_backends), else as names
+ * of backends (d5_backend_check_list). NULL (the default) is good. Returns -1
+ * when it is good; else prints one line, "d5 COMMAND: --FLAG LIST: <reason>"
+ * with the backends available here, and returns D5_EXIT_USAGE. */
+int cli_check_backends(const char *command, const char *flag, const char *list, int executor);
+/* Prints "d5 COMMAND: --FLAG VALUE: <detail of the last error>", with the
+ * backends available here unless `s` is D5_ERR_NOTFOUND (an unknown node),
+ * and returns D5_EXIT_USAGE: a bad backend option found by a check. */
+int cli_bad_backend_option(const char *command, const char *flag, const char *value, d5_status s);
+
+/* ---- Threads and contention (contention.c) ---- */
+
+/* The help text of every command's --threads option. */
+#define CLI_THREADS_HELP                                                                           \
+    "threads of the CPU backends (default 0: automatic, the cores this process may use, fewer "    \
+    "while other processes occupy some)"
+
+/* Restarts the process (execv of /proc/self/exe with the same arguments) after
+ * setting d5's OpenMP wait policy, unless the user set one: OpenMP reads it
+ * only when it is loaded (d5_threads_wait_policy_env). Returns when there is
+ * nothing to do, or when the restart failed. */
+void cli_wait_policy_restart(char **argv);
+/* Sets the thread count (0: automatic), echoes it and the threading runtime as
+ * "# threads: ..." lines, and starts watching the cores. Returns -1 to go on,
+ * or an exit code. */
+int cli_threads_apply(const char *command, int threads);
+/* The threads the command meant to use: --threads, or the usable cores. */
+int32_t cli_threads_intended(void);
+/* Counts a measurement that the end-of-command warning summarises. */
+void cli_contention_note(const d5_measurement *m);
+/* Contention over the whole command; prints one warning line on standard
+ * error when other processes competed for the cores (and one when
+ * measurements were unstable). Returns 1 when flagged. `out` may be NULL. */
+int cli_contention_end(const char *command, d5_contention *out);
+/* Records the figures of cli_contention_end and the threading in a results
+ * context. */
+d5_status cli_contention_context(d5_results *r);
+
 /* ---- Commands ---- */
 
 typedef int (*cli_command_fn)(int argc, char **argv);

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@ typedef struct bench_cfg {
     double time_s;
     double machine_time_s;
     int quick;
+    int threads;
 } bench_cfg;
 
 static char *join(const char *dir, const char *name)
@@ -33,9 +35,19 @@ typedef struct bench_out {
     const cli_spec *spec;
     const d5_machine_info *m;
     const d5_machine_peaks *p;
+    const d5_machine_peaks *after; /* the peaks measured again after the suite */
     const d5_results *r;
     d5_timer *suite;
 } bench_out;
+
+/* The peak moved when the two medians differ by more than 5% and their
+ * confidence intervals do not overlap. */
+static int peak_moved(const d5_machine_peaks *a, const d5_machine_peaks *b)
+{
+    const d5_stats *x = &a->fp32_all, *y = &b->fp32_all;
+    int apart = x->ci_high < y->ci_low || y->ci_high < x->ci_low;
+    return apart && fabs(y->median / x->median - 1) > 0.05;
+}
 
 /* The human-readable summary; also what the run prints. */
 static d5_status write_summary(const bench_out *o, FILE *f)
@@ -48,6 +60,16 @@ static d5_status write_summary(const bench_out *o, FILE *f)
             "DeepBench sizes (pct_peak: of the all-core FMA peak above)\n",
             o->cfg->quick ? "quick run" : "full run");
     if (s == D5_OK) s = d5_results_print(f, o->r);
+    fprintf(f,
+            "\npeak after the suite: %.1f GFLOP/s [%.1f, %.1f] all cores (before: %.1f "
+            "[%.1f, %.1f]), %+.1f%%%s\n",
+            o->after->fp32_all.median, o->after->fp32_all.ci_low, o->after->fp32_all.ci_high,
+            o->p->fp32_all.median, o->p->fp32_all.ci_low, o->p->fp32_all.ci_high,
+            100 * (o->after->fp32_all.median / o->p->fp32_all.median - 1),
+            peak_moved(o->p, o->after) ? ": MOVED, so %peak figures are uncertain" : ": steady");
+    if (o->p->contention.contended)
+        fprintf(f, "the first peak was measured under contention (%s): %%peak figures are high\n",
+                o->p->contention.reason);
     fprintf(f, "\nsuite sections\n");
     if (s == D5_OK) s = d5_report_table(f, o->suite);
     return s;
@@ -133,7 +155,7 @@ static d5_status write_folder(const char *dir, const bench_out *o)
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 {
-    int steps = 6;
+    int steps = 7;
     d5_timer *suite;
     d5_timer_params tp = d5_timer_default_params();
     tp.name = "d5 bench";
@@ -180,12 +202,31 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     }
     if (s == D5_OK) s = d5_suite_training(r, cfg->quick ? 50 : 200);
     if (s == D5_OK) s = d5_timer_end(suite, "training");
+    /* The peak again: if it moved, the machine changed under the suite. */
+    d5_machine_peaks after;
+    memset(&after, 0, sizeof after);
+    if (s == D5_OK) {
+        cli_progress(6, steps, "machine: the peaks again, to see whether they moved");
+        s = d5_timer_start(suite, "machine-after");
+    }
+    if (s == D5_OK) s = d5_machine_measure(&mp, &after);
+    if (s == D5_OK) s = d5_timer_end(suite, "machine-after");
+    d5_contention whole;
+    cli_contention_end("bench", &whole);
+    if (s == D5_OK) s = cli_contention_context(r);
+    if (s == D5_OK) s = d5_results_context_number(r, "fp32_peak_gflops", peaks.fp32_all.median);
+    if (s == D5_OK)
+        s = d5_results_context_number(r, "fp32_peak_after_gflops", after.fp32_all.median);
+    if (s == D5_OK)
+        s = d5_results_context(r, "fp32_peak_moved", peak_moved(&peaks, &after) ? "yes" : "no");
+    if (s == D5_OK)
+        s = d5_results_context(r, "fp32_peak_contended", peaks.contention.contended ? "yes" : "no");
 
-    bench_out o = {cfg, spec, &m, &peaks, r, suite};
+    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
-        cli_progress(6, steps, "writing %s", out);
+        cli_progress(7, steps, "writing %s", out);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
         else if ((s = write_folder(partial, &o)) != D5_OK)
@@ -208,7 +249,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_cfg cfg = {NULL, NULL, NULL, 2.0, 1.0, 0};
+    bench_cfg cfg = {NULL, NULL, NULL, 2.0, 1.0, 0, 0};
     const cli_opt opts[] = {
         {"out", CLI_STRING, &cfg.out, "DIR",
          "results folder to create (default d5-results/bench-DATE-TIME)", 0, 0},
@@ -220,10 +261,12 @@ int cmd_bench(int argc, char **argv)
         {"machine-time", CLI_DOUBLE, &cfg.machine_time_s, "S",
          "time budget per machine peak (default 1)", 0.01, 600},
         {"quick", CLI_FLAG, &cfg.quick, NULL, "short budgets (0.3 s each) for a smoke run", 0, 0},
+        {"threads", CLI_INT, &cfg.threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
     const cli_spec spec = {
         "bench",
-        "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]",
+        "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]\n"
+        "       [--threads N]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
         "and by id) and of raw clock reads, a DeepBench subset of GEMM and convolution on\n"
@@ -248,6 +291,7 @@ int cmd_bench(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (cfg.quick) cfg.time_s = cfg.machine_time_s = 0.3;
+    if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
 
     char def[256];
     if (!cfg.out) {

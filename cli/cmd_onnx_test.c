@@ -79,22 +79,26 @@ static const char *base(const char *path)
 int cmd_onnx_test(int argc, char **argv)
 {
     const char *json = NULL, *backend = NULL, *filter = NULL, **dirs = NULL;
-    int ndirs = 0, quiet = 0;
+    int ndirs = 0, quiet = 0, threads = 0;
     double rtol = 1e-3, atol = 1e-7;
+    char backend_help[160];
+    snprintf(backend_help, sizeof backend_help,
+             "executor backends in order of preference (default %s; ref alone checks the "
+             "reference operators)",
+             d5_backend_default_list());
     const cli_opt opts[] = {
-        {"backend", CLI_STRING, &backend, "LIST",
-         "executor backends in order of preference (default dnnl,blas,ref; ref alone checks the "
-         "reference operators)",
-         0, 0},
+        {"backend", CLI_STRING, &backend, "LIST", backend_help, 0, 0},
         {"filter", CLI_STRING, &filter, "TEXT", "run only tests whose name contains TEXT", 0, 0},
         {"rtol", CLI_DOUBLE, &rtol, "X", "relative tolerance (default 1e-3, ONNX's)", 0, 1},
         {"atol", CLI_DOUBLE, &atol, "X", "absolute tolerance (default 1e-7, ONNX's)", 0, 1},
         {"json", CLI_STRING, &json, "FILE", "write every outcome as JSON to FILE", 0, 0},
         {"quiet", CLI_FLAG, &quiet, NULL, "print failures and the summary only", 0, 0},
+        {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
     const cli_spec spec = {
         "onnx-test",
-        "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] [--quiet]",
+        "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] [--quiet]\n"
+        "       [--threads N]",
         "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
         "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
         "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
@@ -107,6 +111,12 @@ int cmd_onnx_test(int argc, char **argv)
         &dirs,
         &ndirs};
     int rc = cli_parse(&spec, argc, argv);
+    if (rc < 0) rc = cli_check_backends("onnx-test", "backend", backend, 1);
+    if (rc < 0) {
+        /* Conformance measures nothing: the count is set without the echo. */
+        d5_status ts = d5_threads_set(threads);
+        if (ts != D5_OK) rc = cli_fail("onnx-test", ts);
+    }
     if (rc >= 0) {
         free(dirs);
         return rc;
@@ -159,7 +169,8 @@ int cmd_onnx_test(int argc, char **argv)
     json_object_set_new(root, "passed", json_integer(passed));
     json_object_set_new(root, "failed", json_integer(failed));
     json_object_set_new(root, "skipped", json_integer(skipped));
-    json_object_set_new(root, "backend", json_string(backend ? backend : "dnnl,blas,ref"));
+    json_object_set_new(root, "backend_requested",
+                        json_string(backend ? backend : d5_backend_default_list()));
     if (json && netload_write_json(root, json) != 0) {
         json_decref(root);
         fprintf(stderr, "d5 onnx-test: cannot write %s\n", json);

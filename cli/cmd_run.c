@@ -84,6 +84,29 @@ static void print_breakdown(const d5_executor *ex, const d5_overhead *o)
     }
 }
 
+/* FrameworkOverhead as a result when its flag is OK; otherwise the value is
+ * shown marked with the flag and its reason, never as a confident result. */
+static void print_overhead(const d5_overhead *o)
+{
+    char g[32], sum[32], v[96];
+    d5_format_duration(o->graph.stats.median, g, sizeof g);
+    d5_format_duration(o->sum_median, sum, sizeof sum);
+    snprintf(v, sizeof v, "%+.2f%% [%+.2f%%, %+.2f%%] over %u rounds", 100 * o->overhead,
+             100 * o->overhead_lo, 100 * o->overhead_hi, (unsigned)o->rounds);
+    printf("\nFrameworkOverhead  graph %s vs sum of nodes %s (medians), paired: ", g, sum);
+    if (o->flag == D5_OVERHEAD_OK)
+        printf("%s\n", v);
+    else if (o->flag == D5_OVERHEAD_IMPLAUSIBLE)
+        printf("implausible (%s; the graph cannot be that much faster than its nodes alone: "
+               "the timings are disturbed)\n",
+               v);
+    else if (o->halfwidth > D5_OVERHEAD_UNSTABLE_HALFWIDTH)
+        printf("unstable (%s; the machine is noisy)\n", v);
+    else
+        printf("unstable (%s; the CI did not narrow to +-%.1f%% before the %s ran out)\n", v,
+               100 * o->target, o->stop == D5_STOP_TIME ? "time budget" : "repetition limit");
+}
+
 static d5_status save_outputs(const d5_network *net, const d5_executor *ex, const char *dir)
 {
     char path[4096];
@@ -105,6 +128,52 @@ static d5_status save_outputs(const d5_network *net, const d5_executor *ex, cons
     return D5_OK;
 }
 
+/* The backends that ran: "dnnl=5,ref=2" per backend, and "conv1=dnnl,..." per
+ * node (a value for --node-backend that repeats the choice). */
+static d5_status backends_context(d5_results *r, const d5_executor *ex)
+{
+    d5_backend_nodes used[16];
+    int32_t n = d5_executor_backend_nodes(ex, used, 16);
+    char counts[1024] = "";
+    size_t at = 0;
+    for (int32_t k = 0; k < n && k < 16 && at < sizeof counts; k++)
+        at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%s=%d", k ? "," : "",
+                               used[k].backend, (int)used[k].nodes);
+    d5_status s = d5_results_context(r, "backends_used", counts);
+    size_t size = 1;
+    for (int32_t i = 0; i < d5_executor_node_count(ex); i++) {
+        d5_exec_node node;
+        d5_executor_node_at(ex, i, &node);
+        size += strlen(node.name) + strlen(node.backend) + 2;
+    }
+    char *nodes = malloc(size);
+    if (!nodes) return s == D5_OK ? d5_error(D5_ERR_NOMEM, "run: the node backends") : s;
+    at = 0;
+    nodes[0] = '\0';
+    for (int32_t i = 0; i < d5_executor_node_count(ex); i++) {
+        d5_exec_node node;
+        d5_executor_node_at(ex, i, &node);
+        if (node.view) continue; /* it does not run */
+        at += (size_t)snprintf(nodes + at, size - at, "%s%s=%s", at ? "," : "", node.name,
+                               node.backend);
+    }
+    if (s == D5_OK) s = d5_results_context(r, "node_backends", nodes);
+    free(nodes);
+    return s;
+}
+
+/* "dnnl 7 nodes, ref 2 nodes" for the console. */
+static void print_backends(const d5_executor *ex, const char *requested)
+{
+    d5_backend_nodes used[16];
+    int32_t n = d5_executor_backend_nodes(ex, used, 16);
+    printf("backends    %s", n ? "" : "none (every node folded at load)");
+    for (int32_t k = 0; k < n && k < 16; k++)
+        printf("%s%s %d node%s", k ? ", " : "", used[k].backend, (int)used[k].nodes,
+               used[k].nodes == 1 ? "" : "s");
+    printf(" (requested %s)\n", requested);
+}
+
 static d5_status write_json(const char *path, const char *model, int64_t batch, const char *backend,
                             const d5_measurement *m, const d5_executor *ex, const d5_overhead *o,
                             const d5_memory_plan *plan, double load_ms, int backprop)
@@ -113,8 +182,10 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
     size_t idx;
     d5_status s = d5_results_create(&r);
     if (s == D5_OK) s = d5_results_context(r, "model", model);
-    if (s == D5_OK) s = d5_results_context(r, "backend", backend);
+    if (s == D5_OK) s = d5_results_context(r, "backend_requested", backend);
+    if (s == D5_OK) s = backends_context(r, ex);
     if (s == D5_OK) s = d5_results_context_number(r, "batch", (double)batch);
+    if (s == D5_OK) s = cli_contention_context(r);
     if (s == D5_OK) s = d5_results_context_number(r, "load_ms", load_ms);
     if (s == D5_OK) s = d5_results_context_number(r, "arena_bytes", (double)plan->arena_bytes);
     if (s == D5_OK) s = d5_results_context_number(r, "param_bytes", (double)plan->param_bytes);
@@ -131,6 +202,11 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
         if (s == D5_OK) s = d5_results_counter(r, idx, "overhead_lo", o->overhead_lo, "ratio");
         if (s == D5_OK) s = d5_results_counter(r, idx, "overhead_hi", o->overhead_hi, "ratio");
         if (s == D5_OK) s = d5_results_counter(r, idx, "sum_of_nodes_ns", o->sum_median, "ns");
+        if (s == D5_OK)
+            s = d5_results_counter(r, idx, "framework_overhead_flag", o->flag, "d5_overhead_flag");
+        if (s == D5_OK) s = d5_results_counter(r, idx, "rounds", o->rounds, "rounds");
+        if (s == D5_OK)
+            s = d5_results_context(r, "framework_overhead_flag", d5_overhead_flag_name(o->flag));
         for (int32_t i = 0; s == D5_OK && i < o->nodes; i++) {
             d5_exec_node node;
             char name[512];
@@ -149,10 +225,14 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
 
 int cmd_run(int argc, char **argv)
 {
-    const char *model = NULL, *inputs = NULL, *save = NULL, *backend = "dnnl,blas,ref";
+    const char *model = NULL, *inputs = NULL, *save = NULL, *backend = NULL;
     const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL;
     int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
     double seconds = 5, rel_ci = 0.02;
+    char backend_help[160];
+    snprintf(backend_help, sizeof backend_help,
+             "backends in order of preference, or auto (measure each per node; default %s)",
+             d5_backend_default_list());
     const cli_opt opts[] = {
         {"batch", CLI_INT, &batch, "N", "batch size: the first dimension of every input", 1,
          1 << 20},
@@ -160,16 +240,12 @@ int cmd_run(int argc, char **argv)
          "TensorProto files, one per graph input in order (default: seeded random data)", 0, 0},
         {"save-outputs", CLI_STRING, &save, "DIR", "write the outputs as output_K.pb into DIR", 0,
          0},
-        {"backend", CLI_STRING, &backend, "LIST",
-         "backends in order of preference, or auto (measure each per node; default "
-         "dnnl,blas,ref)",
-         0, 0},
+        {"backend", CLI_STRING, &backend, "LIST", backend_help, 0, 0},
         {"node-backend", CLI_STRING, &node_backends, "NODE=B,...", "per-node backend overrides", 0,
          0},
         {"lib", CLI_STRING, &lib, "LIB.so",
          "custom operator library (d5 compile-op): its operators replace built-in ones", 0, 0},
-        {"threads", CLI_INT, &threads, "N", "threads of the CPU backends (default: all CPUs)", 0,
-         4096},
+        {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
         {"backprop", CLI_FLAG, &backprop, NULL,
          "time inference and backpropagation from the first output (seeded with ones)", 0, 0},
         {"time", CLI_DOUBLE, &seconds, "S", "time budget of each measurement (default 5)", 0.01,
@@ -201,9 +277,13 @@ int cmd_run(int argc, char **argv)
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;
+    /* NULL: the default list, whose backends that cannot run here are skipped. */
+    const char *backend_option = backend;
+    if (!backend) backend = d5_backend_default_list();
     cli_echo(stdout, &spec);
-    d5_status s = d5_backend_set_threads(threads);
-    if (s != D5_OK) return cli_fail("run", s);
+    if ((rc = cli_threads_apply("run", threads)) >= 0) return rc;
+    d5_status s = D5_OK;
 
     d5_network *net = NULL;
     d5_executor *ex = NULL;
@@ -218,9 +298,14 @@ int cmd_run(int argc, char **argv)
     cli_progress(1, 4, "loading %s", model);
     s = netload_open(model, batch, 0, &net);
     double load_ms = mono_ms() - t0;
+    d5_status bad = s == D5_OK ? d5_executor_check_node_backends(net, node_backends) : D5_OK;
+    if (bad != D5_OK) {
+        d5_network_free(net);
+        return cli_bad_backend_option("run", "node-backend", node_backends, bad);
+    }
     if (s == D5_OK && lib) s = d5_op_library_open(lib, &library);
     d5_executor_options eo = d5_executor_default_options();
-    eo.backend = backend;
+    eo.backend = backend_option;
     eo.node_backends = node_backends;
     eo.backprop = backprop;
     eo.libraries = library ? &library : NULL;
@@ -250,6 +335,7 @@ int cmd_run(int argc, char **argv)
            model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
            (long long)d5_network_param_elements(net), a);
     printf("load        %.1f ms to read, %.1f ms to compile\n", load_ms, compile_ms);
+    print_backends(ex, backend);
 
     d5_measure_params mp = d5_measure_default_params();
     mp.max_time_s = seconds;
@@ -261,21 +347,27 @@ int cmd_run(int argc, char **argv)
     d5_format_duration(m.stats.median, a, sizeof a);
     d5_format_duration(m.stats.ci_low, c, sizeof c);
     d5_format_duration(m.stats.ci_high, d, sizeof d);
-    printf("latency     %s [%s, %s] per batch of %lld (n=%zu, stop: %s)\n", a, c, d, (long long)b,
-           m.n, d5_stop_reason_name(m.stop));
+    cli_contention_note(&m);
+    printf("latency     %s [%s, %s] per batch of %lld (n=%zu, stop: %s)%s%s%s\n", a, c, d,
+           (long long)b, m.n, d5_stop_reason_name(m.stop),
+           m.stability.unstable ? "  UNSTABLE: " : "",
+           m.stability.unstable ? m.stability.reason : "",
+           m.contention.contended ? "  CONTENDED" : "");
     printf("throughput  %.1f samples/s [%.1f, %.1f]\n", 1e9 * (double)b / m.stats.median,
            1e9 * (double)b / m.stats.ci_high, 1e9 * (double)b / m.stats.ci_low);
     if (save && (s = save_outputs(net, ex, save)) != D5_OK) goto fail;
 
+    if (!no_overhead && d5_executor_node_count(ex) == 0) {
+        printf("\nFrameworkOverhead  undefined: no node runs at inference (all folded at load)\n");
+        no_overhead = 1;
+    }
     if (!no_overhead) {
-        cli_progress(3, 4, "timing each of %d nodes alone", (int)d5_executor_node_count(ex));
-        mp.max_time_s = seconds / 4 > 0.05 ? seconds / 4 : 0.05;
+        cli_progress(3, 4, "timing rounds of the graph, then each of its %d nodes alone",
+                     (int)d5_executor_node_count(ex));
+        mp.max_time_s = seconds; /* graph and nodes share it, interleaved */
         if ((s = d5_overhead_measure(ex, &mp, &o)) != D5_OK) goto fail;
         print_breakdown(ex, &o);
-        d5_format_duration(o.graph.stats.median, a, sizeof a);
-        d5_format_duration(o.sum_median, c, sizeof c);
-        printf("\nFrameworkOverhead  graph %s vs sum of nodes %s: %+.2f%% [%+.2f%%, %+.2f%%]\n", a,
-               c, 100 * o.overhead, 100 * o.overhead_lo, 100 * o.overhead_hi);
+        print_overhead(&o);
     }
     bytes_str((double)plan.arena_bytes, a, sizeof a);
     bytes_str((double)plan.unshared_bytes, c, sizeof c);
@@ -295,6 +387,7 @@ int cmd_run(int argc, char **argv)
         d5_timer_free(timer);
         if (s != D5_OK) goto fail;
     }
+    cli_contention_end("run", NULL);
     if (json && (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
                                 load_ms + compile_ms, backprop)) != D5_OK)
         goto fail;

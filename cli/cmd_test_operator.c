@@ -13,7 +13,7 @@
 typedef struct topts {
     run_opts run;
     const char *sizes, *backends, *json, *csv;
-    int list, no_peak, limit;
+    int list, no_peak, limit, threads;
 } topts;
 
 /* ---- Targets ---- */
@@ -37,16 +37,19 @@ static int add_builtin(target *ts, int *n, const char *op, const char *backend, 
     return 1;
 }
 
-/* "ref,blas", "all", "custom:LIB:NAME". Returns an exit code or -1. */
+/* "ref,blas", "all", "custom:LIB:NAME". Returns an exit code or -1: a name
+ * that is no backend, or one unavailable here, is a usage error (2); a
+ * backend without the operator is bad input (3). */
 static int parse_targets(const char *op, const char *spec, target *ts, int *n, int max)
 {
     char buf[2048];
+    int rc;
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && *n < max;
          tok = strtok_r(NULL, ",", &save)) {
         if (strcmp(tok, "all") == 0) {
-            static const char *const all[] = {"ref", "blas", "dnnl", "cuda"};
-            for (size_t i = 0; i < 4 && *n < max; i++) add_builtin(ts, n, op, all[i], 1);
+            for (size_t i = 0; i < d5_backend_count() && *n < max; i++)
+                add_builtin(ts, n, op, d5_backend_name(i), 1);
         } else if (strncmp(tok, "custom:", 7) == 0) {
             char *lib = tok + 7, *name = strrchr(lib, ':');
             if (!name || name == lib || !name[1]) {
@@ -67,6 +70,8 @@ static int parse_targets(const char *op, const char *spec, target *ts, int *n, i
             ts[*n] = (target){{0}, d, l};
             snprintf(ts[*n].label, sizeof ts[*n].label, "custom:%s", name);
             (*n)++;
+        } else if ((rc = cli_check_backends("test-operator", "backend", tok, 0)) >= 0) {
+            return rc;
         } else if (!add_builtin(ts, n, op, tok, 0)) {
             return D5_EXIT_INPUT;
         }
@@ -78,9 +83,18 @@ static int parse_targets(const char *op, const char *spec, target *ts, int *n, i
     return -1;
 }
 
+/* The backend registry, then every built-in operator. */
 static int list_operators(void)
 {
-    printf("%-26s %-8s %-9s %s\n", "operator", "backend", "backward", "available");
+    printf("%-8s %9s  %-9s  %s\n", "backend", "operators", "available", "dtypes");
+    for (size_t i = 0; i < d5_backend_count(); i++) {
+        d5_backend_info b;
+        if (d5_backend_at(i, &b) != D5_OK) continue;
+        printf("%-8s %9d  %-9s  %s\n%20s%s\n", b.name, (int)b.operators, b.available ? "yes" : "no",
+               b.dtypes, "", b.description);
+        if (!b.available) printf("%20sunavailable: %s\n", "", b.reason);
+    }
+    printf("\n%-26s %-8s %-9s %s\n", "operator", "backend", "backward", "available");
     for (size_t i = 0; i < d5_op_count(); i++) {
         const d5_op_desc *d = d5_op_at(i);
         char why[256];
@@ -106,9 +120,19 @@ static void print_row(int width, const op_case *c, const target *t, const outcom
     char err[32] = "-";
     if (r->validated) snprintf(err, sizeof err, "%.2g", r->err_linf);
     char pcts[16] = "-";
-    if (r->ok && peak > 0) snprintf(pcts, sizeof pcts, "%.1f%%", pct);
-    printf("%-*s %-14s %10s %-24s %5zu %9.2f %7s %8s  %s\n", width, c->label, t->label, med, ci,
-           r->ok ? r->m.n : 0, gflops, pcts, err, r->status);
+    /* Above 100% the peak was measured low (a busy machine): flagged, never plain. */
+    if (r->ok && peak > 0) snprintf(pcts, sizeof pcts, "%.1f%%%s", pct, pct > 100 ? "!" : "");
+    char flags[160] = "";
+    if (r->ok && pct > 100)
+        snprintf(flags, sizeof flags, " [peak under-measured: %.0f%% of it]", pct);
+    if (r->ok && r->m.stability.unstable)
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " [unstable: %s]",
+                 r->m.stability.reason);
+    if (r->ok && (r->m.contention.contended || r->m.threads_min < cli_threads_intended()))
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " [contended: %d threads]",
+                 (int)r->m.threads_min);
+    printf("%-*s %-14s %10s %-24s %5zu %9.2f %7s %8s  %s%s\n", width, c->label, t->label, med, ci,
+           r->ok ? r->m.n : 0, gflops, pcts, err, r->status, flags);
     fflush(stdout);
 }
 
@@ -116,12 +140,19 @@ int cmd_test_operator(int argc, char **argv)
 {
     topts o = {
         .run = {.max_time = 2.0, .validate_max_gflop = 20}, .sizes = "smoke", .backends = "all"};
+    char backend_help[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < d5_backend_count() && used < sizeof backend_help; i++)
+        used += (size_t)snprintf(backend_help + used, sizeof backend_help - used, "%s,",
+                                 d5_backend_name(i));
+    if (used < sizeof backend_help)
+        snprintf(backend_help + used, sizeof backend_help - used,
+                 "custom:LIB:NAME or all (default: every available)");
     const cli_opt opts[] = {
         {"sizes", CLI_STRING, &o.sizes, "SPEC",
          "smoke (default), deepbench-train, deepbench-infer, FILE.csv, or \"K=V,...[;K=V,...]\"", 0,
          0},
-        {"backend", CLI_STRING, &o.backends, "LIST",
-         "ref,blas,dnnl,cuda,custom:LIB:NAME or all (default: every available)", 0, 0},
+        {"backend", CLI_STRING, &o.backends, "LIST", backend_help, 0, 0},
         {"validate", CLI_FLAG, &o.run.validate, NULL, "compare every output with the ref backend",
          0, 0},
         {"gradient", CLI_FLAG, &o.run.gradient, NULL,
@@ -141,6 +172,7 @@ int cmd_test_operator(int argc, char **argv)
          0, 0},
         {"list", CLI_FLAG, &o.list, NULL, "list the built-in operators and backends, then exit", 0,
          0},
+        {"threads", CLI_INT, &o.threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
     const char *op = NULL;
     const cli_spec spec = {
@@ -154,7 +186,8 @@ int cmd_test_operator(int argc, char **argv)
         "W,H,C,N,K,S,R,pad_w,pad_h,wstride,hstride; other operators take shape=AxBx... for\n"
         "every input. DeepBench's lists (Baidu DeepBench, Apache-2.0) live in bench/deepbench.\n"
         "Custom operators (built with 'd5 compile-op') run in a child process: a crash or hang\n"
-        "is reported as a row and the sweep goes on. 'd5 test-operator --list x' lists operators.",
+        "is reported as a row and the sweep goes on. 'd5 test-operator --list x' lists the "
+        "backends and operators.",
         opts,
         sizeof opts / sizeof opts[0],
         "OP",
@@ -180,6 +213,11 @@ int cmd_test_operator(int argc, char **argv)
     if (o.limit > 0 && (size_t)o.limit < ncases) ncases = (size_t)o.limit;
     cli_echo(stdout, &spec);
     printf("#   %-14s = %s\n", "OP", op);
+    if ((rc = cli_threads_apply("test-operator", o.threads)) >= 0) {
+        free(cases);
+        for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
+        return rc;
+    }
 
     double peak = 0;
     if (!o.no_peak) {
@@ -211,6 +249,7 @@ int cmd_test_operator(int argc, char **argv)
             run_case(&o.run, &cases[i], &ts[k], &r);
             if (tty) fprintf(stderr, "\r\033[K");
             print_row(width, &cases[i], &ts[k], &r, peak);
+            if (r.ok) cli_contention_note(&r.m);
             char name[400];
             snprintf(name, sizeof name, "%.60s/%.160s/%.160s", op, cases[i].label, ts[k].label);
             if ((r.validated && !r.valid) || (r.grad_checked && !r.grad_ok) ||
@@ -232,6 +271,8 @@ int cmd_test_operator(int argc, char **argv)
                 s = d5_results_counter(res, idx, "error_linf", r.err_linf, "");
             d5_measurement_free(&r.m);
         }
+    cli_contention_end("test-operator", NULL);
+    if (s == D5_OK) s = cli_contention_context(res);
     if (s == D5_OK && o.json) s = d5_results_write_json(res, o.json);
     if (s == D5_OK && o.csv) s = d5_results_write_csv(res, o.csv);
     d5_results_free(res);

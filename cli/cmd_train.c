@@ -170,6 +170,24 @@ static int write_outputs(const d5_train_result *r, const char *json, const char 
     return 0;
 }
 
+/* "dnnl 7 nodes, ref 4 nodes": the backends that ran the training graph. */
+static void print_backends(const d5_train_result *r)
+{
+    if (r->nbackends == 0) printf("none");
+    for (int32_t k = 0; k < r->nbackends; k++)
+        printf("%s%s %d node%s", k ? ", " : "", r->backends[k].backend, (int)r->backends[k].nodes,
+               r->backends[k].nodes == 1 ? "" : "s");
+}
+
+/* {"dnnl": 7, "ref": 4}: the same for the JSON file. */
+static json_t *backends_json(const d5_train_result *r)
+{
+    json_t *o = json_object();
+    for (int32_t k = 0; o && k < r->nbackends; k++)
+        json_object_set_new(o, r->backends[k].backend, json_integer(r->backends[k].nodes));
+    return o;
+}
+
 /* Trains again from the same weights and seed on other backends and prints
  * how far the two runs' parameters drift apart (the Deep500 paper's
  * divergence figure). */
@@ -196,7 +214,9 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
     }
     if (s == D5_OK) {
         int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
-        printf("%8s %14s %14s\n", "step", "l2", "linf");
+        printf("backends of the second run: ");
+        print_backends(&second);
+        printf("\n%8s %14s %14s\n", "step", "l2", "linf");
         for (int64_t k = 0; k < n; k++) {
             double l2, linf;
             d5_param_distance(first->snapshots + k * first->param_elements,
@@ -222,6 +242,9 @@ int cmd_train(int argc, char **argv)
     int seed = 1, snapshot_every = 0;
     const char *compare = NULL;
     double lr = 0.05, momentum = 0.9, weight_decay = 0, target = 0, budget = 0;
+    char backend_help[96];
+    snprintf(backend_help, sizeof backend_help, "executor backends, or auto (default %s)",
+             d5_backend_default_list());
     const cli_opt opts[] = {
         {"model", CLI_STRING, &model, "NAME|FILE.onnx",
          "a built-in model (d5 model --list; default lenet) or an ONNX classifier", 0, 0},
@@ -248,10 +271,8 @@ int cmd_train(int argc, char **argv)
          "evaluate every N batches (default: at each epoch's end)", 0, 1 << 30},
         {"seed", CLI_INT, &seed, "S", "seed of weights, shuffling and augmentation (default 1)", 0,
          2147483647},
-        {"threads", CLI_INT, &threads, "N", "threads of the CPU backends (default: all CPUs)", 0,
-         4096},
-        {"backend", CLI_STRING, &backend, "LIST", "executor backends (default dnnl,blas,ref)", 0,
-         0},
+        {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
+        {"backend", CLI_STRING, &backend, "LIST", backend_help, 0, 0},
         {"checkpoint", CLI_STRING, &checkpoint, "FILE.onnx", "write the trained model", 0, 0},
         {"compare-backend", CLI_STRING, &compare, "LIST",
          "train a second time from the same weights on these backends and print the l2 and "
@@ -284,8 +305,14 @@ int cmd_train(int argc, char **argv)
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    if ((rc = cli_check_backends("train", "backend", backend, 1)) >= 0 ||
+        (rc = cli_check_backends("train", "compare-backend", compare, 1)) >= 0)
+        return rc;
     cli_echo(stdout, &spec);
-    d5_status s = d5_backend_set_threads(threads);
+    if ((rc = cli_threads_apply("train", threads)) >= 0) return rc;
+    d5_status s = D5_OK;
+    d5_contention whole;
+    memset(&whole, 0, sizeof whole);
     d5_network *net = NULL;
     d5_dataset *train = NULL, *test = NULL;
     d5_optimizer *opt = NULL;
@@ -353,6 +380,9 @@ int cmd_train(int argc, char **argv)
             else
                 printf("; %.2f%% not reached", 100 * target);
         }
+        printf("\nbackends: ");
+        print_backends(&res);
+        printf(" (requested %s)", backend ? backend : d5_backend_default_list());
         if (res.batchnorm_training > 0)
             printf("\nBatchNormalization: %d node%s trained with batch statistics, running "
                    "statistics used for evaluation",
@@ -362,8 +392,15 @@ int cmd_train(int argc, char **argv)
                    "declares ai.onnx opset < 14, which has no training_mode; re-export it with "
                    "opset >= 14 to train with batch statistics)",
                    (int)res.batchnorm_frozen, res.batchnorm_frozen == 1 ? "" : "s");
+        printf("\nthreads: %d", (int)res.threads_max);
+        if (res.threads_min != res.threads_max)
+            printf(" to %d (automatic: fewer while other processes occupied cores)",
+                   (int)res.threads_min);
+        printf("; cores: %s", res.contention.reason);
         printf("\n\nregions\n");
         s = d5_report_table(stdout, timer);
+        fflush(stdout);
+        cli_contention_end("train", &whole);
     }
     if (s == D5_OK && compare)
         s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, compare, &res);
@@ -377,10 +414,17 @@ int cmd_train(int argc, char **argv)
         s = d5_report_mlflow(timer, mlflow, &mp, NULL, 0);
     }
     if (s == D5_OK) {
-        json_t *config =
-            json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model, "dataset",
-                      dataset, "optimizer", optimizer, "lr", lr, "batch", batch, "epochs", epochs,
-                      "seed", seed, "backend", backend ? backend : "dnnl,blas,ref");
+        json_t *config = json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model,
+                                   "dataset", dataset, "optimizer", optimizer, "lr", lr, "batch",
+                                   batch, "epochs", epochs, "seed", seed, "backend_requested",
+                                   backend ? backend : d5_backend_default_list());
+        json_object_set_new(config, "backends_used", backends_json(&res));
+        json_object_set_new(config, "contention",
+                            json_pack("{s:b, s:s, s:f, s:f, s:f, s:i, s:i}", "contended",
+                                      whole.contended, "detail", whole.reason, "others_cores",
+                                      whole.others_cores, "steal_fraction", whole.steal_fraction,
+                                      "nivcsw_per_s", whole.nivcsw_per_s, "threads_min",
+                                      (int)res.threads_min, "threads_max", (int)res.threads_max));
         if (write_outputs(&res, json, csv, config, regions_json(timer)) != 0)
             s = d5_error(D5_ERR_IO, "cannot write the --json or --csv file");
     }

@@ -8,20 +8,21 @@ typedef struct command {
     const char *name;
     cli_command_fn run;
     const char *summary;
+    int computes; /* runs OpenMP parallel work: restarts with d5's wait policy */
 } command;
 
 static const command commands[] = {
-    {"bench", cmd_bench, "run the default benchmark suite and write a results folder"},
-    {"compile-op", cmd_compile_op, "build a custom operator into a shared object d5 can load"},
-    {"machine", cmd_machine, "describe this machine and measure its FP32 and memory peaks"},
-    {"model", cmd_model, "write a built-in model (LeNet, ResNets, WRN) as an ONNX file"},
-    {"onnx-test", cmd_onnx_test, "run ONNX backend conformance test folders"},
-    {"run", cmd_run, "measure an ONNX model: latency, throughput, per-operator time, overhead"},
-    {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds"},
-    {"test-operator", cmd_test_operator,
-     "time and validate one operator across sizes and backends"},
-    {"train", cmd_train, "train a classifier on a dataset: accuracy, loss curve, speed"},
-    {"version", cmd_version, "print d5's version and build information"},
+    {"bench", cmd_bench, "run the default benchmark suite and write a results folder", 1},
+    {"compile-op", cmd_compile_op, "build a custom operator into a shared object d5 can load", 0},
+    {"machine", cmd_machine, "describe this machine and measure its FP32 and memory peaks", 1},
+    {"model", cmd_model, "write a built-in model (LeNet, ResNets, WRN) as an ONNX file", 0},
+    {"onnx-test", cmd_onnx_test, "run ONNX backend conformance test folders", 1},
+    {"run", cmd_run, "measure an ONNX model: latency, throughput, per-operator time, overhead", 1},
+    {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds", 0},
+    {"test-operator", cmd_test_operator, "time and validate one operator across sizes and backends",
+     1},
+    {"train", cmd_train, "train a classifier on a dataset: accuracy, loss curve, speed", 1},
+    {"version", cmd_version, "print d5's version and build information", 0},
 };
 
 static void usage(FILE *f)
@@ -50,7 +51,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0) return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            if (commands[i].computes) cli_wait_policy_restart(argv);
+            return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "d5: unknown command '%s' (see 'd5 --help')\n", argv[1]);
     return D5_EXIT_USAGE;
 }

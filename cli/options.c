@@ -177,3 +177,34 @@ void cli_progress(int step, int steps, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
 }
+
+/* " (available here: ref, blas)" unless the detail already lists them. */
+static void available_suffix(const char *detail, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (strstr(detail, "available here")) return;
+    size_t used = (size_t)snprintf(buf, size, " (available here: ");
+    int n = 0;
+    for (size_t i = 0; i < d5_backend_count() && used < size; i++) {
+        d5_backend_info b;
+        if (d5_backend_at(i, &b) != D5_OK || !b.available) continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", n++ ? ", " : "", b.name);
+    }
+    if (used < size) snprintf(buf + used, size - used, ")");
+}
+
+int cli_bad_backend_option(const char *command, const char *flag, const char *value, d5_status s)
+{
+    char detail[1024], avail[256] = "";
+    snprintf(detail, sizeof detail, "%s", d5_last_error());
+    if (s != D5_ERR_NOTFOUND) available_suffix(detail, avail, sizeof avail);
+    fprintf(stderr, "d5 %s: --%s %s: %s%s\n", command, flag, value, detail, avail);
+    return D5_EXIT_USAGE;
+}
+
+int cli_check_backends(const char *command, const char *flag, const char *list, int executor)
+{
+    if (!list) return -1;
+    d5_status s = executor ? d5_executor_check_backends(list) : d5_backend_check_list(list, 0);
+    return s == D5_OK ? -1 : cli_bad_backend_option(command, flag, list, s);
+}

@@ -31,6 +31,7 @@ static d5_status one(d5_results *r, const char *model, int64_t batch, double max
     if (s == D5_OK) s = d5_overhead_measure(ex, &p, &o);
     snprintf(name, sizeof name, "network/%s/batch%lld/inference", model, (long long)batch);
     if (s == D5_OK) s = d5_results_add(r, name, &o.graph, "ns", &idx);
+    if (s == D5_OK) cli_contention_note(&o.graph);
     if (s == D5_OK)
         s = d5_results_counter(r, idx, "samples_per_second",
                                1e9 * (double)batch / o.graph.stats.median, "1/s");
@@ -38,6 +39,9 @@ static d5_status one(d5_results *r, const char *model, int64_t batch, double max
     if (s == D5_OK) s = d5_results_counter(r, idx, "framework_overhead_lo", o.overhead_lo, "ratio");
     if (s == D5_OK) s = d5_results_counter(r, idx, "framework_overhead_hi", o.overhead_hi, "ratio");
     if (s == D5_OK) s = d5_results_counter(r, idx, "sum_of_nodes_ns", o.sum_median, "ns");
+    if (s == D5_OK)
+        s = d5_results_counter(r, idx, "framework_overhead_flag", o.flag, "d5_overhead_flag");
+    if (s == D5_OK) s = d5_results_counter(r, idx, "framework_overhead_rounds", o.rounds, "rounds");
     d5_overhead_free(&o);
     d5_executor_free(ex);
     d5_network_free(net);

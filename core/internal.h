@@ -37,6 +37,11 @@ static inline uint64_t d5__ticks(void)
 #define D5__HAVE_TSC 0
 #endif
 
+/* ---- Threads (threads.c) ---- */
+/* The threads a measurement means to use: the fixed count, or the usable
+ * cores in automatic mode (the team may be smaller after d5_threads_adapt). */
+int32_t d5__threads_intended(void);
+
 /* ---- Statistics helpers (stats.c) ---- */
 void d5__sort_doubles(double *x, size_t n);
 double d5__probit(double p);

@@ -71,6 +71,9 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
         format_bytes(p->triad_bytes, a, sizeof a);
         snprintf(note, sizeof note, "(triad over %s, %d threads)", a, p->threads);
         print_rate(f, "memory bandwidth", &p->triad, "GB/s", note);
+        if (p->contention.known)
+            fprintf(f, "%-28s: %s%s\n", "cores while measuring", p->contention.reason,
+                    p->contention.contended ? " -- the peaks are low, every %peak high" : "");
     }
     return ferror(f) ? d5_error(D5_ERR_IO, "cannot write the machine report") : D5_OK;
 }
@@ -103,12 +106,16 @@ static json_t *machine_json(const d5_machine_info *m)
 
 static json_t *peaks_json(const d5_machine_peaks *p)
 {
-    return json_pack("{s:s, s:i, s:{s:s, s:o}, s:{s:s, s:o}, s:f, s:{s:s, s:I, s:o}}", "fma_isa",
-                     p->fma_isa, "threads", p->threads, "fp32_core", "unit", "GFLOP/s", "stats",
-                     d5__json_stats(&p->fp32_core), "fp32_all", "unit", "GFLOP/s", "stats",
+    const d5_contention *c = &p->contention;
+    return json_pack("{s:s, s:i, s:{s:s, s:o}, s:{s:s, s:o}, s:f, s:{s:s, s:I, s:o}, "
+                     "s:{s:b, s:b, s:s, s:f, s:f}}",
+                     "fma_isa", p->fma_isa, "threads", p->threads, "fp32_core", "unit", "GFLOP/s",
+                     "stats", d5__json_stats(&p->fp32_core), "fp32_all", "unit", "GFLOP/s", "stats",
                      d5__json_stats(&p->fp32_all), "flop_per_cycle_core", p->flop_per_cycle_core,
                      "triad", "unit", "GB/s", "bytes", (json_int_t)p->triad_bytes, "stats",
-                     d5__json_stats(&p->triad));
+                     d5__json_stats(&p->triad), "contention", "known", c->known, "contended",
+                     c->contended, "detail", c->reason, "others_cores", c->others_cores,
+                     "steal_fraction", c->steal_fraction);
 }
 
 d5_status d5_machine_write_json(const d5_machine_info *m, const d5_machine_peaks *p,

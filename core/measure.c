@@ -78,6 +78,9 @@ static d5_status measure(d5_run_fn run, d5_sample_fn sample, void *ctx,
     double *x = d5_alloc(cap * sizeof *x, "measurement samples");
     if (!x) return D5_ERR_NOMEM;
     size_t n = 0, next_check = p.min_reps;
+    int32_t tmin = d5_threads_team(), tmax = tmin;
+    d5_load_sample load0;
+    d5_load_sample_take(&load0);
     d5_stop_reason stop = D5_STOP_MAX_REPS;
     d5_stats st;
     memset(&st, 0, sizeof st);
@@ -107,6 +110,9 @@ static d5_status measure(d5_run_fn run, d5_sample_fn sample, void *ctx,
             return s;
         }
         x[n++] = v;
+        int32_t team = d5_threads_adapt();
+        tmin = team < tmin ? team : tmin;
+        tmax = team > tmax ? team : tmax;
         int over_time = d5__mono_ns() - t0 >= budget;
         if (n >= next_check || n >= p.max_reps || over_time) {
             /* Checking costs a sort: check at every sample while few, then
@@ -118,7 +124,9 @@ static d5_status measure(d5_run_fn run, d5_sample_fn sample, void *ctx,
                 return s;
             }
             reached = rel_halfwidth(&st);
-            if (n >= p.min_reps && reached <= p.rel_ci && st.ci_coverage >= p.level) {
+            /* A tight CI over several modes is no result: go on to the budget. */
+            if (n >= p.min_reps && reached <= p.rel_ci && st.ci_coverage >= p.level &&
+                d5_stats_modes(x, n) < 2) {
                 stop = D5_STOP_CI;
                 break;
             }
@@ -131,6 +139,19 @@ static d5_status measure(d5_run_fn run, d5_sample_fn sample, void *ctx,
                 break;
             }
         }
+    }
+    d5_load_sample load1;
+    d5_load_sample_take(&load1);
+    memset(out, 0, sizeof *out);
+    int32_t intended = d5__threads_intended();
+    d5_contention_between(&load0, &load1, intended > tmax ? intended : tmax, &out->contention);
+    out->nivcsw_per_rep = (double)(load1.nivcsw - load0.nivcsw) / (double)n;
+    out->threads_min = tmin;
+    out->threads_max = tmax;
+    s = d5_stability_check(x, n, &st, &out->stability);
+    if (s != D5_OK) {
+        d5_free(x);
+        return s;
     }
     out->samples = x;
     out->n = n;

@@ -2,6 +2,7 @@
  * memory bandwidth of a STREAM-triad-like kernel. */
 #define _GNU_SOURCE
 #include "d5/machine.h"
+#include "d5/threads.h"
 #include "internal.h"
 
 #include <pthread.h>
@@ -253,7 +254,11 @@ d5_status d5_machine_measure(const d5_machine_measure_params *params, d5_machine
     d5_machine_info info;
     d5_status s = d5_machine_query(&info);
     if (s != D5_OK) return s;
-    int threads = mp.threads ? mp.threads : info.logical_cpus;
+    d5_cores cores;
+    if ((s = d5_cores_query(&cores)) != D5_OK) return s;
+    int threads = mp.threads ? mp.threads : cores.usable;
+    d5_load_sample load0;
+    d5_load_sample_take(&load0);
 
     d5_machine_peaks r;
     memset(&r, 0, sizeof r);
@@ -300,6 +305,9 @@ d5_status d5_machine_measure(const d5_machine_measure_params *params, d5_machine
     }
     pool_stop(&all);
     if (s != D5_OK) return s;
+    d5_load_sample load1;
+    d5_load_sample_take(&load1);
+    d5_contention_between(&load0, &load1, threads, &r.contention);
     *out = r;
     return D5_OK;
 }

@@ -19,6 +19,10 @@ typedef struct entry {
     d5_stop_reason stop;
     uint32_t warmup;
     double elapsed_s;
+    d5_stability stability;
+    d5_contention contention;
+    double nivcsw_per_rep;
+    int32_t threads_min, threads_max;
     counter *counters;
     size_t ncounters;
 } entry;
@@ -140,6 +144,11 @@ d5_status d5_results_add(d5_results *r, const char *name, const d5_measurement *
     e->stop = m->stop;
     e->warmup = m->warmup;
     e->elapsed_s = m->elapsed_s;
+    e->stability = m->stability;
+    e->contention = m->contention;
+    e->nivcsw_per_rep = m->nivcsw_per_rep;
+    e->threads_min = m->threads_min;
+    e->threads_max = m->threads_max;
     if (index) *index = r->n;
     r->n++;
     return D5_OK;
@@ -237,6 +246,17 @@ static json_t *aggregate(const entry *e, size_t family, const char *agg, double 
     return o;
 }
 
+/* What competed for the cores during one benchmark's measured runs. */
+static json_t *contention_json(const entry *e)
+{
+    const d5_contention *c = &e->contention;
+    return json_pack("{s:b, s:b, s:s, s:f, s:f, s:f, s:f, s:i, s:i}", "known", c->known,
+                     "contended", c->contended, "detail", c->reason, "others_cores",
+                     c->others_cores, "steal_fraction", c->steal_fraction, "nivcsw_per_s",
+                     c->nivcsw_per_s, "nivcsw_per_rep", e->nivcsw_per_rep, "threads_min",
+                     (int)e->threads_min, "threads_max", (int)e->threads_max);
+}
+
 static json_t *entry_json(const entry *e, size_t family, json_t *list)
 {
     if (e->error) {
@@ -256,6 +276,10 @@ static json_t *entry_json(const entry *e, size_t family, json_t *list)
          d5__json_set(d5, "stop", json_string(d5_stop_reason_name(e->stop))) &&
          d5__json_set(d5, "warmup", json_integer(e->warmup)) &&
          d5__json_set(d5, "elapsed_s", json_real(e->elapsed_s)) &&
+         d5__json_set(d5, "unstable", json_boolean(e->stability.unstable)) &&
+         d5__json_set(d5, "unstable_reason", json_string(e->stability.reason)) &&
+         d5__json_set(d5, "modes", json_integer(e->stability.modes)) &&
+         d5__json_set(d5, "contention", contention_json(e)) &&
          json_object_set(d5, "counter_units", units) == 0 && json_object_set(med, "d5", d5) == 0;
     json_decref(units);
     json_decref(d5);
@@ -321,7 +345,9 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
     d5_status s = d5__afile_open(&af, path);
     if (s != D5_OK) return s;
     FILE *f = af.f;
-    fputs("name,unit,n,median,ci_low,ci_high,mean,stdev,min,p5,p95,max,stop,error", f);
+    fputs("name,unit,n,median,ci_low,ci_high,mean,stdev,min,p5,p95,max,stop,error,unstable,"
+          "contended,others_cores",
+          f);
     for (size_t k = 0; k < ncols; k++) {
         fputc(',', f);
         csv_field(f, cols[k]);
@@ -335,10 +361,14 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
         if (e->error) {
             fputs("0,,,,,,,,,,,", f);
             csv_field(f, e->error);
+            fputs(",,,", f);
         } else {
-            fprintf(f, "%zu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,", st->n,
-                    st->median, st->ci_low, st->ci_high, st->mean, st->stdev, st->min, st->p5,
-                    st->p95, st->max, d5_stop_reason_name(e->stop));
+            fprintf(f, "%zu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,,%d,%d,%.4g",
+                    st->n, st->median, st->ci_low, st->ci_high, st->mean, st->stdev, st->min,
+                    st->p5, st->p95, st->max, d5_stop_reason_name(e->stop),
+                    (int)e->stability.unstable,
+                    (int)(e->contention.contended || e->threads_min < e->threads_max),
+                    e->contention.others_cores);
         }
         for (size_t k = 0; k < ncols; k++) {
             fputc(',', f);
@@ -397,6 +427,10 @@ d5_status d5_results_print(FILE *f, const d5_results *r)
         snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
         fprintf(f, "%-*s  %12s  %-28s %7zu  %-8s ", w, e->name, med, ci, e->stats.n,
                 d5_stop_reason_name(e->stop));
+        if (e->stability.unstable) fprintf(f, " UNSTABLE(%s)", e->stability.reason);
+        if (e->contention.contended || e->threads_min < e->threads_max)
+            fprintf(f, " CONTENDED(%.1f cores busy, %d-%d threads)", e->contention.others_cores,
+                    (int)e->threads_min, (int)e->threads_max);
         for (size_t c = 0; c < e->ncounters; c++)
             fprintf(f, " %s=%.4g%s%s", e->counters[c].name, e->counters[c].value,
                     e->counters[c].unit[0] ? " " : "", e->counters[c].unit);

@@ -1,7 +1,9 @@
 /* The backend of each node: a per-node override, else a custom operator of the
  * same name, else the first backend of the preference list that has the
  * operator and accepts the node, with ref as the last resort; or, for "auto",
- * the fastest of all candidates, measured once at create. */
+ * the fastest of all candidates, measured once at create. Explicit lists and
+ * overrides are checked at create (d5_executor_check_backends,
+ * d5_executor_check_node_backends), so that no name given is skipped. */
 #include "executor_internal.h"
 
 #include <stdio.h>
@@ -36,6 +38,119 @@ d5_status d5__unsupported(const d5__node *node)
                     "node '%s': operator %s is not supported by d5; supported operators: %s",
                     node->name, node->op_type, list);
 }
+
+/* ---- Checks of the backend options ---------------------------------------------------- */
+
+/* D5_ERR_UNSUPPORTED when every operator of a backend takes device memory. */
+static d5_status check_host(const char *name)
+{
+    d5_backend_info info;
+    d5_status s = d5_backend_find(name, &info);
+    if (s != D5_OK) return s;
+    if (info.operators > 0 && info.device_operators == info.operators)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "backend '%s' runs its operators on device memory; the executor runs "
+                        "networks on host memory (time its operators with 'd5 test-operator OP "
+                        "--backend %s')",
+                        info.name, info.name);
+    return D5_OK;
+}
+
+d5_status d5_executor_check_backends(const char *list)
+{
+    d5_status s = d5_backend_check_list(list, 1);
+    if (s != D5_OK || strcmp(list, "auto") == 0) return s;
+    for (const char *p = list; p && s == D5_OK;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        s = check_host(name);
+        p = end ? end + 1 : NULL;
+    }
+    return s;
+}
+
+/* "a, b, c": the network's node names, the first ones when they are many. */
+static void node_names(const d5_network *net, char *buf, size_t size)
+{
+    size_t used = 0;
+    int32_t i = 0;
+    buf[0] = '\0';
+    for (; i < net->nnodes; i++) {
+        const char *name = net->nodes[i].name;
+        if (used + strlen(name) + 2 > 400 && i > 0) break;
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", name);
+        if (n < 0 || (size_t)n >= size - used) break;
+        used += (size_t)n;
+    }
+    if (i < net->nnodes)
+        snprintf(buf + used, size - used, "%s... and %d more", used ? ", " : "",
+                 (int)(net->nnodes - i));
+    if (net->nnodes == 0) snprintf(buf, size, "none");
+}
+
+static int32_t find_node(const d5_network *net, const char *name, size_t len)
+{
+    for (int32_t i = 0; i < net->nnodes; i++)
+        if (strlen(net->nodes[i].name) == len && strncmp(net->nodes[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Checks the item p[0..len-1] of `spec`: NODE=BACKEND. */
+static d5_status check_override(const d5_network *net, const char *spec, const char *p, size_t len)
+{
+    const char *eq = NULL;
+    for (const char *q = p; q < p + len; q++)
+        if (*q == '=') eq = q;
+    if (len == 0) return d5_error(D5_ERR_INVALID, "empty item in '%.200s'", spec);
+    if (!eq || eq == p || eq == p + len - 1)
+        return d5_error(D5_ERR_INVALID, "'%.*s' is not NODE=BACKEND", len > 200 ? 200 : (int)len,
+                        p);
+    size_t nlen = (size_t)(eq - p);
+    int nshow = nlen > 200 ? 200 : (int)nlen;
+    if (find_node(net, p, nlen) < 0) {
+        char list[600];
+        node_names(net, list, sizeof list);
+        return d5_error(D5_ERR_NOTFOUND, "no node named '%.*s' in the network (nodes: %s)", nshow,
+                        p, list);
+    }
+    for (const char *q = spec; q < p;) { /* an earlier item for the same node */
+        const char *end = strchr(q, ',');
+        if ((size_t)(end - q) > nlen && strncmp(q, p, nlen) == 0 && q[nlen] == '=')
+            return d5_error(D5_ERR_INVALID, "node '%.*s' is given twice in '%.200s'", nshow, p,
+                            spec);
+        q = end + 1;
+    }
+    char backend[64];
+    size_t blen = len - nlen - 1;
+    snprintf(backend, sizeof backend, "%.*s",
+             (int)(blen < sizeof backend ? blen : sizeof backend - 1), eq + 1);
+    d5_status s = d5_backend_check_list(backend, 0);
+    if (s == D5_OK) s = check_host(backend);
+    if (s != D5_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", d5_last_error());
+        return d5_error(s, "node '%.*s': %s", nshow, p, msg);
+    }
+    return D5_OK;
+}
+
+d5_status d5_executor_check_node_backends(const d5_network *net, const char *spec)
+{
+    if (!net) return d5_error(D5_ERR_INVALID, "d5_executor_check_node_backends: NULL network");
+    if (!spec || !spec[0]) return D5_OK;
+    for (const char *p = spec;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        d5_status s = check_override(net, spec, p, len);
+        if (s != D5_OK || !end) return s;
+        p = end + 1;
+    }
+}
+
+/* ---- The choice ------------------------------------------------------------------------ */
 
 /* The override of this node in "NAME=BACKEND,..." or NULL; copied into buf. */
 static const char *override_for(const char *spec, const char *node, char *buf, size_t size)
@@ -138,7 +253,7 @@ d5_status d5__choose(d5_executor *ex, const d5__node *node, const d5_tensor *in,
                 c[n++].desc = d;
         }
         int is_auto = strcmp(ex->opt.backend, "auto") == 0;
-        const char *list = is_auto ? "dnnl,blas,ref" : ex->opt.backend;
+        const char *list = is_auto ? d5_backend_default_list() : ex->opt.backend;
         if (ex->infer_only) list = "ref";
         for (const char *p = list; p && *p;) {
             const char *end = strchr(p, ',');

@@ -419,12 +419,31 @@ static d5_status executor_new(const d5_network *net, const d5_executor_options *
     ex->opt = opt ? *opt : d5_executor_default_options();
     if (ex->opt.auto_reps < 1) ex->opt.auto_reps = 5;
     ex->loss = -1;
-    ex->backend_list = d5_strdup(ex->opt.backend ? ex->opt.backend : "dnnl,blas,ref", "backend");
+    ex->backend_list =
+        d5_strdup(ex->opt.backend ? ex->opt.backend : d5_backend_default_list(), "backend");
     ex->node_backends = d5_strdup(ex->opt.node_backends ? ex->opt.node_backends : "", "backends");
     *out = ex;
     if (!ex->backend_list || !ex->node_backends) return D5_ERR_NOMEM;
     ex->opt.backend = ex->backend_list;
     ex->opt.node_backends = ex->node_backends;
+    return D5_OK;
+}
+
+/* The backend options: an explicit list or override that names no backend,
+ * or one that cannot run here, fails instead of being skipped. */
+static d5_status check_options(const d5_network *net, const d5_executor_options *opt)
+{
+    char msg[1024];
+    d5_status s = opt && opt->backend ? d5_executor_check_backends(opt->backend) : D5_OK;
+    if (s != D5_OK) {
+        snprintf(msg, sizeof msg, "%s", d5_last_error());
+        return d5_error(s, "options.backend: %s", msg);
+    }
+    s = opt ? d5_executor_check_node_backends(net, opt->node_backends) : D5_OK;
+    if (s != D5_OK) {
+        snprintf(msg, sizeof msg, "%s", d5_last_error());
+        return d5_error(s, "options.node_backends: %s", msg);
+    }
     return D5_OK;
 }
 
@@ -434,7 +453,9 @@ d5_status d5_executor_create(const d5_network *net, const d5_executor_options *o
     if (!net || !out) return d5_error(D5_ERR_INVALID, "d5_executor_create: NULL argument");
     *out = NULL;
     d5_executor *ex = NULL;
-    d5_status s = executor_new(net, opt, &ex);
+    d5_status s = check_options(net, opt);
+    if (s != D5_OK) return s;
+    s = executor_new(net, opt, &ex);
     if (s == D5_OK) s = compile(ex);
     if (s == D5_OK) s = plan(ex);
     if (s != D5_OK) {
@@ -630,6 +651,29 @@ void d5_executor_node_at(const d5_executor *ex, int32_t i, d5_exec_node *out)
     out->bytes = n->alias ? 0 : n->bytes;
     out->op = n->op;
     out->view = n->alias;
+}
+
+int32_t d5_executor_backend_nodes(const d5_executor *ex, d5_backend_nodes *out, int32_t max)
+{
+    const char *seen[64];
+    int32_t count[64], n = 0;
+    for (int32_t i = 0; i < ex->nnodes; i++) {
+        const xnode *x = &ex->nodes[i];
+        if (x->alias) continue;
+        int32_t k = 0;
+        while (k < n && strcmp(seen[k], x->desc->backend) != 0) k++;
+        if (k == n) {
+            if (n == 64) continue;
+            seen[n] = x->desc->backend;
+            count[n++] = 0;
+        }
+        count[k]++;
+    }
+    for (int32_t k = 0; k < n && k < max && out; k++) {
+        snprintf(out[k].backend, sizeof out[k].backend, "%s", seen[k]);
+        out[k].nodes = count[k];
+    }
+    return n;
 }
 
 d5_status d5_executor_run_node(d5_executor *ex, int32_t i)

@@ -350,6 +350,9 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
     int tty = p->progress && isatty(2);
     out->time_to_accuracy_s = -1;
     out->stop = D5_TRAIN_DONE;
+    d5_load_sample load0;
+    d5_load_sample_take(&load0);
+    out->threads_min = out->threads_max = d5_threads_team();
     for (int32_t e = 1; s == D5_OK && e <= p->epochs && out->stop == D5_TRAIN_DONE; e++) {
         d5_epoch_stats st;
         memset(&st, 0, sizeof st);
@@ -387,6 +390,9 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
             if (s == D5_OK) s = d5_optimizer_update_all(r->opt, (const float *const *)r->grads);
             if (s == D5_OK) s = timer_mark(r->timer, "OPTIMIZER", 0);
             if (s == D5_OK) s = timer_mark(r->timer, D5_KEY_BATCH, 0);
+            int32_t team = d5_threads_adapt();
+            out->threads_min = team < out->threads_min ? team : out->threads_min;
+            out->threads_max = team > out->threads_max ? team : out->threads_max;
             if (s == D5_OK) s = push((void **)&out->losses, &loss_cap, out->nlosses, sizeof(float));
             if (s != D5_OK) break;
             out->losses[out->nlosses++] = (float)l;
@@ -438,6 +444,9 @@ static d5_status train_loop(run *r, const d5_dataset *train, const d5_dataset *t
         out->epochs[out->nepochs++] = st;
         out->final_test_accuracy = st.test_accuracy;
     }
+    d5_load_sample load1;
+    d5_load_sample_take(&load1);
+    d5_contention_between(&load0, &load1, out->threads_max, &out->contention);
     d5_sampler_free(smp);
     return s;
 }
@@ -462,6 +471,10 @@ d5_status d5_train(d5_network *net, const d5_dataset *train, const d5_dataset *t
     out->batchnorm_training = r.bn.count;
     out->batchnorm_frozen = r.bn.frozen;
     if (s == D5_OK) s = setup(&r, &p);
+    if (s == D5_OK) {
+        int32_t n = d5_executor_backend_nodes(r.ex, out->backends, D5_TRAIN_MAX_BACKENDS);
+        out->nbackends = n < D5_TRAIN_MAX_BACKENDS ? n : D5_TRAIN_MAX_BACKENDS;
+    }
     if (s == D5_OK) s = train_loop(&r, train, test, seed, out);
     if (s == D5_OK && p.checkpoint) s = d5_onnx_save(net, p.checkpoint);
     d5_executor_free(r.ex);

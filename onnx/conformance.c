@@ -217,6 +217,9 @@ d5_status d5_onnx_test_run(const char *dir, const d5_onnx_test_params *params,
     char path[4096];
     memset(r, 0, sizeof *r);
     r->outcome = D5_ONNX_TEST_PASS;
+    /* A bad backend list is the caller's error, not a test to skip. */
+    d5_status bad = p.backend ? d5_executor_check_backends(p.backend) : D5_OK;
+    if (bad != D5_OK) return bad;
     int len = snprintf(path, sizeof path, "%s/model.onnx", dir);
     if (len < 0 || (size_t)len >= sizeof path)
         return d5_error(D5_ERR_INVALID, "%s: the path is too long", dir);

@@ -279,6 +279,7 @@ static void clean_up(const char *dir)
 
 int main(int argc, char **argv)
 {
+    cli_wait_policy_restart(argv); /* d5's OpenMP wait policy, as the d5 tool has it */
     const char *ort_dir = NULL, *node = "node", *json = NULL, *keep_dir = NULL;
     const char *script = D5_SOURCE_DIR "/bench/network/ort_bench.js";
     double seconds = 5;
@@ -331,7 +332,7 @@ int main(int argc, char **argv)
     }
     d5_results *r = NULL;
     d5_status s = d5_results_create(&r);
-    if (s == D5_OK) s = d5_backend_set_threads(threads);
+    if (s == D5_OK) s = d5_threads_set(threads);
     if (s != D5_OK) return cli_fail("bench-network", s);
 
     bench_ctx b = {dir, NULL, "", seconds, blocks, r, ""};

@@ -167,6 +167,7 @@ static void row(const char *what, const d5_measurement *m, double gflop, const d
 
 int main(int argc, char **argv)
 {
+    cli_wait_policy_restart(argv); /* d5's OpenMP wait policy, as the d5 tool has it */
     double seconds = 2.0;
     int skip_ref = 0;
     const cli_opt opts[] = {

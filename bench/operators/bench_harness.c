@@ -37,6 +37,7 @@ static d5_status d5_once(void *arg)
 
 int main(int argc, char **argv)
 {
+    cli_wait_policy_restart(argv); /* d5's OpenMP wait policy, as the d5 tool has it */
     int m = 1760, n = 128, k = 1760, blocks = 10, reps = 50;
     const cli_opt opts[] = {
         {"m", CLI_INT, &m, "M", "rows of A and C (default 1760)", 1, 100000},

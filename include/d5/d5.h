@@ -12,6 +12,7 @@
 #include "d5/operator.h"
 #include "d5/report.h"
 #include "d5/stats.h"
+#include "d5/threads.h"
 #include "d5/timer.h"
 #include "d5/training.h"
 #include "d5/validate.h"

@@ -7,13 +7,17 @@
  * values whose lifetimes do not overlap share memory. Runs then only feed,
  * execute and fetch.
  *
- * Backends: a comma-separated preference list ("dnnl,blas,ref"): each node
- * takes the first backend that has its operator and accepts its inputs and
- * attributes (a backend's create may decline, e.g. float64 or an exotic
- * padding); `ref` is always the last resort. "auto" measures every candidate of
- * each node once at create and keeps the fastest. Custom operators come from
- * libraries loaded with d5_op_library_open and take precedence for the
- * operator names they export. Per-node overrides "NODE=BACKEND" win over both.
+ * Backends: a comma-separated preference list (default
+ * d5_backend_default_list(), "dnnl,blas,ref"): each node takes the first
+ * backend that has its operator and accepts its inputs and attributes (a
+ * backend's create may decline, e.g. float64 or an exotic padding); `ref` is
+ * always the last resort. "auto" measures every candidate of each node once at
+ * create and keeps the fastest. Custom operators come from libraries loaded
+ * with d5_op_library_open and take precedence for the operator names they
+ * export. Per-node overrides "NODE=BACKEND" win over both. A list or override
+ * given explicitly is checked at create: a name that is no backend, or one
+ * that cannot run here, is an error, never skipped. d5_executor_node_at says
+ * which backend each node got.
  *
  * The executor borrows the network: it must outlive the executor and not be
  * changed while the executor lives (initializers are read in place). An
@@ -59,7 +63,7 @@ typedef d5_status (*d5_event_fn)(void *user, const d5_event_info *info);
 /* ---- Creation ------------------------------------------------------------------------ */
 
 typedef struct d5_executor_options {
-    const char *backend;       /* preference list or "auto"; NULL: "dnnl,blas,ref" */
+    const char *backend;       /* preference list or "auto"; NULL: d5_backend_default_list() */
     const char *node_backends; /* "conv1=ref,fc1=blas" or NULL */
     /* Custom operator libraries (borrowed; must outlive the executor). */
     d5_op_library *const *libraries;
@@ -97,9 +101,23 @@ typedef struct d5_executor_options {
 D5_API d5_executor_options d5_executor_default_options(void);
 
 /* Compiles `net` (shapes must be inferable: bind symbolic dimensions first).
- * Errors name the node, operator and backend at fault. */
+ * Errors name the node, operator and backend at fault. Bad backend options
+ * fail first, with the statuses of the two checks below and a detail that
+ * starts with "options.backend: " or "options.node_backends: ". */
 D5_API D5_NODISCARD d5_status d5_executor_create(const d5_network *net,
                                                  const d5_executor_options *opt, d5_executor **out);
+/* Checks a preference list as options.backend: d5_backend_check_list with
+ * "auto" allowed, and D5_ERR_UNSUPPORTED for a backend whose operators all
+ * take device memory (cuda): the executor runs networks on host memory. */
+D5_API D5_NODISCARD d5_status d5_executor_check_backends(const char *list);
+/* Checks per-node overrides "NODE=BACKEND,..." as options.node_backends
+ * against `net` (NULL or "" is no override). D5_ERR_NOTFOUND when NODE is not
+ * a node of the network: the detail names it and lists the network's nodes
+ * (the first ones, when there are many); D5_ERR_INVALID for an item without
+ * '=', an empty item or a node given twice; for BACKEND (one name, not
+ * "auto"), the statuses of d5_executor_check_backends, with the node named. */
+D5_API D5_NODISCARD d5_status d5_executor_check_node_backends(const d5_network *net,
+                                                              const char *spec);
 D5_API void d5_executor_free(d5_executor *ex);
 
 /* Adds an event handler; handlers run in the order added. */
@@ -157,6 +175,11 @@ typedef struct d5_exec_node {
  * among them). */
 D5_API int32_t d5_executor_node_count(const d5_executor *ex);
 D5_API void d5_executor_node_at(const d5_executor *ex, int32_t i, d5_exec_node *out);
+/* The backends that run the scheduled nodes (views that do not run are left
+ * out), each with its number of nodes, in order of first use in the schedule:
+ * out[0..max-1] (out may be NULL when max is 0). Returns the number of
+ * distinct backends, which may exceed max. */
+D5_API int32_t d5_executor_backend_nodes(const d5_executor *ex, d5_backend_nodes *out, int32_t max);
 /* Number of network nodes evaluated once at create. */
 D5_API int32_t d5_executor_folded_count(const d5_executor *ex);
 /* Runs node i's forward alone on the planned buffers (the FrameworkOverhead
@@ -174,21 +197,91 @@ D5_API void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out);
 
 /* ---- FrameworkOverhead ------------------------------------------------------------------ */
 
+/* How far a FrameworkOverhead result can be trusted (d5_overhead_classify). */
+typedef enum d5_overhead_flag {
+    D5_OVERHEAD_OK = 0,         /* precise and plausible */
+    D5_OVERHEAD_UNSTABLE = 1,   /* too imprecise to quote as a result: a noisy machine */
+    D5_OVERHEAD_IMPLAUSIBLE = 2 /* the graph beat its own nodes by more than timing can explain */
+} d5_overhead_flag;
+
+/* The rule's thresholds, in overhead units (0.1 is 10% of the sum of nodes). */
+#define D5_OVERHEAD_TARGET_MIN         0.01  /* finest CI half-width aimed at */
+#define D5_OVERHEAD_UNSTABLE_HALFWIDTH 0.10  /* CI half-width above it: unstable */
+#define D5_OVERHEAD_IMPLAUSIBLE_MEDIAN -0.10 /* median below it: implausible */
+#define D5_OVERHEAD_IMPLAUSIBLE_LOW    -0.25 /* CI low bound below it: implausible */
+
 typedef struct d5_overhead {
     d5_measurement graph;            /* d5_executor_inference, nanoseconds (samples owned) */
     double sum_median;               /* sum over nodes of each node's median alone, nanoseconds */
-    double sum_lo, sum_hi;           /* sums of the nodes' CI bounds (a conservative interval) */
-    double overhead;                 /* graph.stats.median / sum_median - 1 */
-    double overhead_lo, overhead_hi; /* graph CI against the sum's CI, conservative */
+    double sum_lo, sum_hi;           /* sums of the nodes' CI bounds */
+    double overhead;                 /* median over rounds of graph / sum of nodes - 1 */
+    double overhead_lo, overhead_hi; /* its CI (order statistics of the per-round ratios) */
     int32_t nodes;
     d5_measurement *node; /* per scheduled node, in schedule order; owned */
+    /* The interleaved rounds. graph.samples[k] and node[i].samples[k] come from
+     * round k: graph.n == node[i].n == rounds. */
+    uint32_t rounds;     /* measured rounds, warm-up excluded */
+    int32_t stable;      /* 1 when the rounds stopped because the CI reached `target` */
+    int32_t flag;        /* a d5_overhead_flag */
+    d5_stop_reason stop; /* why the rounds stopped (also in graph.stop and node[i].stop) */
+    double target;       /* CI half-width aimed at: max(rel_ci, D5_OVERHEAD_TARGET_MIN) */
+    double halfwidth;    /* CI half-width reached: max(overhead - lo, hi - overhead) */
+    double elapsed_s;    /* wall time of the measured rounds */
 } d5_overhead;
 
-/* Measures the whole inference and each node alone with the same measurement
- * parameters (warm-up excluded, adaptive repetitions). */
+/* Measures FrameworkOverhead in interleaved rounds: after p->warmup rounds
+ * that are discarded, each round runs the whole inference once, then every
+ * scheduled node alone once (d5_executor_run_node, on the same buffers), each
+ * timed on the monotonic clock. Round k gives graph_k, node_i_k, their sum
+ * sum_k, and the paired ratio r_k = graph_k / sum_k - 1. Drift of the machine
+ * (clock frequency, a competing process) then touches both sides of a ratio
+ * alike, where separate measurements of the graph and of each node would
+ * each see a different machine.
+ *
+ * The overhead is the median of r_k with the median's confidence interval at
+ * p->level (order statistics, d5_stats_compute_level). Rounds go on, as in
+ * d5_measure_run, from p->min_reps until that interval's half-width is at most
+ * max(p->rel_ci, D5_OVERHEAD_TARGET_MIN) in absolute overhead units (rel_ci
+ * 0.02: within +-2 points of the sum of nodes), or until p->max_reps rounds or
+ * p->max_time_s seconds of rounds. The target is absolute, not relative to the
+ * median, because the overhead may be near zero, where a relative width has
+ * no meaning; finer than 0.01 is not asked for, since per-node clock reads and
+ * calls already cost about that much on small graphs. The time budget covers
+ * all rounds, graph and nodes together.
+ *
+ * `graph` and `node[i]` are the usual measurements of their own samples (each
+ * elapsed_s the sum of its samples); sum_median, sum_lo and sum_hi add up the
+ * nodes' medians and CI bounds. `flag` is d5_overhead_classify of the result.
+ *
+ * `out` is zeroed first and again on error, so d5_overhead_free on it is
+ * always safe. D5_ERR_INVALID for bad parameters or an executor that runs no
+ * node (everything folded at create); D5_ERR_NUMERIC when the nodes of a round
+ * took no measurable time; D5_ERR_NOMEM; any status of a failing run. */
 D5_API D5_NODISCARD d5_status d5_overhead_measure(d5_executor *ex, const d5_measure_params *p,
                                                   d5_overhead *out);
 D5_API void d5_overhead_free(d5_overhead *o);
+
+/* The flag of a FrameworkOverhead result: its median, CI bounds, and whether
+ * the rounds stopped because the CI reached its target (1) or because a budget
+ * (time or max_reps) ran out first (0). In order:
+ * - D5_OVERHEAD_IMPLAUSIBLE when the median is below
+ *   D5_OVERHEAD_IMPLAUSIBLE_MEDIAN (-0.10) or the CI low bound below
+ *   D5_OVERHEAD_IMPLAUSIBLE_LOW (-0.25). The whole graph runs the same
+ *   operators on the same buffers as its nodes alone, plus scheduling; it can
+ *   be a little faster, since the clock reads and calls around each node
+ *   count against the nodes, but not by 10%: such a result says the timings
+ *   are wrong (frequency changes within rounds, a competing process hitting
+ *   the nodes), not that the graph is fast. It takes precedence: an interval
+ *   reaching that low contradicts itself, however wide.
+ * - D5_OVERHEAD_UNSTABLE when the CI half-width, max(median - lo, hi - median),
+ *   is above D5_OVERHEAD_UNSTABLE_HALFWIDTH (0.10), or when stopped_by_ci is 0:
+ *   the requested precision was not reached, so the value is not a result.
+ * - D5_OVERHEAD_OK otherwise.
+ * NaN values are never OK. */
+D5_API d5_overhead_flag d5_overhead_classify(double median, double lo, double hi,
+                                             int32_t stopped_by_ci);
+/* "ok", "unstable", "implausible"; "unknown" for any other value. */
+D5_API const char *d5_overhead_flag_name(int flag);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "d5/core.h"
 #include "d5/stats.h"
+#include "d5/threads.h"
 
 #include <stdio.h>
 
@@ -59,7 +60,7 @@ typedef struct d5_machine_info {
 D5_API D5_NODISCARD d5_status d5_machine_query(d5_machine_info *out);
 
 typedef struct d5_machine_measure_params {
-    int threads;        /* for the all-core figures; 0 = every online CPU */
+    int threads;        /* for the all-core figures; 0 = the usable cores (d5_cores_query) */
     double max_time_s;  /* budget per measurement (default 1.0) */
     size_t triad_bytes; /* total size of the triad's three arrays; 0 = 8x the last-level cache, at
                            least 256 MiB */
@@ -75,6 +76,9 @@ typedef struct d5_machine_peaks {
     double flop_per_cycle_core; /* fp32_core.max / TSC GHz (0 without TSC) */
     size_t triad_bytes;
     d5_stats triad; /* GB/s, counting 3 x 8 bytes per element as STREAM does */
+    /* Other processes on the cores while the peaks were measured: a contended
+     * peak is low, and every "% of peak" taken against it is high. */
+    d5_contention contention;
 } d5_machine_peaks;
 
 /* Measures the peaks. Takes about 3 x max_time_s. */

@@ -86,8 +86,9 @@ D5_API d5_onnx_test_params d5_onnx_test_default_params(void);
 /* Runs one test folder (model.onnx + test_data_set_N/{input,output}_K.pb):
  * loads the model, feeds every data set, compares every output. Returns D5_OK
  * when the test ran, whatever its outcome (in `out`); D5_ERR_IO when `dir`
- * has no model.onnx. Unsupported operators or features are SKIP with the
- * reason; any other error is FAIL. */
+ * has no model.onnx; the statuses of d5_executor_check_backends when
+ * p->backend is not a usable list (no test is skipped for it). Unsupported
+ * operators or features are SKIP with the reason; any other error is FAIL. */
 D5_API D5_NODISCARD d5_status d5_onnx_test_run(const char *dir, const d5_onnx_test_params *p,
                                                d5_onnx_test_result *out);
 

@@ -137,14 +137,64 @@ D5_API const d5_op_desc *d5_op_at(size_t i);
  * device) return D5_ERR_NODEVICE. */
 D5_API D5_NODISCARD d5_status d5_op_find(const char *name, const char *backend,
                                          const d5_op_desc **out);
-/* 1 when a backend is built and usable here; `why` (may be NULL) receives the
- * reason when it is not. Backends: "ref", "blas", "dnnl", "cuda". */
+/* ---- The registry of backends ----------------------------------------------------------- */
+
+/* Every backend is one row of level0_operators/backends.def: its name, a
+ * probe that says whether it can run here, the data types it accepts and a
+ * description. Its operators are the rows of the operator registry (d5_op_at)
+ * whose backend field is its name. The functions below are thread safe and
+ * keep no state: each call that reports availability probes afresh (the cuda
+ * probe asks the CUDA runtime for its devices). */
+
+typedef struct d5_backend_info {
+    const char *name;         /* "dnnl" (static storage, like the two below) */
+    const char *description;  /* one line */
+    const char *dtypes;       /* element types its operators accept: "float32,float64" */
+    int32_t available;        /* 1 when it can run here */
+    int32_t operators;        /* its built-in operators in this build of d5 */
+    int32_t device_operators; /* of those, operators on device memory (D5_OP_CUDA) */
+    char reason[256];         /* why it cannot run here; "" when available */
+} d5_backend_info;
+
+/* A backend and the number of nodes it runs (d5_executor_backend_nodes,
+ * training results). */
+typedef struct d5_backend_nodes {
+    char backend[32]; /* a backend name, or a custom operator's label (truncated) */
+    int32_t nodes;
+} d5_backend_nodes;
+
+/* Number of backends (built or not), and backend i of them, in the table's
+ * order (ref, blas, dnnl, cuda). D5_ERR_RANGE for i >= d5_backend_count(). */
+D5_API size_t d5_backend_count(void);
+D5_API D5_NODISCARD d5_status d5_backend_at(size_t i, d5_backend_info *out);
+/* The name of backend i without probing it (static storage); NULL for i >=
+ * d5_backend_count(). */
+D5_API const char *d5_backend_name(size_t i);
+/* The backend named `name`, available or not. D5_ERR_UNSUPPORTED for a name
+ * that is no backend: the detail names it and lists the backends and those
+ * available here. */
+D5_API D5_NODISCARD d5_status d5_backend_find(const char *name, d5_backend_info *out);
+/* The executor's default preference list, "dnnl,blas,ref" (static storage).
+ * The executor skips the backends of the default that cannot run here (dnnl in
+ * a build without oneDNN); a list given explicitly must hold only available
+ * backends. */
+D5_API const char *d5_backend_default_list(void);
+/* Checks a comma-separated list of backend names, as users give it ("dnnl,ref"):
+ * D5_OK when every item is a backend available here, named once. "auto" (alone)
+ * is accepted when allow_auto is nonzero. Errors, whose detail names the item
+ * and lists the backends and those available here:
+ * - D5_ERR_UNSUPPORTED: an item is no backend ("unknown backend 'dnn' ...");
+ * - D5_ERR_NODEVICE: a backend that cannot run here, with the probe's reason
+ *   ("backend 'cuda' is unavailable here: no CUDA device: ...");
+ * - D5_ERR_INVALID: a NULL or empty list, an empty item ("ref,,blas", "ref,"),
+ *   a name given twice, or "auto" where it is not allowed or not alone. */
+D5_API D5_NODISCARD d5_status d5_backend_check_list(const char *list, int32_t allow_auto);
+/* 1 when `backend` is a backend that can run here; otherwise 0, and `why` (may
+ * be NULL) receives the reason: the probe's, or "unknown backend '...'" with
+ * the list of backends. */
 D5_API int d5_backend_available(const char *backend, char *why, size_t why_size);
 
-/* Sets the threads of the CPU backends (OpenBLAS, and the OpenMP runtime that
- * oneDNN uses); 0 means one per online CPU. Process-wide; call it before
- * measuring, not while operators run. */
-D5_API D5_NODISCARD d5_status d5_backend_set_threads(int32_t n);
+/* The CPU backends' threads are set with d5_threads_set (d5/threads.h). */
 
 /* ---- Custom operators from shared objects ---------------------------------------------- */
 

@@ -10,6 +10,7 @@
 #define D5_STATS_H
 
 #include "d5/core.h"
+#include "d5/threads.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,33 @@ D5_API D5_NODISCARD d5_status d5_stats_median_ci_ranks(size_t n, double level, s
 /* Quantile q in [0, 1] of sorted[0..n-1] (type 7). */
 D5_API double d5_stats_quantile_sorted(const double *sorted, size_t n, double q);
 
+/* ---- Stability: is the median worth reporting? --------------------------------- */
+
+/* Fewer samples than this are not searched for modes. */
+#define D5_STATS_MODES_MIN_N 20
+/* A median whose CI half-width exceeds this fraction of it is unstable. */
+#define D5_STABLE_MAX_REL_CI 0.05
+
+/* Number of modes of x[0..n-1]: peaks of a Gaussian kernel density estimate
+ * (Silverman's bandwidth, over the 1st..99th percentiles) that reach 10% of
+ * the highest peak and are separated from the previous mode by a valley below
+ * 60% of the lower of the two. 0 when n < D5_STATS_MODES_MIN_N (or out of
+ * memory), else at least 1. */
+D5_API int32_t d5_stats_modes(const double *x, size_t n);
+
+typedef struct d5_stability {
+    int32_t unstable; /* 1: report the median as unstable, not as a result */
+    int32_t modes;    /* d5_stats_modes */
+    double rel_ci;    /* the median's CI half-width / median */
+    char reason[96];  /* "2 modes in 480 samples", "median's CI is +-9% of it" */
+} d5_stability;
+
+/* The rule: unstable when the samples have two or more modes, or when the
+ * median's CI half-width exceeds D5_STABLE_MAX_REL_CI of the median. `st` are
+ * the samples' statistics. D5_ERR_INVALID for NULL arguments. */
+D5_API D5_NODISCARD d5_status d5_stability_check(const double *x, size_t n, const d5_stats *st,
+                                                 d5_stability *out);
+
 /* ---- Adaptive measurement --------------------------------------------------- */
 
 typedef struct d5_measure_params {
@@ -75,8 +103,12 @@ typedef struct d5_measurement {
     uint32_t warmup; /* runs discarded */
     d5_stats stats;
     d5_stop_reason stop;
-    double rel_ci_reached; /* CI half-width / median at the end */
-    double elapsed_s;      /* wall time of the measured runs, warm-up excluded */
+    double rel_ci_reached;            /* CI half-width / median at the end */
+    double elapsed_s;                 /* wall time of the measured runs, warm-up excluded */
+    d5_stability stability;           /* unstable runs are reported as such */
+    d5_contention contention;         /* what competed for the cores during the measured runs */
+    double nivcsw_per_rep;            /* involuntary context switches of this process per run */
+    int32_t threads_min, threads_max; /* team sizes used (d5_threads_adapt may change it) */
 } d5_measurement;
 
 /* One run of the code under test; d5 times it with the monotonic clock (ns). */
@@ -86,7 +118,11 @@ typedef d5_status (*d5_run_fn)(void *ctx);
 typedef d5_status (*d5_sample_fn)(void *ctx, double *sample);
 
 /* Runs fn adaptively and stores the samples in ns. A failing run stops the
- * measurement and its status is returned; `out` is then untouched. */
+ * measurement and its status is returned; `out` is then untouched. Between
+ * runs it calls d5_threads_adapt (automatic thread count). It does not stop
+ * at a tight CI while the samples are multimodal: it goes on to its budget
+ * and the result says "unstable". Contention on the cores is measured over
+ * the measured runs and stored in `out`. */
 D5_API D5_NODISCARD d5_status d5_measure_run(d5_run_fn fn, void *ctx, const d5_measure_params *p,
                                              d5_measurement *out);
 /* Same loop for self-measured samples. */

@@ -18,6 +18,8 @@
 #define D5_TRAINING_H
 
 #include "d5/core.h"
+#include "d5/operator.h"
+#include "d5/threads.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,6 +197,9 @@ typedef enum d5_train_stop {
     D5_TRAIN_BATCHES = 3 /* max_batches */
 } d5_train_stop;
 
+/* Distinct backends recorded in a d5_train_result. */
+#define D5_TRAIN_MAX_BACKENDS 8
+
 typedef struct d5_train_result {
     d5_epoch_stats *epochs; /* nepochs entries; owned, d5_train_result_free */
     int32_t nepochs;
@@ -207,10 +212,20 @@ typedef struct d5_train_result {
      * taken after steps snapshot_every, 2 snapshot_every, ... (owned). */
     float *snapshots;
     int64_t nsnapshots, param_elements;
+    /* The backends that ran the training graph's nodes (forward and
+     * backward), with their node counts, as d5_executor_backend_nodes gives
+     * them: backends[0..nbackends-1]. */
+    d5_backend_nodes backends[D5_TRAIN_MAX_BACKENDS];
+    int32_t nbackends;
     /* BatchNormalization nodes trained with batch statistics (running
      * statistics updated in the network), and nodes left in inference form
      * because the network declares ai.onnx opset < 14. */
     int32_t batchnorm_training, batchnorm_frozen;
+    /* What competed for the cores while training (evaluation included), and
+     * the team sizes used: with the automatic thread count, d5_threads_adapt
+     * runs after every step. */
+    d5_contention contention;
+    int32_t threads_min, threads_max;
 } d5_train_result;
 
 D5_API void d5_train_result_free(d5_train_result *r);

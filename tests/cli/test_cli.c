@@ -95,7 +95,7 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = 240)
     cr_assert_geq(asprintf(&res, "%s/run1", dir), 0);
     cr_assert_eq(RUN(&out, &err, "bench", "--quick", "--out", res), 0, "%s", err);
     cr_assert(strstr(out, "timer/pair/tsc/string-key") || strstr(out, "timer/pair/monotonic"));
-    cr_assert(strstr(err, "[1/6]"), "progress lines: %s", err);
+    cr_assert(strstr(err, "[1/7]"), "progress lines: %s", err);
     free(out);
     free(err);
     const char *files[] = {"summary.txt",   "results.json", "results.csv", "samples.csv",

@@ -211,7 +211,8 @@ Test(executor, backprop_matches_finite_differences)
 /* The fast backends give ref's results, forward and backward (float32). */
 Test(executor, backends_agree_with_ref)
 {
-    const char *lists[] = {"dnnl,blas,ref", "blas,ref", "auto"};
+    /* NULL: the default list, whose backends not built here are skipped. */
+    const char *lists[] = {NULL, "blas,ref", "auto"};
     d5_network *net = two_layer(D5_F32, 8, 1);
     d5_tensor_desc xd, td;
     d5_tensor x, t;
@@ -227,7 +228,8 @@ Test(executor, backends_agree_with_ref)
         o.backend = k < 0 ? "ref" : lists[k];
         o.backprop = 1;
         d5_executor *ex = NULL;
-        cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s: %s", o.backend, d5_last_error());
+        const char *name = o.backend ? o.backend : "default";
+        cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s: %s", name, d5_last_error());
         cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK);
         cr_assert_eq(d5_executor_feed(ex, "t", &t), D5_OK);
         cr_assert_eq(d5_executor_inference_and_backprop(ex), D5_OK, "%s", d5_last_error());
@@ -238,10 +240,9 @@ Test(executor, backends_agree_with_ref)
             want_loss = ((float *)l.data)[0];
             memcpy(want_g, g.data, sizeof want_g);
         } else {
-            cr_assert_float_eq(((float *)l.data)[0], want_loss, 1e-5, "%s", o.backend);
+            cr_assert_float_eq(((float *)l.data)[0], want_loss, 1e-5, "%s", name);
             for (int i = 0; i < 20; i++)
-                cr_assert_float_eq(((float *)g.data)[i], want_g[i], 1e-5, "%s: dW1[%d]", o.backend,
-                                   i);
+                cr_assert_float_eq(((float *)g.data)[i], want_g[i], 1e-5, "%s: dW1[%d]", name, i);
         }
         d5_executor_free(ex);
     }
@@ -366,7 +367,7 @@ Test(executor, framework_overhead)
     cr_assert(o.graph.stats.median > 0);
     cr_assert(o.graph.n >= 10);
     cr_assert(o.sum_lo <= o.sum_median && o.sum_median <= o.sum_hi);
-    cr_assert_float_eq(o.overhead, o.graph.stats.median / o.sum_median - 1, 1e-12);
+    cr_assert_eq(o.graph.n, (size_t)o.rounds); /* paired: see test_overhead.c */
     cr_assert(o.overhead_lo <= o.overhead + 1e-12 && o.overhead <= o.overhead_hi + 1e-12);
     d5_overhead_free(&o);
     d5_executor_free(ex);

@@ -78,7 +78,7 @@ Test(trainer, learns_and_reports_every_epoch)
 /* With one thread and a fixed seed two runs give the same losses, bit for bit. */
 Test(trainer, deterministic_with_a_seed)
 {
-    cr_assert_eq(d5_backend_set_threads(1), D5_OK);
+    cr_assert_eq(d5_threads_set(1), D5_OK);
     d5_train_result r[2];
     for (int k = 0; k < 2; k++) {
         d5_network *net = mlp(16);
@@ -97,7 +97,7 @@ Test(trainer, deterministic_with_a_seed)
     cr_assert(isnan(r[0].final_test_accuracy));
     d5_train_result_free(&r[0]);
     d5_train_result_free(&r[1]);
-    cr_assert_eq(d5_backend_set_threads(0), D5_OK);
+    cr_assert_eq(d5_threads_set(0), D5_OK);
 }
 
 Test(trainer, stops_on_batches_target_and_non_finite_losses)

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# d5 on a quiet machine and beside one busy process, side by side in one run.
+#
+#   bench/contention/bench_contention.sh [D5_BINARY] [ROUNDS]
+#
+# Three workloads: 300 training steps of LeNet-5 on MNIST (batch 64; the
+# epoch's training seconds, evaluation excluded), LeNet inference (batch 64,
+# d5 run's median latency) and one convolution (N=8, C=K=64, 28x28, 3x3; d5
+# test-operator's median on dnnl and on blas). Each runs quiet with the
+# automatic thread count and with --threads 1, and beside one process that
+# busy-loops (python3 -c "while True: pass") with the automatic count and with
+# --threads 2 fixed. Rounds alternate quiet and busy so that drift spreads over
+# both; the figures are medians over rounds. Printed: each time, the ratio of
+# the busy automatic run to the quiet --threads 1 run (goal: at most 1.1), and
+# how many runs printed the contention warning (goal: every busy run, no quiet
+# one). With PyTorch (Debian's python3-torch), its LeNet step beside d5's in the
+# quiet runs (goal: d5 at most 0.7x).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+d5=${1:-$root/build/release/d5}
+rounds=${2:-3}
+mnist=${D5_DATA_DIR:-$root/data}/mnist
+python=/usr/bin/python3
+work=$(mktemp -d)
+busy_pid=
+cleanup() {
+    [ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+[ -x "$d5" ] || { echo "bench_contention.sh: no d5 binary at $d5" >&2; exit 2; }
+[ -e "$mnist/train-images-idx3-ubyte" ] || [ -e "$mnist/train-images-idx3-ubyte.gz" ] ||
+    { echo "bench_contention.sh: MNIST not found in $mnist (run scripts/setup_data.sh)" >&2; exit 2; }
+conv="W=28,H=28,C=64,N=8,K=64,S=3,R=3,pad_w=1,pad_h=1,wstride=1,hstride=1"
+"$d5" model lenet --batch 64 -o "$work/lenet.onnx" >/dev/null
+have_torch=0
+$python -c "import torch" 2>/dev/null && have_torch=1
+
+echo "# d5 quiet and beside one busy process: $rounds rounds, $(nproc) CPUs, $(uptime)"
+"$d5" version | head -3 | sed 's/^/# /'
+
+# run NAME STATE THREADS: one run of every workload; results into $work/NAME-STATE-THREADS-ROUND.*
+run_all() {
+    local state=$1 threads=$2 round=$3 tag="$1-$2-$3" targ=()
+    [ "$threads" != auto ] && targ=(--threads "$threads")
+    "$d5" train --model lenet --dataset "mnist:$mnist" --batch 64 --max-batches 300 \
+        "${targ[@]}" --json "$work/train-$tag.json" >/dev/null 2>"$work/train-$tag.err" || true
+    "$d5" run "$work/lenet.onnx" --no-overhead --time 3 "${targ[@]}" \
+        --json "$work/run-$tag.json" >/dev/null 2>"$work/run-$tag.err" || true
+    for b in dnnl blas; do
+        "$d5" test-operator Conv --sizes "$conv" --backend "$b" --no-peak --max-time 3 \
+            "${targ[@]}" --json "$work/conv$b-$tag.json" >/dev/null 2>"$work/conv$b-$tag.err" || true
+    done
+    if [ "$have_torch" = 1 ] && [ "$state" = quiet ] && [ "$threads" = auto ]; then
+        $python "$root/bench/training/pytorch_lenet.py" "$mnist" --threads "$(nproc)" \
+            --steps 300 --epochs 0 >"$work/torch-$tag.json" 2>/dev/null || true
+    fi
+}
+
+for r in $(seq 1 "$rounds"); do
+    echo "# round $r: quiet" >&2
+    run_all quiet auto "$r"
+    run_all quiet 1 "$r"
+    echo "# round $r: beside a busy process" >&2
+    $python -c "while True: pass" &
+    busy_pid=$!
+    sleep 1
+    run_all busy auto "$r"
+    run_all busy 2 "$r"
+    kill "$busy_pid"
+    wait "$busy_pid" 2>/dev/null || true
+    busy_pid=
+    sleep 1
+done
+
+$python - "$work" "$rounds" "$have_torch" <<'PY'
+import glob, json, os, statistics, sys
+work, rounds, have_torch = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+
+def figure(kind, path):
+    try:
+        d = json.load(open(path))
+    except Exception:
+        return None
+    if kind == "train":
+        return d["epochs"][0]["seconds"] * 1e3 if d.get("epochs") else None
+    if kind == "step":
+        return d["regions"]["BATCH"]["median_ns"] / 1e6
+    for b in d.get("benchmarks", []):
+        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
+            return b["real_time"] / 1e6  # ns
+    return None
+
+def median(kind, name, state, threads):
+    xs = [figure(kind, "%s/%s-%s-%s-%d.json" % (work, name, state, threads, r))
+          for r in range(1, rounds + 1)]
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else float("nan")
+
+def warned(name, state, threads):
+    n = 0
+    for r in range(1, rounds + 1):
+        try:
+            n += "competed for the cores" in open("%s/%s-%s-%s-%d.err" % (work, name, state, threads, r)).read()
+        except OSError:
+            pass
+    return n
+
+rows = [("train", "train", "d5 train 300 LeNet steps (ms)"),
+        ("run", "run", "d5 run LeNet b64 latency (ms)"),
+        ("convdnnl", "conv", "Conv N8 C=K=64 28x28 3x3, dnnl (ms)"),
+        ("convblas", "conv", "Conv same, blas (ms)")]
+print("%-38s %10s %10s %10s %10s %8s %8s %8s" % ("work", "quiet", "quiet t1", "busy", "busy t2",
+      "busy/t1", "warn busy", "warn quiet"))
+worst = 0
+all_warned = True
+none_quiet = True
+for name, kind, label in rows:
+    k = "train" if kind == "train" else "bench"
+    q, q1 = median(k, name, "quiet", "auto"), median(k, name, "quiet", "1")
+    b, b2 = median(k, name, "busy", "auto"), median(k, name, "busy", "2")
+    wb = warned(name, "busy", "auto")
+    wq = warned(name, "quiet", "auto") + warned(name, "quiet", "1")
+    ratio = b / q1
+    worst = max(worst, ratio)
+    all_warned &= wb == rounds
+    none_quiet &= wq == 0
+    print("%-38s %10.2f %10.2f %10.2f %10.2f %8.3f %5d/%d %6d/%d" % (label, q, q1, b, b2, ratio, wb,
+          rounds, wq, 2 * rounds))
+print("goal busy/t1 <= 1.1: %s (worst %.3f); warning in every busy run: %s; in no quiet run: %s" % (
+    "met" if worst <= 1.1 else "NOT met", worst, "yes" if all_warned else "NO",
+    "yes" if none_quiet else "NO"))
+step = median("step", "train", "quiet", "auto")
+if have_torch:
+    ts = []
+    for r in range(1, rounds + 1):
+        try:
+            t = json.loads(open("%s/torch-quiet-auto-%d.json" % (work, r)).read().strip().splitlines()[-1])
+            ts.append(statistics.median(t["step_ns"]) / 1e6)
+        except Exception:
+            pass
+    if ts:
+        t = statistics.median(ts)
+        print("training step, quiet: d5 %.3f ms, PyTorch %.3f ms: d5/PyTorch %.3f (goal <= 0.7: %s)" % (
+            step, t, step / t, "met" if step / t <= 0.7 else "NOT met"))
+else:
+    print("training step, quiet: d5 %.3f ms (PyTorch not installed: no comparison)" % step)
+PY
