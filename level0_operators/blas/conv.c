@@ -9,10 +9,19 @@
 
 #include <string.h>
 
+/* A run of output positions p0 .. p0+len-1 of one kernel tap that read the
+ * input at src, src+step, ...; src < 0 for a run in the padding (zeros). Runs
+ * turn the unrolling into copies without a test per element: a stride-1
+ * convolution's rows are plain memcpy. */
+typedef struct run {
+    int32_t p0, len, src, step;
+} run;
+
 typedef struct bconv {
     d5_conv_geometry g;
     int64_t cg, mg, rows; /* channels and filters per group; rows = cg * kernel_size */
-    int32_t *tap;         /* [kernel_size][out_size]: input position or -1 */
+    run *runs;            /* the runs of every tap, tap by tap */
+    int64_t *first;       /* [kernel_size + 1]: runs of tap k are first[k] .. first[k+1]-1 */
     float *col;           /* rows x out_size */
 } bconv;
 
@@ -20,9 +29,52 @@ static void destroy(void *state)
 {
     bconv *c = state;
     if (!c) return;
-    d5_free(c->tap);
+    d5_free(c->runs);
+    d5_free(c->first);
     d5_free(c->col);
     d5_free(c);
+}
+
+/* Splits each tap's input positions into runs of a constant step (or of
+ * padding). Two passes over the taps: count, then fill. */
+static d5_status make_runs(bconv *c)
+{
+    const d5_conv_geometry *g = &c->g;
+    int64_t ks = g->kernel_size, os = g->out_size, total = 0;
+    c->first = d5_alloc((size_t)(ks + 1) * sizeof *c->first, "Conv (blas) runs");
+    if (!c->first) return D5_ERR_NOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t r = 0;
+        for (int64_t k = 0; k < ks; k++) {
+            if (pass) c->first[k] = r;
+            for (int64_t p = 0; p < os;) {
+                int64_t t = d5__conv_tap(g, p, k), len = 1, step = 0;
+                if (p + 1 < os) {
+                    int64_t u = d5__conv_tap(g, p + 1, k);
+                    if ((t < 0) == (u < 0)) step = t < 0 ? 0 : u - t;
+                }
+                if (t < 0 || step > 0)
+                    while (p + len < os) {
+                        int64_t u = d5__conv_tap(g, p + len, k);
+                        if (t < 0 ? u >= 0 : u != t + len * step) break;
+                        len++;
+                    }
+                if (pass)
+                    c->runs[r] = (run){(int32_t)p, (int32_t)len, (int32_t)(t < 0 ? -1 : t),
+                                       (int32_t)(step > 0 ? step : 1)};
+                r++;
+                p += len;
+            }
+        }
+        if (!pass) {
+            total = r;
+            c->runs = d5_alloc((size_t)total * sizeof *c->runs, "Conv (blas) runs");
+            if (!c->runs) return D5_ERR_NOMEM;
+        } else {
+            c->first[ks] = r;
+        }
+    }
+    return D5_OK;
 }
 
 static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
@@ -39,26 +91,22 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     d5_status s =
         d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
     const d5_conv_geometry *g = &c->g;
-    if (s == D5_OK && (double)g->kernel_size * (double)g->out_size > 2e9)
+    if (s == D5_OK &&
+        ((double)g->kernel_size * (double)g->out_size > 2e9 || (double)g->in_size > 2e9))
         s = d5_error(D5_ERR_UNSUPPORTED,
-                     "Conv (blas): the im2col index of %lld x %lld is too large",
-                     (long long)g->kernel_size, (long long)g->out_size);
+                     "Conv (blas): the im2col index of %lld x %lld (input plane %lld) is too large",
+                     (long long)g->kernel_size, (long long)g->out_size, (long long)g->in_size);
     if (s == D5_OK) {
         c->cg = g->in_channels / g->group;
         c->mg = g->out_channels / g->group;
         c->rows = c->cg * g->kernel_size;
-        c->tap =
-            d5_alloc((size_t)(g->kernel_size * g->out_size) * sizeof *c->tap, "Conv im2col index");
         c->col = d5_alloc((size_t)(c->rows * g->out_size) * sizeof *c->col, "Conv im2col buffer");
-        if (!c->tap || !c->col) s = D5_ERR_NOMEM;
+        s = c->col ? make_runs(c) : D5_ERR_NOMEM;
     }
     if (s != D5_OK) {
         destroy(c);
         return s;
     }
-    for (int64_t k = 0; k < g->kernel_size; k++)
-        for (int64_t p = 0; p < g->out_size; p++)
-            c->tap[k * g->out_size + p] = (int32_t)d5__conv_tap(g, p, k);
     memset(&out[0], 0, sizeof out[0]);
     out[0].dtype = D5_F32;
     d5__conv_output_desc(g, &out[0]);
@@ -66,29 +114,43 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-/* col[(ci * ks + k) * out + p] = x[ci, tap[k][p]] for the cg channels at x. */
+/* col[(ci * ks + k) * out + p] = x[ci, tap k of p] (0 in the padding) for
+ * the cg channels at x. */
 static void im2col(const bconv *c, const float *x)
 {
     int64_t ks = c->g.kernel_size, os = c->g.out_size, is = c->g.in_size;
     for (int64_t ci = 0; ci < c->cg; ci++)
         for (int64_t k = 0; k < ks; k++) {
-            const int32_t *t = c->tap + k * os;
             float *dst = c->col + (ci * ks + k) * os;
             const float *src = x + ci * is;
-            for (int64_t p = 0; p < os; p++) dst[p] = t[p] >= 0 ? src[t[p]] : 0.0f;
+            for (int64_t r = c->first[k]; r < c->first[k + 1]; r++) {
+                const run *u = &c->runs[r];
+                float *d = dst + u->p0;
+                if (u->src < 0)
+                    memset(d, 0, (size_t)u->len * sizeof *d);
+                else if (u->step == 1)
+                    memcpy(d, src + u->src, (size_t)u->len * sizeof *d);
+                else
+                    for (int32_t i = 0; i < u->len; i++) d[i] = src[u->src + i * u->step];
+            }
         }
 }
 
+/* The adjoint: dx[ci, tap k of p] += col[(ci * ks + k) * out + p]. */
 static void col2im(const bconv *c, float *dx)
 {
     int64_t ks = c->g.kernel_size, os = c->g.out_size, is = c->g.in_size;
     for (int64_t ci = 0; ci < c->cg; ci++)
         for (int64_t k = 0; k < ks; k++) {
-            const int32_t *t = c->tap + k * os;
             const float *src = c->col + (ci * ks + k) * os;
             float *dst = dx + ci * is;
-            for (int64_t p = 0; p < os; p++)
-                if (t[p] >= 0) dst[t[p]] += src[p];
+            for (int64_t r = c->first[k]; r < c->first[k + 1]; r++) {
+                const run *u = &c->runs[r];
+                if (u->src < 0) continue;
+                const float *sp = src + u->p0;
+                float *d = dst + u->src;
+                for (int32_t i = 0; i < u->len; i++) d[i * u->step] += sp[i];
+            }
         }
 }
 
