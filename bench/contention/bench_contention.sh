@@ -14,7 +14,7 @@
 # the busy automatic run to the quiet --threads 1 run (goal: at most 1.1), and
 # how many runs printed the contention warning (goal: every busy run, no quiet
 # one). With PyTorch (Debian's python3-torch), its LeNet step beside d5's in the
-# quiet runs (goal: d5 at most 0.7x).
+# quiet runs (goal: d5 at most 0.7x). D5_BENCH_KEEP=1 keeps the raw files.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -26,7 +26,7 @@ work=$(mktemp -d)
 busy_pid=
 cleanup() {
     [ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null || true
-    rm -rf "$work"
+    if [ -n "${D5_BENCH_KEEP:-}" ]; then echo "# raw results kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -143,6 +143,7 @@ if have_torch:
             pass
     if ts:
         t = statistics.median(ts)
+        print("PyTorch step per round (ms): %s" % ", ".join("%.3f" % x for x in ts))
         print("training step, quiet: d5 %.3f ms, PyTorch %.3f ms: d5/PyTorch %.3f (goal <= 0.7: %s)" % (
             step, t, step / t, "met" if step / t <= 0.7 else "NOT met"))
 else:
