@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -143,4 +145,28 @@ int run_d5(char **out, char **err, const char *const *args)
     unlink(errp);
     if (rc != 0 || !WIFEXITED(status)) return -1;
     return WEXITSTATUS(status);
+}
+
+int busy_start(int seconds)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        volatile unsigned long n = 0;
+        do {
+            for (int i = 0; i < 100000; i++) n++;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (t.tv_sec - t0.tv_sec < seconds);
+        _exit(0);
+    }
+    if (pid > 0) usleep(200000);
+    return (int)pid;
+}
+
+void busy_stop(int pid)
+{
+    if (pid <= 0) return;
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, NULL, 0);
 }

@@ -24,4 +24,9 @@ long failing_alloc_live(void);
  * into malloc'd strings. Returns the exit status, or -1 if it did not exit. */
 int run_d5(char **out, char **err, const char *const *args);
 
+/* A child process that busy-loops for up to `seconds` (a competitor for the
+ * cores), started and given 0.2 s to get going; stop it with busy_stop. */
+int busy_start(int seconds);
+void busy_stop(int pid);
+
 #endif

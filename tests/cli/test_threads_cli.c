@@ -59,25 +59,13 @@ Test(threads_cli, the_resolved_threads_and_runtime_are_echoed)
 /* One process busy-looping beside `d5 test-operator`: the run warns. */
 Test(threads_cli, a_busy_process_brings_the_warning)
 {
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        volatile unsigned long n = 0;
-        do {
-            for (int i = 0; i < 100000; i++) n++;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        } while (t.tv_sec - t0.tv_sec < 60);
-        _exit(0);
-    }
-    usleep(200000);
+    int pid = busy_start(60);
+    cr_assert_gt(pid, 0);
     char *out, *err, *dir = tmpdir_make(), *json;
     cr_assert_geq(asprintf(&json, "%s/r.json", dir), 0);
     int rc = RUN(&out, &err, "test-operator", "MatMul", "--sizes", "M=128,N=128,K=128", "--backend",
                  "blas", "--no-peak", "--max-time", "1", "--json", json);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    busy_stop(pid);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
     cr_assert(strstr(err, "warning: other processes competed for the cores"), "%s\n%s", out, err);
     char *doc = slurp(json, NULL);

@@ -152,19 +152,8 @@ static d5_status spin_1ms(void *ctx)
 Test(threads, a_busy_process_is_reported)
 {
     cr_assert_eq(d5_threads_set(0), D5_OK);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        volatile unsigned long n = 0;
-        do {
-            for (int i = 0; i < 100000; i++) n++;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        } while (t.tv_sec - t0.tv_sec < 30);
-        _exit(0);
-    }
-    usleep(100000);
+    int pid = busy_start(30);
+    cr_assert_gt(pid, 0);
     /* The automatic count starts without the core the child holds. */
     cr_assert_eq(d5_threads_set(0), D5_OK);
     d5_cores c;
@@ -177,8 +166,7 @@ Test(threads, a_busy_process_is_reported)
     p.min_reps = 400; /* at least 0.4 s of measuring */
     d5_measurement m;
     d5_status s = d5_measure_run(spin_1ms, NULL, &p, &m);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    busy_stop(pid);
     cr_assert_eq(s, D5_OK, "%s", d5_last_error());
     if (!m.contention.known) cr_skip_test("/proc/stat is not readable here");
     cr_assert_geq(m.contention.others_cores, 0.5, "the busy child took %.2f cores",
