@@ -3,6 +3,8 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static d5_tensor_desc desc2(int64_t a, int64_t b)
@@ -279,4 +281,53 @@ Test(network, clone_is_deep)
     cr_assert_eq(info.desc.shape[0], 2);
     d5_network_free(net);
     d5_network_free(copy);
+}
+
+/* A chain of Relu nodes listed last to first: the order comes out first to
+ * last, in time linear in the nodes (100 000 nodes took over a minute with
+ * repeated passes; the test's own timeout catches a return of that). */
+Test(network, reverse_listed_chain_is_ordered_in_linear_time, .timeout = 60)
+{
+    enum { N = 100000 };
+    d5_network *net;
+    cr_assert_eq(d5_network_create("chain", &net), D5_OK);
+    d5_tensor_desc d = desc2(1, 4);
+    cr_assert_eq(d5_network_add_input(net, "v0", &d, NULL), D5_OK);
+    char in[32], out[32], name[32];
+    for (int i = N; i >= 1; i--) {
+        snprintf(in, sizeof in, "v%d", i - 1);
+        snprintf(out, sizeof out, "v%d", i);
+        snprintf(name, sizeof name, "relu%d", i);
+        const char *ins[] = {in}, *outs[] = {out};
+        cr_assert_eq(d5_network_add_node(net, name, "Relu", NULL, ins, 1, outs, 1, NULL, NULL),
+                     D5_OK);
+    }
+    snprintf(out, sizeof out, "v%d", N);
+    cr_assert_eq(d5_network_add_output(net, out, NULL), D5_OK);
+    int32_t *order = malloc(N * sizeof *order);
+    cr_assert_eq(d5_network_check(net, order), D5_OK, "%s", d5_last_error());
+    /* Node i (listed at index N - i) must come i-th. */
+    for (int i = 0; i < N; i++) cr_assert_eq(order[i], N - 1 - i, "position %d", i);
+    free(order);
+    d5_network_free(net);
+}
+
+/* Independent nodes keep the order of the file. */
+Test(network, ready_nodes_keep_the_file_order)
+{
+    d5_network *net;
+    cr_assert_eq(d5_network_create("fan", &net), D5_OK);
+    d5_tensor_desc d = desc2(1, 4);
+    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
+    const char *x[] = {"x"}, *a[] = {"a"}, *b[] = {"b"}, *c[] = {"c"}, *ab[] = {"a", "c"};
+    cr_assert_eq(d5_network_add_node(net, "sum", "Add", NULL, ab, 2, b, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_node(net, "r1", "Relu", NULL, x, 1, a, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_node(net, "r2", "Relu", NULL, x, 1, c, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "b", NULL), D5_OK);
+    int32_t order[3];
+    cr_assert_eq(d5_network_check(net, order), D5_OK);
+    cr_assert_eq(order[0], 1);
+    cr_assert_eq(order[1], 2);
+    cr_assert_eq(order[2], 0);
+    d5_network_free(net);
 }
