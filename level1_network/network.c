@@ -149,7 +149,7 @@ void d5_network_free(d5_network *net)
 
 const char *d5_network_name(const d5_network *net)
 {
-    return net->name;
+    return net ? net->name : NULL;
 }
 
 /* ---- Opsets ---------------------------------------------------------------------------------- */
@@ -185,11 +185,16 @@ int64_t d5_network_opset(const d5_network *net, const char *domain)
 
 int32_t d5_network_opset_count(const d5_network *net)
 {
-    return net->nopsets;
+    return net ? net->nopsets : 0;
 }
 
 void d5_network_opset_at(const d5_network *net, int32_t i, const char **domain, int64_t *version)
 {
+    if (!net || i < 0 || i >= net->nopsets) {
+        *domain = NULL;
+        *version = 0;
+        return;
+    }
     *domain = net->opsets[i].domain;
     *version = net->opsets[i].version;
 }
@@ -546,11 +551,14 @@ d5_status d5_network_set_node_input(d5_network *net, const char *node, int32_t s
 
 int32_t d5_network_node_count(const d5_network *net)
 {
-    return net->nnodes;
+    return net ? net->nnodes : 0;
 }
 
 void d5_network_node_at(const d5_network *net, int32_t i, d5_node_info *out)
 {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!net || i < 0 || i >= net->nnodes) return;
     const d5__node *n = &net->nodes[i];
     out->name = n->name;
     out->op_type = n->op_type;
@@ -572,11 +580,15 @@ d5_status d5_network_find_node(const d5_network *net, const char *name, int32_t 
 
 int32_t d5_network_value_count(const d5_network *net)
 {
-    return net->nvalues;
+    return net ? net->nvalues : 0;
 }
 
 void d5_network_value_at(const d5_network *net, int32_t i, d5_value_info *out)
 {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    out->producer = -1;
+    if (!net || i < 0 || i >= net->nvalues) return;
     const d5__value *v = &net->values[i];
     out->name = v->name;
     out->kind = v->kind;
@@ -598,19 +610,19 @@ d5_status d5_network_find_value(const d5_network *net, const char *name, int32_t
 
 int32_t d5_network_input_count(const d5_network *net)
 {
-    return net->ninputs;
+    return net ? net->ninputs : 0;
 }
 const char *d5_network_input_name(const d5_network *net, int32_t i)
 {
-    return net->values[net->inputs[i]].name;
+    return net && i >= 0 && i < net->ninputs ? net->values[net->inputs[i]].name : NULL;
 }
 int32_t d5_network_output_count(const d5_network *net)
 {
-    return net->noutputs;
+    return net ? net->noutputs : 0;
 }
 const char *d5_network_output_name(const d5_network *net, int32_t i)
 {
-    return net->outputs[i];
+    return net && i >= 0 && i < net->noutputs ? net->outputs[i] : NULL;
 }
 
 void d5__node_label(const d5__node *n, char *buf, size_t size)

@@ -128,6 +128,10 @@ D5_API void *d5_network_initializer_data(d5_network *net, const char *name);
 
 /* ---- Inspecting ---------------------------------------------------------------------- */
 
+/* Counts are 0 for a NULL network. An index out of range (or a NULL network)
+ * gives NULL names and a zeroed info (producer -1), never a read outside the
+ * network. */
+
 D5_API int32_t d5_network_node_count(const d5_network *net);
 D5_API void d5_network_node_at(const d5_network *net, int32_t i, d5_node_info *out);
 /* D5_ERR_NOTFOUND naming the node when absent. */

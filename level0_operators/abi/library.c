@@ -36,6 +36,13 @@ d5_status d5_op_library_open(const char *path, d5_op_library **out)
     int32_t count = 0;
     uint32_t abi = 0;
     const d5_op_desc *const *ops = entry(&count, &abi);
+    if (abi == D5_OP_ABI_VERSION && (count < 0 || count > 100000 || (count > 0 && !ops))) {
+        dlclose(h);
+        return d5_error(D5_ERR_FORMAT,
+                        "'%s': %s returned %s with a count of %d: expected a list of 0 to 100000 "
+                        "operators",
+                        path, D5_OP_ENTRY_SYMBOL, ops ? "a list" : "no list", (int)count);
+    }
     if (abi != D5_OP_ABI_VERSION) {
         dlclose(h);
         return d5_error(D5_ERR_UNSUPPORTED,

@@ -121,6 +121,15 @@ Test(library, unloadable_libraries_are_reported)
     cr_assert_eq(d5_op_library_open("libm.so.6", &lib), D5_ERR_IO); /* bare names are paths */
 }
 
+/* An entry point that returns no list with a count of 3 is refused, not read. */
+Test(library, an_entry_without_a_list_is_refused)
+{
+    d5_op_library *lib = NULL;
+    cr_assert_eq(d5_op_library_open(D5_BAD_ENTRY_LIB, &lib), D5_ERR_FORMAT, "%s", d5_last_error());
+    cr_assert(strstr(d5_last_error(), "no list with a count of 3"), "%s", d5_last_error());
+    cr_assert_null(lib);
+}
+
 Test(rng, reproducible_streams)
 {
     d5_rng a, b;

@@ -331,3 +331,25 @@ Test(network, ready_nodes_keep_the_file_order)
     cr_assert_eq(order[2], 0);
     d5_network_free(net);
 }
+
+/* Out-of-range indices and NULL networks read nothing outside the network. */
+Test(network, accessors_refuse_bad_indices)
+{
+    d5_network *net = small_mlp();
+    cr_assert_null(d5_network_input_name(net, -1));
+    cr_assert_null(d5_network_input_name(net, d5_network_input_count(net)));
+    cr_assert_null(d5_network_output_name(net, 7));
+    cr_assert_not_null(d5_network_output_name(net, 0));
+    d5_node_info n;
+    d5_network_node_at(net, 1000, &n);
+    cr_assert_null(n.name);
+    d5_value_info v;
+    d5_network_value_at(net, -3, &v);
+    cr_assert_null(v.name);
+    cr_assert_eq(v.producer, -1);
+    cr_assert_eq(d5_network_input_count(NULL), 0);
+    cr_assert_eq(d5_network_node_count(NULL), 0);
+    cr_assert_null(d5_network_output_name(NULL, 0));
+    cr_assert_null(d5_network_name(NULL));
+    d5_network_free(net);
+}
