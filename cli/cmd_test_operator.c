@@ -238,6 +238,7 @@ int cmd_test_operator(int argc, char **argv)
     if (s == D5_OK) s = d5_results_context(res, "operator", op);
     if (s == D5_OK) s = d5_results_context_number(res, "fp32_peak_gflops", peak);
     int failed = 0, tty = isatty(2);
+    size_t measured = 0;
     size_t step = 0, steps = ncases * (size_t)nt;
     for (size_t i = 0; s == D5_OK && i < ncases; i++)
         for (int k = 0; s == D5_OK && k < nt; k++) {
@@ -259,6 +260,7 @@ int cmd_test_operator(int argc, char **argv)
                 s = d5_results_add_error(res, name, r.status);
                 continue;
             }
+            measured++;
             size_t idx;
             s = d5_results_add(res, name, &r.m, "ns", &idx);
             double med = r.m.stats.median;
@@ -279,5 +281,9 @@ int cmd_test_operator(int argc, char **argv)
     free(cases);
     for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
     if (s != D5_OK) return cli_fail("test-operator", s);
+    if (measured == 0) {
+        fprintf(stderr, "d5 test-operator: all %zu rows failed; nothing was measured\n", steps);
+        return D5_EXIT_CHECK;
+    }
     return failed ? D5_EXIT_CHECK : D5_EXIT_OK;
 }

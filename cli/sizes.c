@@ -222,6 +222,8 @@ static d5_status parse_inline(const char *text, row *r, const char *where)
 static d5_status load_csv(const char *op, int32_t min_inputs, const char *path, op_case **cases,
                           size_t *n, size_t *cap)
 {
+    d5_status rs = d5_file_check_regular(path, "sizes file");
+    if (rs != D5_OK) return rs;
     FILE *f = fopen(path, "r");
     if (!f) return d5_error(D5_ERR_IO, "cannot read sizes file '%s': %s", path, strerror(errno));
     char line[1024], header[ROW_MAX][24];

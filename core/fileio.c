@@ -113,3 +113,21 @@ d5_status d5__write_file(const char *path, const char *data, size_t len)
     }
     return d5__afile_commit(&af);
 }
+
+d5_status d5_file_check_regular(const char *path, const char *what)
+{
+    if (!path) return d5_error(D5_ERR_INVALID, "no path given for the %s", what ? what : "file");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return d5_error(D5_ERR_IO, "cannot open %s '%s': %s", what ? what : "file", path,
+                        strerror(errno));
+    if (S_ISREG(st.st_mode)) return D5_OK;
+    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "not a regular file";
+    return d5_error(D5_ERR_IO, "'%s' is %s; the %s must be a regular file", path, kind,
+                    what ? what : "input");
+}

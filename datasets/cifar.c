@@ -93,6 +93,8 @@ static d5_status count_records(const char *folder, const cifar_layout *l, int64_
 static d5_status read_file(const char *path, const cifar_layout *l, d5_dataset *ds, int64_t first,
                            int64_t count)
 {
+    d5_status rs = d5_file_check_regular(path, "CIFAR file");
+    if (rs != D5_OK) return rs;
     FILE *f = fopen(path, "rb");
     if (!f) return d5_error(D5_ERR_IO, "cannot open CIFAR file '%s': %s", path, strerror(errno));
     const size_t nlabel = (size_t)l->label_bytes;

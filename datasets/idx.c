@@ -167,6 +167,10 @@ d5_status d5__idx_read(const char *path, const char *role, int32_t min_ndim, int
 {
     d5__idx idx;
     memset(&idx, 0, sizeof idx);
+    char what[64];
+    snprintf(what, sizeof what, "IDX %s file", role);
+    d5_status rs = d5_file_check_regular(path, what);
+    if (rs != D5_OK) return rs;
     errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f)

@@ -200,6 +200,15 @@ typedef struct d5_build_info {
     char openblas[128];
 } d5_build_info;
 
+/* ---- Input files ---------------------------------------------------------------- */
+
+/* D5_OK when `path` is a regular file (following links). A FIFO, socket,
+ * device or directory is D5_ERR_IO naming the path, its kind and `what` it
+ * should have been ("IDX images file"): opening a FIFO for reading would
+ * block until a writer appears. A missing file is D5_ERR_IO with the system's
+ * reason. */
+D5_API D5_NODISCARD d5_status d5_file_check_regular(const char *path, const char *what);
+
 D5_API const char *d5_version(void);
 /* Fills `out`; every string is static or stored in the struct. */
 D5_API void d5_build_info_get(d5_build_info *out);

@@ -1,0 +1,60 @@
+/* Bad inputs that once hung, crashed or passed silently: each must end with
+ * a clear message, its exit status, and nothing written. */
+#define _GNU_SOURCE
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+TestSuite(hardening_cli, .timeout = 120);
+
+/* A FIFO where a file is expected is refused at once instead of blocking
+ * until a writer appears (the suite's timeout catches a return of the hang). */
+Test(hardening_cli, fifos_are_refused_not_waited_on)
+{
+    char *dir = tmpdir_make(), *fifo, *mnist, *out, *err;
+    cr_assert_geq(asprintf(&fifo, "%s/sizes.csv", dir), 0);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", fifo, "--no-peak");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "is a FIFO; the sizes file must be a regular file"), "%s", err);
+    free(out);
+    free(err);
+    const char *names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    for (size_t i = 0; i < 4; i++) {
+        char *p;
+        cr_assert_geq(asprintf(&p, "%s/%s", dir, names[i]), 0);
+        cr_assert_eq(mkfifo(p, 0600), 0);
+        free(p);
+    }
+    cr_assert_geq(asprintf(&mnist, "mnist:%s", dir), 0);
+    rc = RUN(&out, &err, "train", "--dataset", mnist, "--max-batches", "1");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "is a FIFO"), "%s", err);
+    free(out);
+    free(err);
+    free(mnist);
+    free(fifo);
+    rmtree(dir);
+    free(dir);
+}
+
+/* A sweep in which every row errored is a failure, not a success. */
+Test(hardening_cli, a_sweep_with_no_measured_row_fails)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "test-operator", "Concat", "--sizes", "shape=2x3", "--backend", "ref",
+                 "--no-peak", "--max-time", "0.05");
+    cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
+    cr_assert(strstr(out, "attribute axis is required"), "%s", out);
+    cr_assert(strstr(err, "all 1 rows failed; nothing was measured"), "%s", err);
+    free(out);
+    free(err);
+}
