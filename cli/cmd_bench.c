@@ -142,7 +142,15 @@ static d5_status write_folder(const char *dir, const bench_out *o)
         s = path ? outputs[i].write(o, path) : d5_error(D5_ERR_NOMEM, "out of memory");
         free(path);
     }
-    if (s == D5_OK && o->cfg->json) s = d5_results_write_json(o->r, o->cfg->json);
+    return s;
+}
+
+/* The copies outside the folder (--json, --mlflow), written once the folder is
+ * in place: a failure here reports the path and leaves the folder alone. */
+static d5_status write_extras(const bench_out *o)
+{
+    d5_status s = D5_OK;
+    if (o->cfg->json) s = d5_results_write_json(o->r, o->cfg->json);
     if (s == D5_OK && o->cfg->mlflow) {
         const char *params[] = {"suite", "d5 bench", "quick", o->cfg->quick ? "yes" : "no"};
         d5_mlflow_params mp = {"d5 bench", NULL, params, 2};
@@ -151,6 +159,38 @@ static d5_status write_folder(const char *dir, const bench_out *o)
         if (s == D5_OK) printf("mlflow run %s written under %s\n", id, o->cfg->mlflow);
     }
     return s;
+}
+
+/* An output path is usable when its folder exists and takes a new file: a
+ * probe file is created there and removed, before minutes of work. */
+static int check_output_dir(const char *flag, const char *path, int is_dir)
+{
+    char dir[4096];
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (is_dir && exists && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "d5 bench: %s '%s' exists and is not a folder\n", flag, path);
+        return 0;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    if (!(is_dir && exists)) { /* the folder that will hold it */
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+    }
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.d5-probe-%ld", dir, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f) {
+        fprintf(stderr, "d5 bench: %s '%s': cannot write in '%s': %s\n", flag, path, dir,
+                strerror(errno));
+        return 0;
+    }
+    fclose(f);
+    unlink(probe);
+    return 1;
 }
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
@@ -237,10 +277,17 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
             remove_partial(partial);
         }
     }
+    /* The folder is complete and in place: nothing below removes it. */
+    int folder_written = s == D5_OK;
+    if (s == D5_OK) s = write_extras(&o);
     if (s == D5_OK) s = write_summary(&o, stdout);
     d5_results_free(r);
     d5_timer_free(suite);
-    if (s != D5_OK) return cli_fail("bench", s);
+    if (s != D5_OK) {
+        int code = cli_fail("bench", s);
+        if (folder_written) fprintf(stderr, "d5 bench: the results folder %s is complete\n", out);
+        return code;
+    }
     printf("\nresults in %s/:", out);
     for (size_t i = 0; i < NOUTPUTS; i++) printf(" %s", outputs[i].name);
     printf("\n");
@@ -291,7 +338,6 @@ int cmd_bench(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (cfg.quick) cfg.time_s = cfg.machine_time_s = 0.3;
-    if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
 
     char def[256];
     if (!cfg.out) {
@@ -313,5 +359,11 @@ int cmd_bench(int argc, char **argv)
                 cfg.out);
         return D5_EXIT_USAGE;
     }
+    /* Every output path is checked before the work starts. */
+    if (!check_output_dir("--out", cfg.out, 0) ||
+        (cfg.json && !check_output_dir("--json", cfg.json, 0)) ||
+        (cfg.mlflow && !check_output_dir("--mlflow", cfg.mlflow, 1)))
+        return D5_EXIT_INPUT;
+    if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
     return run(&cfg, &spec, cfg.out);
 }

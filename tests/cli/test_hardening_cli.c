@@ -58,3 +58,34 @@ Test(hardening_cli, a_sweep_with_no_measured_row_fails)
     free(out);
     free(err);
 }
+
+/* d5 bench checks every output path before the work: a --json in a missing
+ * folder or an --mlflow that is a file end it at once, with nothing written. */
+Test(hardening_cli, bench_checks_output_paths_first)
+{
+    char *dir = tmpdir_make(), *res, *file, *out, *err;
+    cr_assert_geq(asprintf(&res, "%s/run", dir), 0);
+    cr_assert_geq(asprintf(&file, "%s/plain", dir), 0);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    int rc = RUN(&out, &err, "bench", "--quick", "--out", res, "--json", "/nonexistent/d5/r.json");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "--json '/nonexistent/d5/r.json': cannot write in '/nonexistent/d5'"),
+              "%s", err);
+    cr_assert_null(strstr(err, "[1/"), "the work started: %s", err);
+    struct stat st;
+    cr_assert_neq(stat(res, &st), 0, "a results folder was left behind");
+    free(out);
+    free(err);
+    rc = RUN(&out, &err, "bench", "--quick", "--out", res, "--mlflow", file);
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "exists and is not a folder"), "%s", err);
+    cr_assert_neq(stat(res, &st), 0);
+    free(out);
+    free(err);
+    free(res);
+    free(file);
+    rmtree(dir);
+    free(dir);
+}
