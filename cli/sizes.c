@@ -43,7 +43,7 @@ const char *sizes_data_dir(void)
 typedef struct row {
     int n;
     char key[ROW_MAX][24];
-    char val[ROW_MAX][24];
+    char val[ROW_MAX][128];
 } row;
 
 static const char *row_get(const row *r, const char *key)
@@ -200,20 +200,39 @@ static d5_status push(op_case **cases, size_t *n, size_t *cap, const op_case *c)
     return D5_OK;
 }
 
+/* Copies a key or value into a row's fixed field, refusing what does not fit. */
+static d5_status put_field(char *dst, size_t cap, const char *src, const char *what,
+                           const char *where)
+{
+    size_t len = strlen(src);
+    if (len >= cap)
+        return d5_error(D5_ERR_FORMAT, "%s: %s '%.40s%s' has %zu characters; at most %zu", where,
+                        what, src, len > 40 ? "..." : "", len, cap - 1);
+    memcpy(dst, src, len + 1);
+    return D5_OK;
+}
+
 /* Splits "a=1,b=2" into a row. */
 static d5_status parse_inline(const char *text, row *r, const char *where)
 {
     memset(r, 0, sizeof *r);
     char buf[512];
+    if (strlen(text) >= sizeof buf)
+        return d5_error(D5_ERR_FORMAT, "%s: a size of %zu characters; at most %zu", where,
+                        strlen(text), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", text);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq || eq == tok || r->n == ROW_MAX)
+        if (!eq || eq == tok)
             return d5_error(D5_ERR_FORMAT, "%s: '%s' is not KEY=VALUE", where, tok);
+        if (r->n == ROW_MAX)
+            return d5_error(D5_ERR_FORMAT, "%s: more than %d KEY=VALUE fields in one size", where,
+                            ROW_MAX);
         *eq = '\0';
-        snprintf(r->key[r->n], sizeof r->key[0], "%s", tok);
-        snprintf(r->val[r->n], sizeof r->val[0], "%s", eq + 1);
+        d5_status s = put_field(r->key[r->n], sizeof r->key[0], tok, "key", where);
+        if (s == D5_OK) s = put_field(r->val[r->n], sizeof r->val[0], eq + 1, "value", where);
+        if (s != D5_OK) return s;
         r->n++;
     }
     return D5_OK;
@@ -231,27 +250,40 @@ static d5_status load_csv(const char *op, int32_t min_inputs, const char *path, 
     d5_status s = D5_OK;
     while (s == D5_OK && fgets(line, sizeof line, f)) {
         lineno++;
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
+            s = d5_error(D5_ERR_FORMAT, "%s: the line is longer than %zu characters", where,
+                         sizeof line - 2);
+            break;
+        }
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0] || line[0] == '#') continue;
         char *save = NULL, *tok;
         if (ncols == 0) {
-            for (tok = strtok_r(line, ",", &save); tok && ncols < ROW_MAX;
-                 tok = strtok_r(NULL, ",", &save))
-                snprintf(header[ncols++], sizeof header[0], "%s", tok);
+            for (tok = strtok_r(line, ",", &save); tok && s == D5_OK;
+                 tok = strtok_r(NULL, ",", &save)) {
+                if (ncols == ROW_MAX)
+                    s = d5_error(D5_ERR_FORMAT, "%s: more than %d columns", where, ROW_MAX);
+                else
+                    s = put_field(header[ncols++], sizeof header[0], tok, "column name", where);
+            }
             continue;
         }
         row r;
         memset(&r, 0, sizeof r);
-        for (tok = strtok_r(line, ",", &save); tok && r.n < ncols;
-             tok = strtok_r(NULL, ",", &save)) {
-            snprintf(r.key[r.n], sizeof r.key[0], "%s", header[r.n]);
-            snprintf(r.val[r.n], sizeof r.val[0], "%s", tok);
+        int fields = 0;
+        for (tok = strtok_r(line, ",", &save); tok && s == D5_OK;
+             tok = strtok_r(NULL, ",", &save), fields++) {
+            if (r.n == ncols) continue; /* counted, reported below */
+            s = put_field(r.key[r.n], sizeof r.key[0], header[r.n], "column name", where);
+            if (s == D5_OK) s = put_field(r.val[r.n], sizeof r.val[0], tok, "value", where);
             r.n++;
         }
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
-        if (r.n != ncols) {
-            s = d5_error(D5_ERR_FORMAT, "%s: %d fields, the header has %d", where, r.n, ncols);
+        if (s != D5_OK) break;
+        if (fields != ncols) {
+            s = d5_error(D5_ERR_FORMAT, "%s: %d fields, the header has %d", where, fields, ncols);
             break;
         }
         op_case c;
@@ -303,6 +335,9 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
         s = load_csv(op, min_inputs, path, cases, n, &cap);
     } else if (strchr(spec, '=')) {
         char buf[2048];
+        if (strlen(spec) >= sizeof buf)
+            return d5_error(D5_ERR_FORMAT, "--sizes: %zu characters; at most %zu (use a CSV file)",
+                            strlen(spec), sizeof buf - 1);
         snprintf(buf, sizeof buf, "%s", spec);
         for (char *save = NULL, *one = strtok_r(buf, ";", &save); s == D5_OK && one;
              one = strtok_r(NULL, ";", &save)) {

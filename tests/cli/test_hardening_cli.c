@@ -89,3 +89,44 @@ Test(hardening_cli, bench_checks_output_paths_first)
     rmtree(dir);
     free(dir);
 }
+
+/* Sizes that do not fit d5's fields are refused with the field named, never
+ * cut short; a CSV row with more fields than its header is refused too. */
+Test(hardening_cli, long_sizes_are_refused_not_truncated)
+{
+    char *out, *err, *dir = tmpdir_make(), *csv;
+    char key[64];
+    memset(key, 'k', 40);
+    key[40] = '\0';
+    char spec[128];
+    snprintf(spec, sizeof spec, "M=1,N=2,K=3,%s=1", key);
+    int rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", spec, "--no-peak");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "has 40 characters; at most 23"), "%s", err);
+    free(out);
+    free(err);
+    cr_assert_geq(asprintf(&csv, "%s/s.csv", dir), 0);
+    FILE *f = fopen(csv, "w");
+    cr_assert_not_null(f);
+    fputs("M,N,K\n1,2,3,4\n", f);
+    fclose(f);
+    rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", csv, "--no-peak");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "s.csv:2: 4 fields, the header has 3"), "%s", err);
+    free(out);
+    free(err);
+    char *big = malloc(3000);
+    memset(big, 'x', 2999);
+    big[0] = 'M';
+    big[1] = '=';
+    big[2999] = '\0';
+    rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", big, "--no-peak");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "--sizes: 2999 characters"), "%s", err);
+    free(big);
+    free(out);
+    free(err);
+    free(csv);
+    rmtree(dir);
+    free(dir);
+}
