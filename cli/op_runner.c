@@ -227,6 +227,8 @@ void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome 
         return;
     }
     if (pid == 0) {
+        /* Its own process group, so that ending it ends whatever it forked. */
+        setpgid(0, 0);
         close(fds[0]);
         outcome mine;
         run_here(o, c, t, &mine);
@@ -234,6 +236,7 @@ void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome 
         if (ok && mine.ok) ok = write_all(fds[1], mine.m.samples, mine.m.n * sizeof(double));
         _exit(ok ? 0 : 1);
     }
+    setpgid(pid, pid); /* also from here: no race with the child's own call */
     close(fds[1]);
     double deadline = now_s() + o->timeout;
     int got = read_all(fds[0], r, sizeof *r, deadline);
@@ -244,9 +247,10 @@ void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome 
         r->m.samples = samples;
     }
     close(fds[0]);
-    if (got == -1) kill(pid, SIGKILL);
+    if (got == -1) kill(-pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
+    kill(-pid, SIGKILL); /* what the operator forked and left running */
     if (got != 1) {
         if (samples) d5_free(samples);
         memset(r, 0, sizeof *r);

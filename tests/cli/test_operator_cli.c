@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -145,6 +146,35 @@ Test(operator_cli, custom_operators_compile_load_and_fail_safely)
     cr_assert(strstr(out, "timed out after 2 s"), "%s", out);
     free(out), free(err);
     free(both);
+    /* A timed-out operator's grandchild does not outlive it. */
+    char *pidfile, *fork_hang;
+    cr_assert_geq(asprintf(&pidfile, "%s/grandchild.pid", dir), 0);
+    cr_assert_geq(asprintf(&fork_hang, "custom:%s:ForkHang", bad), 0);
+    setenv("D5_TEST_PIDFILE", pidfile, 1);
+    cr_assert_eq(RUN(&out, &err, "test-operator", "ForkHang", "--backend", fork_hang, "--sizes",
+                     "shape=8", "--timeout", "2", "--no-peak"),
+                 1);
+    unsetenv("D5_TEST_PIDFILE");
+    cr_assert(strstr(out, "timed out after 2 s"), "%s", out);
+    char *text = slurp(pidfile, NULL);
+    cr_assert_not_null(text, "the operator did not run");
+    long grandchild = strtol(text, NULL, 10);
+    cr_assert_gt(grandchild, 0);
+    int gone = 0;
+    for (int i = 0; i < 40 && !gone; i++) {
+        char stat_path[64], *st;
+        snprintf(stat_path, sizeof stat_path, "/proc/%ld/stat", grandchild);
+        st = slurp(stat_path, NULL);
+        /* Gone, or a zombie waiting for init to reap it. */
+        gone = !st || strstr(st, ") Z ") != NULL;
+        free(st);
+        if (!gone) usleep(50000);
+    }
+    cr_assert(gone, "grandchild %ld still runs", grandchild);
+    free(text);
+    free(pidfile);
+    free(fork_hang);
+    free(out), free(err);
     /* Compiler errors are shown verbatim. */
     char *src;
     cr_assert_geq(asprintf(&src, "%s/broken.c", dir), 0);

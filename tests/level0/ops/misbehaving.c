@@ -1,7 +1,11 @@
 /* Operators that misbehave on purpose, to test that `d5 test-operator` survives
- * them: Crash dereferences NULL in forward, Hang never returns. */
+ * them: Crash dereferences NULL in forward, Hang never returns, ForkHang
+ * leaves a spinning grandchild behind and never returns. */
 #include <d5/operator.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
@@ -37,9 +41,36 @@ static d5_status hang(void *state, const d5_tensor *in, int32_t nin, d5_tensor *
     return D5_OK;
 }
 
+/* Forks a grandchild that spins, writes its pid to $D5_TEST_PIDFILE, then
+ * hangs: ending the operator's process must end the grandchild too. */
+static d5_status fork_hang(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                           int32_t nout)
+{
+    (void)state;
+    (void)in;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    pid_t pid = fork();
+    if (pid == 0)
+        for (volatile unsigned long n = 0;; n++) {
+        }
+    const char *file = getenv("D5_TEST_PIDFILE");
+    FILE *f = file ? fopen(file, "w") : NULL;
+    if (f) {
+        fprintf(f, "%ld\n", (long)pid);
+        fclose(f);
+    }
+    for (;;) pause();
+    return D5_OK;
+}
+
 static const d5_op_desc crash_op = {
     D5_OP_ABI_VERSION, 0, "Crash", "custom", 1, 1, 1, 1, create, crash, NULL, NULL, NULL};
 static const d5_op_desc hang_op = {
     D5_OP_ABI_VERSION, 0, "Hang", "custom", 1, 1, 1, 1, create, hang, NULL, NULL, NULL};
 
-D5_OPERATOR_EXPORT(&crash_op, &hang_op)
+static const d5_op_desc fork_hang_op = {
+    D5_OP_ABI_VERSION, 0, "ForkHang", "custom", 1, 1, 1, 1, create, fork_hang, NULL, NULL, NULL};
+
+D5_OPERATOR_EXPORT(&crash_op, &hang_op, &fork_hang_op)
