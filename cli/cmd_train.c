@@ -58,11 +58,22 @@ static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t 
         /* Samples of the model's input shape, one class per logit. */
         int32_t v;
         d5_value_info in, out;
+        if (d5_network_input_count(net) != 1 || d5_network_output_count(net) < 1)
+            return d5_error(D5_ERR_INVALID,
+                            "--dataset synthetic: the model has %d graph inputs and %d outputs; a "
+                            "classifier has one input [batch, sample...] and an output [batch, "
+                            "classes]",
+                            (int)d5_network_input_count(net), (int)d5_network_output_count(net));
         s = d5_network_find_value(net, d5_network_input_name(net, 0), &v);
         if (s == D5_OK) d5_network_value_at(net, v, &in);
         if (s == D5_OK) s = d5_network_find_value(net, d5_network_output_name(net, 0), &v);
         if (s != D5_OK) return s;
         d5_network_value_at(net, v, &out);
+        if (in.desc.ndim < 2)
+            return d5_error(D5_ERR_SHAPE,
+                            "--dataset synthetic: graph input '%s' has %d dimensions; a "
+                            "classifier's input is [batch, sample...] with at least 2",
+                            in.name, (int)in.desc.ndim);
         d5_tensor_desc sample = in.desc;
         sample.ndim--;
         memmove(sample.shape, sample.shape + 1, (size_t)sample.ndim * sizeof *sample.shape);

@@ -130,3 +130,47 @@ Test(hardening_cli, long_sizes_are_refused_not_truncated)
     rmtree(dir);
     free(dir);
 }
+
+/* Writes x -> Relu -> y with x of `ndim` dimensions of 4 (0: a scalar); y
+ * is a graph output when `with_output`. */
+static char *relu_model(const char *dir, int32_t ndim, int with_output)
+{
+    d5_network *net;
+    cr_assert_eq(d5_network_create("relu", &net), D5_OK);
+    int64_t shape[2] = {4, 4};
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
+    const char *x[] = {"x"}, *y[] = {"y"};
+    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
+    if (with_output) cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
+    char *path;
+    cr_assert_geq(asprintf(&path, "%s/relu%d%d.onnx", dir, (int)ndim, with_output), 0);
+    cr_assert_eq(d5_onnx_save(net, path), D5_OK, "%s", d5_last_error());
+    d5_network_free(net);
+    return path;
+}
+
+/* d5 train on synthetic data with a model that is no classifier: a scalar
+ * input, no graph output. Once a negative-size memmove and a crash. */
+Test(hardening_cli, train_refuses_models_that_are_no_classifier)
+{
+    char *dir = tmpdir_make(), *out, *err;
+    char *scalar = relu_model(dir, 0, 1), *no_output = relu_model(dir, 2, 0);
+    int rc =
+        RUN(&out, &err, "train", "--model", scalar, "--dataset", "synthetic", "--max-batches", "1");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "graph input 'x' has 0 dimensions"), "%s", err);
+    free(out);
+    free(err);
+    rc = RUN(&out, &err, "train", "--model", no_output, "--dataset", "synthetic", "--max-batches",
+             "1");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "1 graph inputs and 0 outputs"), "%s", err);
+    free(out);
+    free(err);
+    free(scalar);
+    free(no_output);
+    rmtree(dir);
+    free(dir);
+}
