@@ -150,6 +150,8 @@ int cmd_onnx_test(int argc, char **argv)
         if (!quiet || r.outcome == D5_ONNX_TEST_FAIL) {
             if (r.outcome == D5_ONNX_TEST_PASS)
                 printf("pass  %s\n", name);
+            else if (strlen(r.detail) > 200) /* the whole text is in --json */
+                printf("%s  %s: %.200s...\n", word, name, r.detail);
             else
                 printf("%s  %s: %s\n", word, name, r.detail);
         }

@@ -156,7 +156,9 @@ int cmd_test_operator(int argc, char **argv)
         {"validate", CLI_FLAG, &o.run.validate, NULL, "compare every output with the ref backend",
          0, 0},
         {"gradient", CLI_FLAG, &o.run.gradient, NULL,
-         "compare the backward pass with the ref backend's", 0, 0},
+         "check the backward pass against central finite differences (up to 256 elements of "
+         "each input) and, for other backends, against ref's",
+         0, 0},
         {"validate-max-gflop", CLI_DOUBLE, &o.run.validate_max_gflop, "G",
          "skip validation of sizes above G GFLOP (default 20)", 0, 1e6},
         {"heatmap", CLI_STRING, &o.run.heatmap, "FILE",

@@ -89,6 +89,9 @@ static void free_tensors(d5_tensor *t, int32_t n)
     free(t);
 }
 
+/* Elements of each input checked against finite differences by --gradient. */
+#define GRAD_ELEMENTS 256
+
 void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
 {
     memset(r, 0, sizeof *r);
@@ -166,6 +169,31 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
                                      (long long)fc.out[i].worst, fc.out[i].got, fc.out[i].want);
                 }
             }
+        }
+    }
+    /* The gradient against central finite differences of the operator itself
+     * (ref included), on at most GRAD_ELEMENTS elements of each input. */
+    if (s == D5_OK && o->gradient && t->desc->backward && !(t->desc->flags & D5_OP_CUDA) &&
+        r->flops <= o->validate_max_gflop * 1e9) {
+        d5_gradient_params gp = d5_gradient_default_params();
+        gp.max_elements = GRAD_ELEMENTS;
+        d5_gradient_check gc;
+        int against_ref = r->grad_checked, ref_ok = r->grad_ok;
+        s = d5_validate_gradient(t->desc, c->in, c->nin, NULL, &attrs, 0, &gp, &gc);
+        if (s == D5_OK) {
+            r->grad_checked = 1;
+            r->grad_fd_checked = gc.checked;
+            r->grad_ok = gc.passed && (!against_ref || ref_ok);
+            if (!gc.passed)
+                snprintf(r->status, sizeof r->status,
+                         "FAIL: gradient of input %d element %lld is %.7g, finite differences "
+                         "give %.7g (|error| %.3g > %.3g)",
+                         (int)gc.worst_input, (long long)gc.worst_index, gc.analytic, gc.numeric,
+                         gc.error, gc.tol);
+            else if (r->grad_ok && strcmp(r->status, "ok") == 0)
+                snprintf(r->status, sizeof r->status,
+                         "ok (gradient: %lld elements match finite differences%s)",
+                         (long long)gc.checked, against_ref ? " and ref" : "");
         }
     }
     if (s != D5_OK) {

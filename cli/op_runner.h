@@ -29,6 +29,7 @@ typedef struct outcome {
     int validated, valid; /* a comparison with ref was made, and it passed */
     double err_linf, err_rel;
     int grad_checked, grad_ok;
+    int64_t grad_fd_checked; /* elements compared with finite differences */
 } outcome;
 
 /* Runs in this process (built-in operators). */

@@ -14,7 +14,9 @@ extern "C" {
 typedef struct d5_compare {
     int64_t n;           /* elements compared */
     double l1, l2, linf; /* norms of the difference */
-    double max_rel;      /* max |got - want| / max(|want|, tiny) */
+    double max_rel;      /* max |got - want| / max(|want|, 1e-6 max|want|, 1e-30): relative
+                            where want is not tiny, absolute against the tensor's scale
+                            where it is (a reference of 0 gives no 1e29) */
     int64_t worst;       /* flat index of the largest |got - want| */
     double got, want;    /* values there */
     int nonfinite;       /* got has NaN or Inf where want is finite */
@@ -75,10 +77,11 @@ typedef struct d5_gradient_check {
 } d5_gradient_check;
 
 typedef struct d5_gradient_params {
-    double step;       /* 0: 1e-6 in float64, 1e-2 in float32 */
-    double atol, rtol; /* 0: 1e-5 in float64, 2e-2 in float32 */
-    uint64_t seed;     /* random inputs and output gradients (default 1) */
-    uint32_t wrt;      /* bit i: check input i (0: every floating-point input) */
+    double step;          /* 0: 1e-6 in float64, 1e-2 in float32 */
+    double atol, rtol;    /* 0: 1e-5 in float64, 2e-2 in float32 */
+    uint64_t seed;        /* random inputs and output gradients (default 1) */
+    uint32_t wrt;         /* bit i: check input i (0: every floating-point input) */
+    int64_t max_elements; /* per input, evenly spaced over it (0: every element) */
 } d5_gradient_params;
 
 D5_API d5_gradient_params d5_gradient_default_params(void);

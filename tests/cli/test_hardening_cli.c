@@ -174,3 +174,15 @@ Test(hardening_cli, train_refuses_models_that_are_no_classifier)
     rmtree(dir);
     free(dir);
 }
+
+/* --gradient checks against finite differences, ref included. */
+Test(hardening_cli, gradient_is_checked_against_finite_differences)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "test-operator", "Relu", "--sizes", "shape=4x64", "--backend", "ref",
+                 "--gradient", "--no-peak", "--max-time", "0.05");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    cr_assert(strstr(out, "ok (gradient: 256 elements match finite differences)"), "%s", out);
+    free(out);
+    free(err);
+}
