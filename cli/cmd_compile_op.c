@@ -3,6 +3,7 @@
  * it, and checks that it loads and exports the operator asked for. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "op_runner.h"
 
 #include <errno.h>
 #include <spawn.h>
@@ -249,8 +250,9 @@ int cmd_compile_op(int argc, char **argv)
             return D5_EXIT_INPUT;
         }
     }
-    d5_op_library *l;
-    d5_status s = d5_op_library_open(lib, &l);
+    d5_op_library *l = NULL;
+    d5_status s = probe_library(lib, 30);
+    if (s == D5_OK) s = d5_op_library_open(lib, &l);
     const d5_op_desc *d = NULL;
     if (s == D5_OK) {
         s = d5_op_library_find(l, name, &d);

@@ -2,6 +2,7 @@
  * FrameworkOverhead, memory, and optionally a trace of one iteration. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "op_runner.h"
 #include "netload.h"
 
 #include <stdlib.h>
@@ -303,6 +304,7 @@ int cmd_run(int argc, char **argv)
         d5_network_free(net);
         return cli_bad_backend_option("run", "node-backend", node_backends, bad);
     }
+    if (s == D5_OK && lib) s = probe_library(lib, 30);
     if (s == D5_OK && lib) s = d5_op_library_open(lib, &library);
     d5_executor_options eo = d5_executor_default_options();
     eo.backend = backend_option;

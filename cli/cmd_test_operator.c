@@ -40,7 +40,8 @@ static int add_builtin(target *ts, int *n, const char *op, const char *backend, 
 /* "ref,blas", "all", "custom:LIB:NAME". Returns an exit code or -1: a name
  * that is no backend, or one unavailable here, is a usage error (2); a
  * backend without the operator is bad input (3). */
-static int parse_targets(const char *op, const char *spec, target *ts, int *n, int max)
+static int parse_targets(const char *op, const char *spec, double o_timeout, target *ts, int *n,
+                         int max)
 {
     char buf[2048];
     int rc;
@@ -58,8 +59,9 @@ static int parse_targets(const char *op, const char *spec, target *ts, int *n, i
                 return D5_EXIT_USAGE;
             }
             *name++ = '\0';
-            d5_op_library *l;
-            d5_status s = d5_op_library_open(lib, &l);
+            d5_op_library *l = NULL;
+            d5_status s = probe_library(lib, o_timeout);
+            if (s == D5_OK) s = d5_op_library_open(lib, &l);
             const d5_op_desc *d = NULL;
             if (s == D5_OK) s = d5_op_library_find(l, name, &d);
             if (s != D5_OK) {
@@ -203,7 +205,7 @@ int cmd_test_operator(int argc, char **argv)
 
     target ts[16];
     int nt = 0;
-    rc = parse_targets(op, o.backends, ts, &nt, 16);
+    rc = parse_targets(op, o.backends, o.run.timeout, ts, &nt, 16);
     if (rc >= 0) return rc;
     op_case *cases;
     size_t ncases;

@@ -299,3 +299,64 @@ void run_case(const run_opts *o, const op_case *c, const target *t, outcome *r)
     else
         run_here(o, c, t, r);
 }
+
+/* ---- Loading a custom operator library in a child first ---- */
+
+typedef struct probe_reply {
+    int32_t status;
+    char detail[512];
+} probe_reply;
+
+d5_status probe_library(const char *path, double timeout)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return d5_error(D5_ERR_IO, "checking '%s': pipe: %s", path, strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return d5_error(D5_ERR_IO, "checking '%s': fork: %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        close(fds[0]);
+        probe_reply rep;
+        memset(&rep, 0, sizeof rep);
+        d5_op_library *l = NULL;
+        rep.status = (int32_t)d5_op_library_open(path, &l);
+        if (rep.status != D5_OK) snprintf(rep.detail, sizeof rep.detail, "%s", d5_last_error());
+        _exit(write_all(fds[1], &rep, sizeof rep) ? 0 : 1);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    probe_reply rep;
+    int got = read_all(fds[0], &rep, sizeof rep, now_s() + timeout);
+    close(fds[0]);
+    if (got == -1) kill(-pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    kill(-pid, SIGKILL);
+    if (got == -1)
+        return d5_error(D5_ERR_IO,
+                        "loading '%s' did not finish within %.0f s (a constructor that hangs?); it "
+                        "was not loaded into d5",
+                        path, timeout);
+    if (got != 1) {
+        if (WIFSIGNALED(status))
+            return d5_error(D5_ERR_IO,
+                            "loading '%s' crashed with signal %d (%s), in a constructor or the "
+                            "entry point; it was not loaded into d5",
+                            path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return d5_error(D5_ERR_IO,
+                        "loading '%s' ended the process with exit status %d, in a constructor or "
+                        "the entry point; it was not loaded into d5",
+                        path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (rep.status != D5_OK) {
+        rep.detail[sizeof rep.detail - 1] = '\0';
+        return d5_error((d5_status)rep.status, "%s", rep.detail);
+    }
+    return D5_OK;
+}

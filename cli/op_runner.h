@@ -36,6 +36,12 @@ typedef struct outcome {
 void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r);
 /* Runs in a child process with a timeout (custom operators). */
 void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome *r);
+/* Loads a custom operator library in a child process first, so that a
+ * constructor or entry point that crashes, exits or hangs (more than
+ * `timeout` seconds) is reported (D5_ERR_IO: it cannot be loaded) instead of
+ * taking d5 down;
+ * the library's own errors come back as they are. D5_OK: it can be loaded. */
+d5_status probe_library(const char *path, double timeout);
 /* Either, as the target requires. */
 void run_case(const run_opts *o, const op_case *c, const target *t, outcome *r);
 

@@ -186,3 +186,44 @@ Test(hardening_cli, gradient_is_checked_against_finite_differences)
     free(out);
     free(err);
 }
+
+/* A library whose constructor crashes, exits or hangs is loaded in a child
+ * first: d5 reports it and goes on. */
+Test(hardening_cli, misbehaving_library_constructors_are_contained)
+{
+    char *dir = tmpdir_make(), *lib, *spec, *out, *err;
+    cr_assert_geq(asprintf(&lib, "%s/libctor.so", dir), 0);
+    unsetenv("D5_TEST_CONSTRUCTOR");
+    int rc = RUN(&out, &err, "compile-op", D5_SOURCE_DIR "/tests/level0/ops/bad_constructor.c",
+                 "--name", "Copy", "-o", lib);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+    free(out);
+    free(err);
+    cr_assert_geq(asprintf(&spec, "custom:%s:Copy", lib), 0);
+    setenv("D5_TEST_CONSTRUCTOR", "crash", 1);
+    rc = RUN(&out, &err, "test-operator", "Copy", "--backend", spec, "--sizes", "shape=8",
+             "--no-peak");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "crashed with signal 11"), "%s", err);
+    free(out);
+    free(err);
+    setenv("D5_TEST_CONSTRUCTOR", "exit", 1);
+    rc = RUN(&out, &err, "compile-op", D5_SOURCE_DIR "/tests/level0/ops/bad_constructor.c",
+             "--name", "Copy", "-o", lib);
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "ended the process with exit status 7"), "%s", err);
+    free(out);
+    free(err);
+    setenv("D5_TEST_CONSTRUCTOR", "hang", 1);
+    rc = RUN(&out, &err, "test-operator", "Copy", "--backend", spec, "--sizes", "shape=8",
+             "--no-peak", "--timeout", "2");
+    cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "did not finish within 2 s"), "%s", err);
+    unsetenv("D5_TEST_CONSTRUCTOR");
+    free(out);
+    free(err);
+    free(spec);
+    free(lib);
+    rmtree(dir);
+    free(dir);
+}

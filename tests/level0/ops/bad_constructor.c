@@ -1,0 +1,43 @@
+/* An operator library whose constructor misbehaves as $D5_TEST_CONSTRUCTOR
+ * says: "crash" dereferences NULL, "exit" ends the process, "hang" never
+ * returns. Loading it must not take d5 down. */
+#include <d5/operator.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void misbehave(void)
+{
+    const char *how = getenv("D5_TEST_CONSTRUCTOR");
+    if (!how) return;
+    if (strcmp(how, "crash") == 0) *(volatile int *)0 = 1;
+    if (strcmp(how, "exit") == 0) _exit(7);
+    if (strcmp(how, "hang") == 0)
+        for (;;) pause();
+}
+
+static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nin;
+    (void)attrs;
+    (void)nout;
+    out[0] = in[0].desc;
+    *state = NULL;
+    return D5_OK;
+}
+
+static d5_status copy(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+{
+    (void)state;
+    (void)nin;
+    (void)nout;
+    memcpy(out[0].data, in[0].data, (size_t)d5_tensor_desc_numel(&in[0].desc) * sizeof(float));
+    return D5_OK;
+}
+
+static const d5_op_desc copy_op = {
+    D5_OP_ABI_VERSION, 0, "Copy", "custom", 1, 1, 1, 1, create, copy, NULL, NULL, NULL};
+
+D5_OPERATOR_EXPORT(&copy_op)
