@@ -70,6 +70,20 @@ int cli_check_backends(const char *command, const char *flag, const char *list, 
  * and returns D5_EXIT_USAGE: a bad backend option found by a check. */
 int cli_bad_backend_option(const char *command, const char *flag, const char *value, d5_status s);
 
+/* ---- Signals (signals.c) ---- */
+
+/* On SIGINT, SIGTERM or SIGHUP: ends the registered children's process
+ * groups, removes the registered unfinished files and folders, and exits with
+ * 128 + the signal. Installed once by main(). */
+void cli_signals_install(void);
+/* A child process group to end on a signal, and its end. */
+void cli_child_started(long pgid);
+void cli_child_ended(long pgid);
+/* A file (or an empty-by-then folder: register its files first) to remove on
+ * a signal; cli_unfinished_clear once the output is complete. */
+void cli_unfinished_add(const char *path);
+void cli_unfinished_clear(void);
+
 /* ---- Threads and contention (contention.c) ---- */
 
 /* The help text of every command's --threads option. */

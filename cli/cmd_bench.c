@@ -267,6 +267,13 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
         cli_progress(7, steps, "writing %s", out);
+        /* Interrupted while writing: the unfinished folder goes. */
+        for (size_t i = 0; i < NOUTPUTS; i++) {
+            char *path = join(partial, outputs[i].name);
+            if (path) cli_unfinished_add(path);
+            free(path);
+        }
+        cli_unfinished_add(partial);
         if (mkdir(partial, 0777) != 0)
             s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
         else if ((s = write_folder(partial, &o)) != D5_OK)
@@ -277,6 +284,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
             remove_partial(partial);
         }
     }
+    cli_unfinished_clear();
     /* The folder is complete and in place: nothing below removes it. */
     int folder_written = s == D5_OK;
     if (s == D5_OK) s = write_extras(&o);

@@ -53,6 +53,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
             if (commands[i].computes) cli_wait_policy_restart(argv);
+            cli_signals_install();
             return commands[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "d5: unknown command '%s' (see 'd5 --help')\n", argv[1]);

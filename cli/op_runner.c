@@ -1,5 +1,6 @@
 /* Running one operator on one problem size; see op_runner.h. */
 #define _GNU_SOURCE
+#include "cli.h"
 #include "op_runner.h"
 
 #include "../level0_operators/device.h"
@@ -265,6 +266,7 @@ void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome 
         _exit(ok ? 0 : 1);
     }
     setpgid(pid, pid); /* also from here: no race with the child's own call */
+    cli_child_started(pid);
     close(fds[1]);
     double deadline = now_s() + o->timeout;
     int got = read_all(fds[0], r, sizeof *r, deadline);
@@ -279,6 +281,7 @@ void run_isolated(const run_opts *o, const op_case *c, const target *t, outcome 
     int status = 0;
     waitpid(pid, &status, 0);
     kill(-pid, SIGKILL); /* what the operator forked and left running */
+    cli_child_ended(pid);
     if (got != 1) {
         if (samples) d5_free(samples);
         memset(r, 0, sizeof *r);
@@ -330,6 +333,7 @@ d5_status probe_library(const char *path, double timeout)
         _exit(write_all(fds[1], &rep, sizeof rep) ? 0 : 1);
     }
     setpgid(pid, pid);
+    cli_child_started(pid);
     close(fds[1]);
     probe_reply rep;
     int got = read_all(fds[0], &rep, sizeof rep, now_s() + timeout);
@@ -338,6 +342,7 @@ d5_status probe_library(const char *path, double timeout)
     int status = 0;
     waitpid(pid, &status, 0);
     kill(-pid, SIGKILL);
+    cli_child_ended(pid);
     if (got == -1)
         return d5_error(D5_ERR_IO,
                         "loading '%s' did not finish within %.0f s (a constructor that hangs?); it "

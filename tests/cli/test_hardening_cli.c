@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
@@ -224,6 +226,98 @@ Test(hardening_cli, misbehaving_library_constructors_are_contained)
     free(err);
     free(spec);
     free(lib);
+    rmtree(dir);
+    free(dir);
+}
+
+/* Starts d5 with its output discarded; returns its pid. */
+static pid_t start_d5(const char *const *args)
+{
+    const char *argv[32] = {D5_BIN};
+    int n = 1;
+    while (args[n - 1] && n < 31) {
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *null = freopen("/dev/null", "w", stdout);
+        null = freopen("/dev/null", "w", stderr);
+        (void)null;
+        execv(D5_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* SIGTERM to test-operator while a custom operator hangs in its child: the
+ * child and what it forked end with it, and d5 exits 143. */
+Test(hardening_cli, sigterm_ends_children_and_exits_143)
+{
+    char *dir = tmpdir_make(), *lib, *spec, *pidfile, *out, *err;
+    cr_assert_geq(asprintf(&lib, "%s/libbad.so", dir), 0);
+    cr_assert_geq(asprintf(&pidfile, "%s/grandchild.pid", dir), 0);
+    int rc = RUN(&out, &err, "compile-op", D5_SOURCE_DIR "/tests/level0/ops/misbehaving.c",
+                 "--name", "ForkHang", "-o", lib);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(out);
+    free(err);
+    cr_assert_geq(asprintf(&spec, "custom:%s:ForkHang", lib), 0);
+    setenv("D5_TEST_PIDFILE", pidfile, 1);
+    pid_t pid =
+        start_d5((const char *const[]){"test-operator", "ForkHang", "--backend", spec, "--sizes",
+                                       "shape=8", "--no-peak", "--timeout", "60", NULL});
+    unsetenv("D5_TEST_PIDFILE");
+    char *text = NULL;
+    for (int i = 0; i < 100 && !text; i++) {
+        usleep(50000);
+        text = slurp(pidfile, NULL);
+    }
+    cr_assert_not_null(text, "the operator did not start");
+    long grandchild = strtol(text, NULL, 10);
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status), "d5 died of a signal");
+    cr_assert_eq(WEXITSTATUS(status), 143);
+    int gone = 0;
+    for (int i = 0; i < 40 && !gone; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/stat", grandchild);
+        char *st = slurp(path, NULL);
+        gone = !st || strstr(st, ") Z ") != NULL;
+        free(st);
+        if (!gone) usleep(50000);
+    }
+    cr_assert(gone, "grandchild %ld survived", grandchild);
+    free(text);
+    free(spec);
+    free(lib);
+    free(pidfile);
+    rmtree(dir);
+    free(dir);
+}
+
+/* Ctrl-C during d5 bench: exit 130 and no results folder, whole or partial. */
+Test(hardening_cli, sigint_during_bench_leaves_no_folder)
+{
+    char *dir = tmpdir_make(), *res;
+    cr_assert_geq(asprintf(&res, "%s/run", dir), 0);
+    pid_t pid = start_d5((const char *const[]){"bench", "--quick", "--out", res, NULL});
+    usleep(1500000);
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status), "d5 died of a signal");
+    cr_assert_eq(WEXITSTATUS(status), 130);
+    struct stat st;
+    cr_assert_neq(stat(res, &st), 0, "a results folder appeared");
+    char *cmd;
+    cr_assert_geq(asprintf(&cmd, "ls -A %s | grep -q .", dir), 0);
+    cr_assert_neq(system(cmd), 0, "something was left in %s", dir);
+    free(cmd);
+    free(res);
     rmtree(dir);
     free(dir);
 }
