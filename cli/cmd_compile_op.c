@@ -151,6 +151,8 @@ int cmd_compile_op(int argc, char **argv)
                 !name ? "--name NAME is required" : "no source files given");
         return D5_EXIT_USAGE;
     }
+    cli_echo(stdout, &spec);
+    for (int i = 0; i < nsrc; i++) printf("#   %-14s = %s\n", "SOURCE", sources[i]);
     if (!cc) cc = getenv("CC") ? getenv("CC") : "cc";
     if (!cxx) cxx = getenv("CXX") ? getenv("CXX") : "c++";
     if (!nvcc) nvcc = "nvcc";

@@ -121,6 +121,10 @@ int cmd_onnx_test(int argc, char **argv)
         free(dirs);
         return rc;
     }
+    if (!quiet) {
+        cli_echo(stdout, &spec);
+        for (int i = 0; i < ndirs; i++) printf("#   %-14s = %s\n", "DIR", dirs[i]);
+    }
     list tests = {0};
     d5_status s = D5_OK;
     for (int i = 0; i < ndirs && s == D5_OK; i++) s = expand(dirs[i], &tests);

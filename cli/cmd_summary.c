@@ -74,6 +74,8 @@ int cmd_summary(int argc, char **argv)
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    cli_echo(stdout, &spec);
+    printf("#   %-14s = %s\n", "MODEL", model);
 
     d5_network *net = NULL;
     d5_executor *ex = NULL;

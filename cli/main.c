@@ -28,14 +28,16 @@ static const command commands[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: d5 COMMAND [OPTIONS]\n\n"
-               "d5 measures deep learning operators, networks, training and distributed\n"
-               "training with statistically sound methods (warm-up excluded, repetitions until\n"
-               "the median's 95%% confidence interval is tight, median and CI reported).\n\n"
+               "d5 measures deep learning operators, networks, training and the communication\n"
+               "of distributed training with statistically sound methods (warm-up excluded,\n"
+               "repetitions until the median's 95%% confidence interval is tight, median and CI\n"
+               "reported).\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'd5 COMMAND --help' describes a command and its options.\n"
-               "exit status: 0 success, 1 a check or the run failed, 2 bad usage, 3 bad input\n");
+               "exit status: 0 success, 1 a check or the run failed, 2 bad usage, 3 bad input,\n"
+               "130 and 143 interrupted by SIGINT and SIGTERM\n");
 }
 
 int main(int argc, char **argv)
