@@ -13,9 +13,7 @@
 
 static double mono_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+    return (double)d5_monotonic_ns() * 1e-6;
 }
 
 static void bytes_str(double b, char *buf, size_t size)

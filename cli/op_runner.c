@@ -17,9 +17,7 @@
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (double)d5_monotonic_ns() * 1e-9;
 }
 
 /* ---- One run, in this process ---- */

@@ -9,13 +9,6 @@
 
 #define BATCH 1000 /* pairs or reads per sample: one sample is their mean */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 typedef struct pair_ctx {
     d5_timer *t;
     int by_id;
@@ -27,7 +20,7 @@ static d5_status pair_sample(void *arg, double *ns)
     pair_ctx *c = arg;
     d5_status s = d5_timer_reset(c->t); /* outside the timed loop; keeps the memory */
     if (s != D5_OK) return s;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = d5_monotonic_ns();
     if (c->by_id) {
         for (int i = 0; i < BATCH && s == D5_OK; i++) {
             s = d5_timer_start_id(c->t, c->id);
@@ -39,7 +32,7 @@ static d5_status pair_sample(void *arg, double *ns)
             if (s == D5_OK) s = d5_timer_end(c->t, D5_KEY_FORWARD);
         }
     }
-    *ns = (double)(mono_ns() - t0) / BATCH;
+    *ns = (double)(d5_monotonic_ns() - t0) / BATCH;
     return s;
 }
 
@@ -48,9 +41,9 @@ static volatile uint64_t sink;
 static d5_status gettime_sample(void *arg, double *ns)
 {
     (void)arg;
-    uint64_t acc = 0, t0 = mono_ns();
-    for (int i = 0; i < BATCH; i++) acc += mono_ns();
-    *ns = (double)(mono_ns() - t0) / BATCH;
+    uint64_t acc = 0, t0 = d5_monotonic_ns();
+    for (int i = 0; i < BATCH; i++) acc += d5_monotonic_ns();
+    *ns = (double)(d5_monotonic_ns() - t0) / BATCH;
     sink = acc;
     return D5_OK;
 }
@@ -59,9 +52,9 @@ static d5_status gettime_sample(void *arg, double *ns)
 static d5_status rdtsc_sample(void *arg, double *ns)
 {
     (void)arg;
-    uint64_t acc = 0, t0 = mono_ns();
+    uint64_t acc = 0, t0 = d5_monotonic_ns();
     for (int i = 0; i < BATCH; i++) acc += __rdtsc();
-    *ns = (double)(mono_ns() - t0) / BATCH;
+    *ns = (double)(d5_monotonic_ns() - t0) / BATCH;
     sink = acc;
     return D5_OK;
 }

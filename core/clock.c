@@ -1,6 +1,7 @@
 /* Clocks: CLOCK_MONOTONIC, and the invariant time-stamp counter calibrated
  * against it. */
 #define _GNU_SOURCE
+#include "d5/timer.h"
 #include "internal.h"
 
 #include <pthread.h>
@@ -15,6 +16,11 @@ uint64_t d5__mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t d5_monotonic_ns(void)
+{
+    return d5__mono_ns();
 }
 
 uint64_t d5__wall_ns(void)

@@ -99,6 +99,9 @@ D5_API D5_NODISCARD d5_status d5_timer_add(d5_timer *t, const char *key, double 
                                            double duration_ns);
 /* Nanoseconds since the timer was created, on its CPU clock. */
 D5_API double d5_timer_now_ns(const d5_timer *t);
+/* CLOCK_MONOTONIC in nanoseconds: the clock of d5_measure_run, for code that
+ * times something without a timer (progress, budgets, deadlines). */
+D5_API uint64_t d5_monotonic_ns(void);
 
 /* Number of keys registered (the default keys included) and the name of one. */
 D5_API size_t d5_timer_key_count(const d5_timer *t);
