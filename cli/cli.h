@@ -51,6 +51,11 @@ void cli_usage(FILE *f, const cli_spec *spec);
 /* Prints the resolved value of every option as "# name = value" lines. */
 void cli_echo(FILE *f, const cli_spec *spec);
 
+/* Checks, before any work, that an output path (a file; is_dir: a folder,
+ * created if missing) can be written: its folder exists and takes a new file.
+ * NULL is fine (the output was not asked for). Prints what is wrong and
+ * returns 0. */
+int cli_output_ok(const char *command, const char *flag, const char *path, int is_dir);
 /* Prints "d5 COMMAND: <status description>: <detail>" and returns the exit
  * code for a failed d5 call. */
 int cli_fail(const char *command, d5_status s);

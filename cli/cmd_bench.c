@@ -161,38 +161,6 @@ static d5_status write_extras(const bench_out *o)
     return s;
 }
 
-/* An output path is usable when its folder exists and takes a new file: a
- * probe file is created there and removed, before minutes of work. */
-static int check_output_dir(const char *flag, const char *path, int is_dir)
-{
-    char dir[4096];
-    struct stat st;
-    int exists = stat(path, &st) == 0;
-    if (is_dir && exists && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "d5 bench: %s '%s' exists and is not a folder\n", flag, path);
-        return 0;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    if (!(is_dir && exists)) { /* the folder that will hold it */
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
-    }
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.d5-probe-%ld", dir, (long)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f) {
-        fprintf(stderr, "d5 bench: %s '%s': cannot write in '%s': %s\n", flag, path, dir,
-                strerror(errno));
-        return 0;
-    }
-    fclose(f);
-    unlink(probe);
-    return 1;
-}
-
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 {
     int steps = 7;
@@ -368,9 +336,9 @@ int cmd_bench(int argc, char **argv)
         return D5_EXIT_USAGE;
     }
     /* Every output path is checked before the work starts. */
-    if (!check_output_dir("--out", cfg.out, 0) ||
-        (cfg.json && !check_output_dir("--json", cfg.json, 0)) ||
-        (cfg.mlflow && !check_output_dir("--mlflow", cfg.mlflow, 1)))
+    if (!cli_output_ok("bench", "--out", cfg.out, 0) ||
+        !cli_output_ok("bench", "--json", cfg.json, 0) ||
+        !cli_output_ok("bench", "--mlflow", cfg.mlflow, 1))
         return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
     return run(&cfg, &spec, cfg.out);

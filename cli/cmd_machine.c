@@ -31,6 +31,7 @@ int cmd_machine(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
+    if (!cli_output_ok("machine", "--json", json, 0)) return D5_EXIT_INPUT;
 
     d5_machine_info m;
     d5_status s = d5_machine_query(&m);

@@ -94,6 +94,7 @@ int cmd_model(int argc, char **argv)
         fprintf(stderr, "d5 model: missing -o FILE (see 'd5 model --help')\n");
         return D5_EXIT_USAGE;
     }
+    if (!cli_output_ok("model", "-o", output, 0)) return D5_EXIT_INPUT;
     d5_model_params p = d5_model_default_params();
     if (!parse_seed(seed_text, &p.seed)) return D5_EXIT_USAGE;
     p.batch = batch;

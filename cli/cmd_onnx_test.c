@@ -4,6 +4,7 @@
 #include "netload.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,10 @@ static d5_status expand(const char *dir, list *out)
 {
     if (has_model(dir)) return push(out, dir) ? D5_OK : D5_ERR_NOMEM;
     DIR *d = opendir(dir);
-    if (!d) return d5_error(D5_ERR_IO, "%s: not a test folder (no model.onnx) nor a folder", dir);
+    if (!d)
+        return d5_error(D5_ERR_IO, "%s: %s", dir,
+                        errno == ENOTDIR ? "not a test folder (no model.onnx) nor a folder of them"
+                                         : strerror(errno));
     list found = {0};
     struct dirent *e;
     char path[4096];
@@ -112,6 +116,7 @@ int cmd_onnx_test(int argc, char **argv)
         &ndirs};
     int rc = cli_parse(&spec, argc, argv);
     if (rc < 0) rc = cli_check_backends("onnx-test", "backend", backend, 1);
+    if (rc < 0 && !cli_output_ok("onnx-test", "--json", json, 0)) rc = D5_EXIT_INPUT;
     if (rc < 0) {
         /* Conformance measures nothing: the count is set without the echo. */
         d5_status ts = d5_threads_set(threads);

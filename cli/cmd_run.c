@@ -281,6 +281,9 @@ int cmd_run(int argc, char **argv)
     const char *backend_option = backend;
     if (!backend) backend = d5_backend_default_list();
     cli_echo(stdout, &spec);
+    if (!cli_output_ok("run", "--json", json, 0) || !cli_output_ok("run", "--trace", trace, 0) ||
+        !cli_output_ok("run", "--save-outputs", save, 1))
+        return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("run", threads)) >= 0) return rc;
     d5_status s = D5_OK;
 

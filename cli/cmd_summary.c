@@ -75,6 +75,7 @@ int cmd_summary(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
+    if (!cli_output_ok("summary", "--json", json, 0)) return D5_EXIT_INPUT;
     printf("#   %-14s = %s\n", "MODEL", model);
 
     d5_network *net = NULL;

@@ -78,6 +78,14 @@ static int parse_targets(const char *op, const char *spec, double o_timeout, tar
             return D5_EXIT_INPUT;
         }
     }
+    int known = 0;
+    for (size_t i = 0; i < d5_op_count() && !known; i++) known = strcmp(d5_op_at(i)->name, op) == 0;
+    if (*n == 0 && !known && strstr(spec, "custom:") == NULL) {
+        fprintf(stderr,
+                "d5 test-operator: d5 has no operator '%s' (see 'd5 test-operator --list x')\n",
+                op);
+        return D5_EXIT_INPUT;
+    }
     if (*n == 0) {
         fprintf(stderr, "d5 test-operator: no backend of '%s' has %s here\n", spec, op);
         return D5_EXIT_INPUT;
@@ -216,6 +224,13 @@ int cmd_test_operator(int argc, char **argv)
     }
     if (o.limit > 0 && (size_t)o.limit < ncases) ncases = (size_t)o.limit;
     cli_echo(stdout, &spec);
+    if (!cli_output_ok("test-operator", "--json", o.json, 0) ||
+        !cli_output_ok("test-operator", "--csv", o.csv, 0) ||
+        !cli_output_ok("test-operator", "--heatmap", o.run.heatmap, 0)) {
+        free(cases);
+        for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
+        return D5_EXIT_INPUT;
+    }
     printf("#   %-14s = %s\n", "OP", op);
     if ((rc = cli_threads_apply("test-operator", o.threads)) >= 0) {
         free(cases);

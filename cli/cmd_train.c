@@ -9,18 +9,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int is_file(const char *path)
+/* A path rather than a built-in model's name: something that is not a folder
+ * exists there (a FIFO included, for the loader to refuse by name), or the
+ * name has a folder or the .onnx suffix in it. */
+static int is_path(const char *model)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    size_t len = strlen(model);
+    return (stat(model, &st) == 0 && !S_ISDIR(st.st_mode)) || strchr(model, '/') ||
+           (len > 5 && strcmp(model + len - 5, ".onnx") == 0);
 }
 
 /* The model: a built-in name or an ONNX file, at batch size `batch`. */
 static d5_status open_model(const char *model, int64_t batch, int64_t classes, uint64_t seed,
                             d5_network **net)
 {
-    size_t len = strlen(model);
-    if (is_file(model) || (len > 5 && strcmp(model + len - 5, ".onnx") == 0)) {
+    if (is_path(model)) {
         d5_status s = d5_onnx_load(model, net);
         if (s == D5_OK) s = d5_network_set_batch(*net, batch, 1);
         return s;
@@ -320,6 +324,11 @@ int cmd_train(int argc, char **argv)
         (rc = cli_check_backends("train", "compare-backend", compare, 1)) >= 0)
         return rc;
     cli_echo(stdout, &spec);
+    if (!cli_output_ok("train", "--json", json, 0) || !cli_output_ok("train", "--csv", csv, 0) ||
+        !cli_output_ok("train", "--trace", trace, 0) ||
+        !cli_output_ok("train", "--checkpoint", checkpoint, 0) ||
+        !cli_output_ok("train", "--mlflow", mlflow, 1))
+        return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("train", threads)) >= 0) return rc;
     d5_status s = D5_OK;
     d5_contention whole;

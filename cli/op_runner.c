@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -310,6 +311,13 @@ typedef struct probe_reply {
 
 d5_status probe_library(const char *path, double timeout)
 {
+    /* A folder or a FIFO is refused here; a missing file is reported by the
+     * loader, with dlopen's words. */
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        d5_status rs = d5_file_check_regular(path, "operator library");
+        if (rs != D5_OK) return rs;
+    }
     int fds[2];
     if (pipe(fds) != 0)
         return d5_error(D5_ERR_IO, "checking '%s': pipe: %s", path, strerror(errno));

@@ -1,11 +1,15 @@
 /* Named long options, validated fully. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void usage_error(const cli_spec *spec, const char *fmt, ...) D5_PRINTF(2, 3);
 
@@ -207,4 +211,45 @@ int cli_check_backends(const char *command, const char *flag, const char *list, 
     if (!list) return -1;
     d5_status s = executor ? d5_executor_check_backends(list) : d5_backend_check_list(list, 0);
     return s == D5_OK ? -1 : cli_bad_backend_option(command, flag, list, s);
+}
+
+int cli_output_ok(const char *command, const char *flag, const char *path, int is_dir)
+{
+    if (!path) return 1;
+    char dir[4096];
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && is_dir && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "d5 %s: %s '%s' exists and is not a folder\n", command, flag, path);
+        return 0;
+    }
+    if (exists && !is_dir && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "d5 %s: %s '%s' is a folder, not a file\n", command, flag, path);
+        return 0;
+    }
+    if (strlen(path) >= sizeof dir) {
+        fprintf(stderr, "d5 %s: %s: the path is longer than %zu characters\n", command, flag,
+                sizeof dir - 1);
+        return 0;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    if (!(is_dir && exists)) { /* the folder that will hold it */
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+    }
+    /* A probe file, created and removed, before minutes of work. */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.d5-probe-%ld", dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "d5 %s: %s '%s': cannot write in '%s': %s\n", command, flag, path, dir,
+                strerror(errno));
+        return 0;
+    }
+    close(fd);
+    unlink(probe);
+    return 1;
 }

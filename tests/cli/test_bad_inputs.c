@@ -1,0 +1,201 @@
+/* The catalogue of bad inputs (tests/cli/bad_inputs.tsv): every case must end
+ * with its exit status and a message that says what is wrong, write nothing
+ * into the output folder and delete nothing. All cases run; the failures are
+ * listed together. */
+#define _GNU_SOURCE
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char *p;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+    free(p);
+}
+
+static void make_dir(const char *dir, const char *name)
+{
+    char *p;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
+    free(p);
+}
+
+static void make_fifo(const char *dir, const char *name)
+{
+    char *p;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    cr_assert_eq(mkfifo(p, 0600), 0, "%s", p);
+    free(p);
+}
+
+/* The fixtures that {T} names in the catalogue. */
+static void fixtures(const char *t)
+{
+    char *model, *out, *err;
+    cr_assert_geq(asprintf(&model, "%s/lenet.onnx", t), 0);
+    cr_assert_eq(RUN(&out, &err, "model", "lenet", "--batch", "4", "-o", model), 0, "%s", err);
+    free(out);
+    free(err);
+    size_t len;
+    char *bytes = slurp(model, &len);
+    cr_assert_not_null(bytes);
+    char *trunc;
+    cr_assert_geq(asprintf(&trunc, "%s/trunc.onnx", t), 0);
+    FILE *f = fopen(trunc, "wb");
+    fwrite(bytes, 1, len < 100 ? len : 100, f);
+    fclose(f);
+    free(trunc);
+    free(bytes);
+    free(model);
+    write_text(t, "empty.onnx", "");
+    write_text(t, "garbage.onnx", "this is not an ONNX model\n");
+    write_text(t, "keep", "a file that must survive every case\n");
+    write_text(t, "sizes-empty.csv", "M,N,K\n");
+    write_text(t, "sizes-extra.csv", "M,N,K\n1,2,3,4\n");
+    write_text(t, "sizes-wide.csv", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n");
+    make_dir(t, "dir");
+    make_dir(t, "out");
+    make_fifo(t, "fifo");
+    make_dir(t, "mnist-bad");
+    write_text(t, "mnist-bad/train-images-idx3-ubyte", "garbage, not IDX");
+    write_text(t, "mnist-bad/train-labels-idx1-ubyte", "garbage, not IDX");
+    write_text(t, "mnist-bad/t10k-images-idx3-ubyte", "garbage, not IDX");
+    write_text(t, "mnist-bad/t10k-labels-idx1-ubyte", "garbage, not IDX");
+    make_dir(t, "mnist-fifo");
+    make_fifo(t, "mnist-fifo/train-images-idx3-ubyte");
+    make_fifo(t, "mnist-fifo/train-labels-idx1-ubyte");
+    /* A model whose input is a scalar. */
+    d5_network *net;
+    cr_assert_eq(d5_network_create("scalar", &net), D5_OK);
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 0, NULL, &d), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
+    const char *x[] = {"x"}, *y[] = {"y"};
+    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
+    char *scalar;
+    cr_assert_geq(asprintf(&scalar, "%s/scalar.onnx", t), 0);
+    cr_assert_eq(d5_onnx_save(net, scalar), D5_OK, "%s", d5_last_error());
+    d5_network_free(net);
+    free(scalar);
+}
+
+/* Replaces every {T} in `s` (a new string). */
+static char *expand(const char *s, const char *t)
+{
+    size_t cap = strlen(s) + 1, n = 0;
+    for (const char *p = s; (p = strstr(p, "{T}")); p += 3) cap += strlen(t);
+    char *r = malloc(cap);
+    for (const char *p = s; *p;) {
+        if (strncmp(p, "{T}", 3) == 0) {
+            memcpy(r + n, t, strlen(t));
+            n += strlen(t);
+            p += 3;
+        } else {
+            r[n++] = *p++;
+        }
+    }
+    r[n] = '\0';
+    return r;
+}
+
+static int folder_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) empty = 0;
+    closedir(d);
+    return empty;
+}
+
+Test(bad_inputs, every_case_fails_cleanly, .timeout = 900)
+{
+    char *t = tmpdir_make(), *out_dir, *keep;
+    fixtures(t);
+    cr_assert_geq(asprintf(&out_dir, "%s/out", t), 0);
+    cr_assert_geq(asprintf(&keep, "%s/keep", t), 0);
+    char *table = slurp(D5_SOURCE_DIR "/tests/cli/bad_inputs.tsv", NULL);
+    cr_assert_not_null(table);
+    int cases = 0, failures = 0;
+    char report[16384] = "";
+    size_t used = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(table, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || !line[0]) continue;
+        char *fields[40];
+        int nf = 0;
+        for (char *p = line; nf < 40;) {
+            fields[nf++] = p;
+            char *tab = strchr(p, '\t');
+            if (!tab) break;
+            *tab = '\0';
+            p = tab + 1;
+        }
+        cr_assert_geq(nf, 2, "a line of the catalogue has no message column");
+        int want = atoi(fields[0]);
+        char *message = expand(fields[1], t);
+        const char *args[40];
+        int na = 0;
+        for (int i = 2; i < nf; i++)
+            if (fields[i][0]) args[na++] = expand(fields[i], t);
+        args[na] = NULL;
+        char *out = NULL, *err = NULL;
+        int rc = run_d5(&out, &err, args);
+        cases++;
+        const char *why = NULL;
+        if (rc != want)
+            why = "exit status";
+        else if (!strstr(err, message))
+            why = "message";
+        else if (!folder_empty(out_dir))
+            why = "something was written into out/";
+        else if (access(keep, F_OK) != 0)
+            why = "the file keep was deleted";
+        if (why) {
+            failures++;
+            used +=
+                (size_t)snprintf(report + used, used < sizeof report ? sizeof report - used : 0,
+                                 "\n[%s] exit %d (want %d), want '%s':", why, rc, want, message);
+            for (int i = 0; i < na && used < sizeof report; i++)
+                used += (size_t)snprintf(report + used, sizeof report - used, " %s", args[i]);
+            if (used < sizeof report)
+                used += (size_t)snprintf(report + used, sizeof report - used,
+                                         "\n    stderr: %.300s", err);
+            /* Clean up after a case that wrote, so the next ones are judged alone. */
+            char *cmd;
+            if (asprintf(&cmd, "rm -rf '%s'/* && touch '%s'", out_dir, keep) >= 0) {
+                if (system(cmd) != 0) fprintf(stderr, "could not clean %s\n", out_dir);
+                free(cmd);
+            }
+        }
+        for (int i = 0; i < na; i++) free((char *)args[i]);
+        free(message);
+        free(out);
+        free(err);
+    }
+    fprintf(stderr, "bad inputs: %d cases, %d failures\n", cases, failures);
+    cr_assert_geq(cases, 100, "the catalogue has %d cases", cases);
+    cr_assert_eq(failures, 0, "%d of %d cases failed:%s", failures, cases, report);
+    free(table);
+    free(out_dir);
+    free(keep);
+    rmtree(t);
+    free(t);
+}
