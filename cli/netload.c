@@ -114,15 +114,9 @@ void netload_inputs_free(d5_tensor *t, int32_t n)
 
 int netload_write_json(json_t *root, const char *path)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    char *text = json_dumps(root, JSON_INDENT(2));
+    if (!text) return -1;
+    d5_status s = d5_file_write_atomic(path, text, strlen(text));
+    free(text);
+    return s == D5_OK ? 0 : -1;
 }

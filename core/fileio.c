@@ -101,8 +101,10 @@ void d5__afile_abort(d5__afile *af)
     memset(af, 0, sizeof *af);
 }
 
-d5_status d5__write_file(const char *path, const char *data, size_t len)
+d5_status d5_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    if (!path || (len && !data))
+        return d5_error(D5_ERR_INVALID, "d5_file_write_atomic: NULL argument");
     d5__afile af;
     d5_status s = d5__afile_open(&af, path);
     if (s != D5_OK) return s;

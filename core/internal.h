@@ -57,8 +57,6 @@ typedef struct d5__afile {
 d5_status d5__afile_open(d5__afile *af, const char *path);
 d5_status d5__afile_commit(d5__afile *af);
 void d5__afile_abort(d5__afile *af);
-/* Writes a whole buffer atomically. */
-d5_status d5__write_file(const char *path, const char *data, size_t len);
 /* mkdir -p; D5_ERR_IO naming the directory on failure. */
 d5_status d5__mkdirs(const char *path);
 /* Joins a directory and a name into a new string (d5_free it). */

@@ -40,7 +40,7 @@ static d5_status write_text(const char *dir, const char *name, const char *text)
 {
     char *p = d5__path_join(dir, name);
     if (!p) return D5_ERR_NOMEM;
-    d5_status s = d5__write_file(p, text, strlen(text));
+    d5_status s = d5_file_write_atomic(p, text, strlen(text));
     d5_free(p);
     return s;
 }
@@ -184,7 +184,7 @@ static d5_status write_metrics(d5_timer *t, const char *metrics_dir, uint64_t en
                          summary[k].v);
                 char *p = d5__path_join(metrics_dir, name);
                 if (!p) return D5_ERR_NOMEM;
-                s = d5__write_file(p, line, strlen(line));
+                s = d5_file_write_atomic(p, line, strlen(line));
                 d5_free(p);
             }
         }

@@ -301,7 +301,7 @@ d5_status d5_onnx_save(const d5_network *net, const char *path)
     size_t size = 0;
     d5_status s = save(net, &data, &size);
     if (s != D5_OK) return d5__onnx_prefix(s, path);
-    s = d5__onnx_write_file(path, data, size);
+    s = d5_file_write_atomic(path, data, size);
     d5_free(data);
     return s;
 }

@@ -48,9 +48,6 @@ void d5__arena_free(d5__arena *a);
  * file should contain, "ONNX model"). */
 d5_status d5__onnx_read_file(const char *path, size_t max, const char *what, void **data,
                              size_t *size);
-/* Writes a buffer atomically: a temporary file beside `path`, flushed,
- * synced and renamed over it. */
-d5_status d5__onnx_write_file(const char *path, const void *data, size_t size);
 /* The folder of a file path ("." for a bare name), from d5_alloc. */
 char *d5__onnx_dirname(const char *path);
 /* Prefixes the current detail message with "<what>: " and returns s. */

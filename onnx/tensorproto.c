@@ -320,7 +320,7 @@ d5_status d5_onnx_tensor_write(const char *path, const d5_tensor *t, const char 
             s = d5_error(D5_ERR_INVALID, "protobuf packing gave an unexpected size");
         if (s == D5_OK) {
             written = 1;
-            s = d5__onnx_write_file(path, buf, size);
+            s = d5_file_write_atomic(path, buf, size);
         }
     }
     if (s != D5_OK && !written) s = d5__onnx_prefix(s, path); /* the writer names the file */

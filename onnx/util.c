@@ -115,45 +115,6 @@ d5_status d5__onnx_read_file(const char *path, size_t max, const char *what, voi
     return s;
 }
 
-d5_status d5__onnx_write_file(const char *path, const void *data, size_t size)
-{
-    size_t n = strlen(path);
-    char *tmp = d5_alloc(n + 16, "temporary file name");
-    if (!tmp) return D5_ERR_NOMEM;
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        d5_status s = d5_error(D5_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        d5_free(tmp);
-        return s;
-    }
-    d5_status s = D5_OK;
-    const unsigned char *p = data;
-    size_t left = size;
-    while (left > 0 && s == D5_OK) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            s = d5_error(D5_ERR_IO, "%s: cannot write: %s", path,
-                         w < 0 ? strerror(errno) : "no progress");
-        else {
-            p += w;
-            left -= (size_t)w;
-        }
-    }
-    if (s == D5_OK && fchmod(fd, 0644) != 0)
-        s = d5_error(D5_ERR_IO, "%s: cannot set permissions: %s", path, strerror(errno));
-    if (s == D5_OK && fsync(fd) != 0)
-        s = d5_error(D5_ERR_IO, "%s: cannot sync: %s", path, strerror(errno));
-    if (close(fd) != 0 && s == D5_OK)
-        s = d5_error(D5_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (s == D5_OK && rename(tmp, path) != 0)
-        s = d5_error(D5_ERR_IO, "%s: cannot rename '%s' over it: %s", path, tmp, strerror(errno));
-    if (s != D5_OK) unlink(tmp);
-    d5_free(tmp);
-    return s;
-}
-
 char *d5__onnx_dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');

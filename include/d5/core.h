@@ -208,6 +208,11 @@ typedef struct d5_build_info {
  * block until a writer appears. A missing file is D5_ERR_IO with the system's
  * reason. */
 D5_API D5_NODISCARD d5_status d5_file_check_regular(const char *path, const char *what);
+/* Writes `len` bytes to `path` atomically: into a temporary file beside it
+ * (mode 0644), flushed and synced, then renamed over `path`. A reader never
+ * sees half a file; on failure the temporary file is removed and `path` is
+ * untouched. D5_ERR_IO names the path and the system's reason. */
+D5_API D5_NODISCARD d5_status d5_file_write_atomic(const char *path, const void *data, size_t len);
 
 D5_API const char *d5_version(void);
 /* Fills `out`; every string is static or stored in the struct. */
