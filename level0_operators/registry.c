@@ -62,3 +62,24 @@ d5_status d5_op_find(const char *name, const char *backend, const d5_op_desc **o
     return d5_error(D5_ERR_UNSUPPORTED, "d5 has no operator %s (see 'd5 test-operator --list')",
                     name);
 }
+
+/* ---- Operator properties (meta.def) ---- */
+
+static const struct {
+    const char *op;
+    d5_op_meta meta;
+} metas[] = {
+#define D5_OP_META(NAME, VIEW, FIRST, LAST) {#NAME, {VIEW, FIRST, LAST}},
+#include "meta.def"
+#undef D5_OP_META
+};
+
+void d5_op_meta_get(const char *op_type, d5_op_meta *out)
+{
+    *out = (d5_op_meta){0, -1, -1};
+    for (size_t i = 0; op_type && i < sizeof metas / sizeof metas[0]; i++)
+        if (strcmp(metas[i].op, op_type) == 0) {
+            *out = metas[i].meta;
+            return;
+        }
+}

@@ -332,10 +332,9 @@ static void bind(d5_executor *ex)
 /* Operators whose output is their first input's bytes under another shape. */
 static int is_view(const char *op_type)
 {
-    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
-        if (strcmp(op_type, views[i]) == 0) return 1;
-    return 0;
+    d5_op_meta m;
+    d5_op_meta_get(op_type, &m);
+    return m.view;
 }
 
 /* For inference, view nodes do not run: their output shares the input's

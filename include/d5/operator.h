@@ -196,6 +196,19 @@ D5_API int d5_backend_available(const char *backend, char *why, size_t why_size)
 
 /* The CPU backends' threads are set with d5_threads_set (d5/threads.h). */
 
+/* ---- Operator properties for the graph layers ------------------------------------------ */
+
+typedef struct d5_op_meta {
+    int32_t view;          /* output 0 is input 0's bytes under another shape */
+    int32_t first_setting; /* input slots first..last are settings, not weights (-1: none) */
+    int32_t last_setting;
+} d5_op_meta;
+
+/* The properties of an ONNX operator type from the one table
+ * (level0_operators/meta.def); an operator without a row gets view 0 and no
+ * settings. Never fails: `out` is always filled. */
+D5_API void d5_op_meta_get(const char *op_type, d5_op_meta *out);
+
 /* ---- Custom operators from shared objects ---------------------------------------------- */
 
 typedef struct d5_op_library d5_op_library;

@@ -145,3 +145,20 @@ Test(rng, reproducible_streams)
     cr_assert(sum / 10000 > 0.48 && sum / 10000 < 0.52);
     for (int i = 0; i < 1000; i++) cr_assert_lt(d5_rng_below(&a, 7), 7);
 }
+
+/* One table holds the operators' properties for the graph layers. */
+Test(registry, operator_properties_come_from_one_table)
+{
+    d5_op_meta m;
+    d5_op_meta_get("Reshape", &m);
+    cr_assert(m.view);
+    d5_op_meta_get("BatchNormalization", &m);
+    cr_assert_not(m.view);
+    cr_assert_eq(m.first_setting, 3);
+    cr_assert_eq(m.last_setting, 4);
+    d5_op_meta_get("Conv", &m);
+    cr_assert_not(m.view);
+    cr_assert_eq(m.first_setting, -1);
+    d5_op_meta_get(NULL, &m);
+    cr_assert_eq(m.first_setting, -1);
+}
