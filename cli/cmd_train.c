@@ -4,7 +4,9 @@
 #include "cli.h"
 #include "netload.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -90,6 +92,187 @@ static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t 
                         "cifar100 or synthetic, optionally with :DIR",
                         spec);
     }
+    return s;
+}
+
+/* --sampler: one name per d5_sampler_kind, in its order. */
+static const char *const sampler_names[] = {"ordered", "shuffled", "partitioned"};
+_Static_assert(sizeof sampler_names / sizeof sampler_names[0] == D5_SAMPLER_PARTITIONED + 1,
+               "one --sampler name per d5_sampler_kind");
+#define SAMPLER_LIST "ordered, shuffled or partitioned"
+#define AUGMENT_LIST "crop[:PAD], flip, normalize, cutout[:SIDE]"
+
+/* Prints "d5 train: <what> (see 'd5 train --help')" and returns D5_EXIT_USAGE. */
+static int usage(const char *fmt, ...) D5_PRINTF(1, 2);
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "d5 train: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'd5 train --help')\n");
+    va_end(ap);
+    return D5_EXIT_USAGE;
+}
+
+/* The kind named by --sampler, or -1 after printing what is valid. */
+static int32_t parse_sampler(const char *name)
+{
+    for (int32_t k = 0; k <= D5_SAMPLER_PARTITIONED; k++)
+        if (strcmp(name, sampler_names[k]) == 0) return k;
+    usage("--sampler '%s': unknown sampler; expected " SAMPLER_LIST, name);
+    return -1;
+}
+
+/* The value of "crop:PAD" or "cutout:SIDE" (def without one) in 1..max, or -1. */
+static int item_value(const char *item, const char *colon, int def, int max)
+{
+    if (!colon) return def;
+    char *end;
+    errno = 0;
+    long v = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end || v < 1 || v > max) {
+        usage("--augment item '%s': expects an integer in 1..%d", item, max);
+        return -1;
+    }
+    return (int)v;
+}
+
+/* --augment LIST into *a (from d5_sampler_default_params): "none" or a
+ * comma-separated list of AUGMENT_LIST, each at most once. normalize is only
+ * marked here: its mean and std are measured on the training set. Returns -1
+ * to go on, or D5_EXIT_USAGE after saying what is wrong. */
+static int parse_augment(const char *list, d5_augment *a)
+{
+    if (strcmp(list, "none") == 0) return -1;
+    int seen[4] = {0, 0, 0, 0};
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item)
+            return usage("--augment '%s': %s; expected a comma-separated list of " AUGMENT_LIST
+                         ", or none",
+                         list, len ? "an item is too long" : "an empty item");
+        memcpy(item, p, len);
+        item[len] = 0;
+        const char *colon = strchr(item, ':');
+        size_t nlen = colon ? (size_t)(colon - item) : len;
+        static const char *const names[] = {"crop", "flip", "normalize", "cutout"};
+        int k = 0;
+        while (k < 4 && !(strlen(names[k]) == nlen && strncmp(item, names[k], nlen) == 0)) k++;
+        if (k == 4)
+            return usage("--augment '%s': unknown augmentation '%s'; expected a comma-separated "
+                         "list of " AUGMENT_LIST ", or none",
+                         list, item);
+        if (seen[k]++) return usage("--augment '%s': '%s' is given twice", list, names[k]);
+        if (colon && (k == 1 || k == 2))
+            return usage("--augment '%s': '%s' takes no value", list, names[k]);
+        int v = 1;
+        if (k == 0) v = item_value(item, colon, 4, 1024);
+        if (k == 3) v = item_value(item, colon, 16, 4096);
+        if (v < 0) return D5_EXIT_USAGE;
+        if (k == 0) a->crop_pad = v;
+        if (k == 1) a->flip = 1;
+        if (k == 2) a->normalize = 1;
+        if (k == 3) a->cutout = v;
+        if (!comma) return -1;
+        p = comma + 1;
+    }
+}
+
+/* The mean and standard deviation of each channel over the training set, for
+ * --augment normalize (samples [C, H, W] or [H, W], as the augmentations take
+ * them; other shapes are left for the sampler to refuse). */
+static d5_status channel_stats(const d5_dataset *ds, d5_augment *a)
+{
+    const d5_tensor_desc *d = d5_dataset_sample_desc(ds);
+    int64_t numel = d5_tensor_desc_numel(d), channels = d->ndim == 3 ? d->shape[0] : 1;
+    if (d->ndim > 3 || channels > 4 || numel < 1) return D5_OK;
+    int64_t per = numel / channels, n = d5_dataset_size(ds), chunk = 256;
+    float *x = malloc((size_t)(chunk * numel) * sizeof *x);
+    int64_t *idx = malloc((size_t)chunk * sizeof *idx);
+    double sum[4] = {0, 0, 0, 0}, sq[4] = {0, 0, 0, 0};
+    d5_status s = x && idx ? D5_OK : d5_error(D5_ERR_NOMEM, "--augment normalize: no memory");
+    for (int64_t i0 = 0; i0 < n && s == D5_OK; i0 += chunk) {
+        int64_t m = n - i0 < chunk ? n - i0 : chunk;
+        for (int64_t k = 0; k < m; k++) idx[k] = i0 + k;
+        s = d5_dataset_get(ds, idx, m, x, NULL);
+        for (int64_t k = 0; k < m && s == D5_OK; k++)
+            for (int64_t c = 0; c < channels; c++)
+                for (int64_t j = 0; j < per; j++) {
+                    double v = x[k * numel + c * per + j];
+                    sum[c] += v;
+                    sq[c] += v * v;
+                }
+    }
+    for (int64_t c = 0; c < channels && s == D5_OK; c++) {
+        double count = (double)n * (double)per, mean = sum[c] / count;
+        double var = sq[c] / count - mean * mean;
+        a->mean[c] = (float)mean;
+        a->std[c] = (float)sqrt(var > 0 ? var : 0);
+    }
+    free(x);
+    free(idx);
+    return s;
+}
+
+/* "crop 4, flip, normalize (mean 0.1307 std 0.3081), cutout 16" or "none". */
+static void format_augment(const d5_augment *a, int64_t channels, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (used < size) used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__);           \
+    } while (0)
+    if (a->crop_pad > 0) ADD("%scrop %d", used ? ", " : "", (int)a->crop_pad);
+    if (a->flip) ADD("%sflip", used ? ", " : "");
+    if (a->normalize) {
+        ADD("%snormalize (mean", used ? ", " : "");
+        for (int64_t c = 0; c < channels && c < 4; c++) ADD(" %.4g", (double)a->mean[c]);
+        ADD(" std");
+        for (int64_t c = 0; c < channels && c < 4; c++) ADD(" %.4g", (double)a->std[c]);
+        ADD(")");
+    }
+    if (a->cutout > 0) ADD("%scutout %d", used ? ", " : "", (int)a->cutout);
+#undef ADD
+    if (!used) snprintf(buf, size, "none");
+}
+
+/* The augmentations for the JSON file's config; normalize is null or the
+ * mean and std of each channel. */
+static json_t *augment_json(const d5_sampler_params *sp, int64_t channels)
+{
+    json_t *norm = json_null();
+    if (sp->augment.normalize) {
+        json_t *mean = json_array(), *sd = json_array();
+        for (int64_t c = 0; c < channels && c < 4; c++) {
+            json_array_append_new(mean, json_real(sp->augment.mean[c]));
+            json_array_append_new(sd, json_real(sp->augment.std[c]));
+        }
+        norm = json_pack("{s:o, s:o}", "mean", mean, "std", sd);
+    }
+    return json_pack("{s:i, s:b, s:i, s:o}", "crop_pad", (int)sp->augment.crop_pad, "flip",
+                     (int)sp->augment.flip, "cutout", (int)sp->augment.cutout, "normalize", norm);
+}
+
+/* One training run through a d5_trainer with the sampler of --sampler and
+ * --augment. */
+static d5_status train_with(d5_network *net, const d5_dataset *train, const d5_dataset *test,
+                            d5_optimizer *opt, const d5_trainer_params *tp,
+                            const d5_sampler_params *sp, d5_timer *timer, d5_train_result *res)
+{
+    d5_sampler *smp = NULL;
+    d5_trainer *t = NULL;
+    d5_status s = d5_sampler_create(train, sp, &smp);
+    if (s == D5_OK) s = d5_trainer_create(net, tp, &t);
+    if (s == D5_OK) s = d5_trainer_set_sampler(t, smp);
+    if (s == D5_OK) s = d5_trainer_set_timer(t, timer);
+    if (s == D5_OK) s = d5_trainer_set_optimizer(t, opt);
+    if (s == D5_OK) s = d5_trainer_run(t, NULL, test, 0, res);
+    d5_trainer_free(t);
+    d5_sampler_free(smp);
     return s;
 }
 
@@ -209,7 +392,8 @@ static json_t *backends_json(const d5_train_result *r)
 static d5_status compare_runs(const char *model, int64_t batch, int seed, const d5_dataset *train,
                               const d5_dataset *test, const char *optimizer,
                               const d5_optimizer_params *op, const d5_trainer_params *tp,
-                              const char *backends, const d5_train_result *first)
+                              const d5_sampler_params *sp, const char *backends,
+                              const d5_train_result *first)
 {
     d5_network *net = NULL;
     d5_optimizer *opt = NULL;
@@ -225,7 +409,7 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
         printf("\ncomparing with a run on %s (parameters every %lld steps)\n", backends,
                (long long)p.snapshot_every);
         fflush(stdout);
-        s = d5_train(net, train, test, opt, &p, (uint64_t)seed, NULL, &second);
+        s = train_with(net, train, test, opt, &p, sp, NULL, &second);
     }
     if (s == D5_OK) {
         int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
@@ -252,7 +436,7 @@ int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
     const char *json = NULL, *csv = NULL, *mlflow = NULL, *trace = NULL, *checkpoint = NULL;
-    const char *schedule = "constant";
+    const char *schedule = "constant", *sampler = "shuffled", *augment = "none";
     int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
     int seed = 1, snapshot_every = 0;
     const char *compare = NULL;
@@ -284,6 +468,15 @@ int cmd_train(int argc, char **argv)
         {"time-budget", CLI_DOUBLE, &budget, "S", "stop after S seconds of training", 0, 1e9},
         {"eval-every", CLI_INT, &eval_every, "N",
          "evaluate every N batches (default: at each epoch's end)", 0, 1 << 30},
+        {"sampler", CLI_STRING, &sampler, "NAME",
+         "order of the training batches: " SAMPLER_LIST
+         " (rank 0 of 1 here, the batches of shuffled; default shuffled)",
+         0, 0},
+        {"augment", CLI_STRING, &augment, "LIST",
+         "augmentations, comma-separated: crop[:PAD] (random crop after zero padding, default "
+         "4), flip, normalize (by each channel's mean and std in the training set; the test "
+         "set too), cutout[:SIDE] (default 16); default none",
+         0, 0},
         {"seed", CLI_INT, &seed, "S", "seed of weights, shuffling and augmentation (default 1)", 0,
          2147483647},
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
@@ -304,8 +497,10 @@ int cmd_train(int argc, char **argv)
         "train",
         "[--model NAME|FILE.onnx] [--dataset NAME[:DIR]] [--optimizer NAME] [--lr X]\n"
         "       [--batch B] [--epochs N] [--target-accuracy A] [--seed S] [--threads T]\n"
+        "       [--sampler ordered|shuffled|partitioned] [--augment LIST]\n"
         "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]",
-        "Trains a classifier: shuffled batches from the dataset, forward, softmax\n"
+        "Trains a classifier: batches from the sampler (--sampler, shuffled by default; the\n"
+        "last partial batch dropped) with its augmentations (--augment), forward, softmax\n"
         "cross-entropy, backward, optimizer step. Prints a progress line on a terminal, then\n"
         "one row per epoch (loss, training and test accuracy, seconds, samples/s, batches/s,\n"
         "dataloader samples/s), the time to the target accuracy, and the region timer's table\n"
@@ -320,6 +515,10 @@ int cmd_train(int argc, char **argv)
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    d5_sampler_params sp = d5_sampler_default_params();
+    sp.kind = parse_sampler(sampler);
+    if (sp.kind < 0) return D5_EXIT_USAGE;
+    if ((rc = parse_augment(augment, &sp.augment)) >= 0) return rc;
     if ((rc = cli_check_backends("train", "backend", backend, 1)) >= 0 ||
         (rc = cli_check_backends("train", "compare-backend", compare, 1)) >= 0)
         return rc;
@@ -341,6 +540,12 @@ int cmd_train(int argc, char **argv)
     memset(&res, 0, sizeof res);
     if (s == D5_OK) s = open_model(model, batch, 0, (uint64_t)seed, &net);
     if (s == D5_OK) s = open_dataset(dataset, net, (uint64_t)seed, &train, &test);
+    sp.batch = batch;
+    sp.seed = (uint64_t)seed;
+    sp.drop_last = 1;
+    if (s == D5_OK && sp.augment.normalize) s = channel_stats(train, &sp.augment);
+    const d5_tensor_desc *sd = train ? d5_dataset_sample_desc(train) : NULL;
+    int64_t channels = sd && sd->ndim == 3 ? sd->shape[0] : 1;
     d5_optimizer_params op = d5_optimizer_default_params();
     op.lr = lr;
     op.momentum = momentum;
@@ -385,10 +590,13 @@ int cmd_train(int argc, char **argv)
                model, (long long)d5_network_param_elements(net), d5_dataset_name(train),
                (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
                (long long)(d5_dataset_size(train) / batch));
+        char aug[256];
+        format_augment(&sp.augment, channels, aug, sizeof aug);
+        printf("sampler: %s, seed %d; augmentations: %s\n", sampler_names[sp.kind], seed, aug);
         fflush(stdout);
         if (compare && snapshot_every == 0) snapshot_every = 50;
         tp.snapshot_every = snapshot_every;
-        s = d5_train(net, train, test, opt, &tp, (uint64_t)seed, timer, &res);
+        s = train_with(net, train, test, opt, &tp, &sp, timer, &res);
     }
     if (s == D5_OK) {
         print_epochs(&res);
@@ -423,14 +631,14 @@ int cmd_train(int argc, char **argv)
         cli_contention_end("train", &whole);
     }
     if (s == D5_OK && compare)
-        s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, compare, &res);
+        s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, &sp, compare, &res);
     if (s == D5_OK && trace) s = d5_report_trace(timer, trace);
     if (s == D5_OK && mlflow) {
         char lrs[32];
         snprintf(lrs, sizeof lrs, "%g", lr);
-        const char *params[] = {"model",     model,     "dataset", dataset,
-                                "optimizer", optimizer, "lr",      lrs};
-        d5_mlflow_params mp = {"d5 train", NULL, params, 4};
+        const char *params[] = {"model", model, "dataset", dataset, "optimizer", optimizer,
+                                "lr",    lrs,   "sampler", sampler, "augment",   augment};
+        d5_mlflow_params mp = {"d5 train", NULL, params, 6};
         s = d5_report_mlflow(timer, mlflow, &mp, NULL, 0);
     }
     if (s == D5_OK) {
@@ -439,6 +647,8 @@ int cmd_train(int argc, char **argv)
                                    batch, "epochs", epochs, "seed", seed, "backend_requested",
                                    backend ? backend : d5_backend_default_list());
         json_object_set_new(config, "backends_used", backends_json(&res));
+        json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
+        json_object_set_new(config, "augment", augment_json(&sp, channels));
         json_object_set_new(config, "contention",
                             json_pack("{s:b, s:s, s:f, s:f, s:f, s:i, s:i}", "contended",
                                       whole.contended, "detail", whole.reason, "others_cores",

@@ -187,3 +187,13 @@ void d5_sampler_attach_timer(d5_sampler *s, d5_timer *t)
 {
     if (s) s->timer = t;
 }
+
+const d5_sampler_params *d5_sampler_get_params(const d5_sampler *s)
+{
+    return s ? &s->p : NULL;
+}
+
+const d5_dataset *d5_sampler_dataset(const d5_sampler *s)
+{
+    return s ? s->ds : NULL;
+}

@@ -36,6 +36,7 @@ struct d5_optimizer {
     int64_t steps;    /* completed steps */
     int32_t prepared; /* 1 between d5_optimizer_prepare and the last update */
     int32_t nupdated; /* parameters updated in the step in progress */
+    void *user;       /* d5_optimizer_set_user */
 };
 
 d5_optimizer_params d5_optimizer_default_params(void)
@@ -115,18 +116,47 @@ static d5_status make(const d5_optimizer_desc *desc, const d5_optimizer_params *
     return D5_OK;
 }
 
-d5_status d5_optimizer_create(const char *name, const d5_optimizer_params *p, d5_optimizer **out)
+/* The built-in optimizer `name`, or D5_ERR_UNSUPPORTED listing them. */
+static d5_status find_builtin(const char *name, const builtin **out)
 {
-    if (!name || !out) return d5_error(D5_ERR_INVALID, "d5_optimizer_create: NULL argument");
     for (int32_t i = 0; i < NBUILTINS; i++)
-        if (strcmp(builtins[i].desc->name, name) == 0)
-            return make(builtins[i].desc, p, builtins[i].uses, out);
+        if (strcmp(builtins[i].desc->name, name) == 0) {
+            *out = &builtins[i];
+            return D5_OK;
+        }
     char names[256] = "";
     size_t used = 0;
     for (int32_t i = 0; i < NBUILTINS && used < sizeof names; i++)
         used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
                                  builtins[i].desc->name);
     return d5_error(D5_ERR_UNSUPPORTED, "unknown optimizer '%s' (d5 has: %s)", name, names);
+}
+
+d5_status d5_optimizer_create(const char *name, const d5_optimizer_params *p, d5_optimizer **out)
+{
+    if (!name || !out) return d5_error(D5_ERR_INVALID, "d5_optimizer_create: NULL argument");
+    const builtin *b;
+    d5_status s = find_builtin(name, &b);
+    return s == D5_OK ? make(b->desc, p, b->uses, out) : s;
+}
+
+d5_status d5_optimizer_builtin(const char *name, const d5_optimizer_desc **out)
+{
+    if (!name || !out) return d5_error(D5_ERR_INVALID, "d5_optimizer_builtin: NULL argument");
+    const builtin *b;
+    d5_status s = find_builtin(name, &b);
+    if (s == D5_OK) *out = b->desc;
+    return s;
+}
+
+void d5_optimizer_set_user(d5_optimizer *o, void *user)
+{
+    if (o) o->user = user;
+}
+
+void *d5_optimizer_user(const d5_optimizer *o)
+{
+    return o ? o->user : NULL;
 }
 
 d5_status d5_optimizer_create_custom(const d5_optimizer_desc *desc, const d5_optimizer_params *p,

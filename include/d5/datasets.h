@@ -178,6 +178,11 @@ D5_API int64_t d5_sampler_epoch_size(const d5_sampler *s);
 D5_API void d5_sampler_histogram(const d5_sampler *s, int64_t *counts);
 /* Times reads under the key IO (borrowed; NULL detaches). */
 D5_API void d5_sampler_attach_timer(d5_sampler *s, d5_timer *t);
+/* The parameters the sampler was created with (borrowed until it is freed;
+ * NULL for a NULL sampler). */
+D5_API const d5_sampler_params *d5_sampler_get_params(const d5_sampler *s);
+/* The dataset it draws from (borrowed from the caller of d5_sampler_create). */
+D5_API const d5_dataset *d5_sampler_dataset(const d5_sampler *s);
 
 #ifdef __cplusplus
 }

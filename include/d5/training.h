@@ -86,6 +86,18 @@ D5_API const d5_optimizer_params *d5_optimizer_get_params(const d5_optimizer *o)
 /* Number of built-in optimizers and their names. */
 D5_API int32_t d5_optimizer_count(void);
 D5_API const char *d5_optimizer_name_at(int32_t i);
+/* The table of the built-in optimizer `name` (*out borrowed, static: valid
+ * for the life of the program), so that a wrapper can call its three steps
+ * from its own table and create it with d5_optimizer_create_custom (the
+ * callbacks then read the wrapper's hyperparameters). On error *out is
+ * untouched: D5_ERR_INVALID for a NULL argument, D5_ERR_UNSUPPORTED for an
+ * unknown name, listing the built-in ones. */
+D5_API D5_NODISCARD d5_status d5_optimizer_builtin(const char *name, const d5_optimizer_desc **out);
+/* A pointer the optimizer carries for its owner, e.g. the state of a wrapper
+ * that its callbacks read back with d5_optimizer_user(o). NULL after
+ * creation; the optimizer neither reads nor frees it. */
+D5_API void d5_optimizer_set_user(d5_optimizer *o, void *user);
+D5_API void *d5_optimizer_user(const d5_optimizer *o);
 
 /* Registers a parameter of n elements (borrowed until the optimizer is freed;
  * its state is allocated zeroed). *index (may be NULL) receives its index.
@@ -159,6 +171,7 @@ D5_API void d5_param_distance(const float *a, const float *b, int64_t n, double 
 
 struct d5_network;
 struct d5_dataset;
+struct d5_sampler;
 struct d5_timer;
 
 typedef struct d5_trainer_params {
@@ -243,11 +256,153 @@ D5_API void d5_train_result_free(d5_train_result *r);
  * (`seed`) without the last partial batch; test batches cover every sample.
  * The timer (may be NULL) receives EPOCH, BATCH, IO, FORWARD, BACKWARD and
  * OPTIMIZER regions. D5_ERR_NUMERIC names the step and tensor when a loss or
- * gradient is not finite. */
+ * gradient is not finite. It is d5_trainer_create, d5_trainer_set_timer,
+ * d5_trainer_set_optimizer and d5_trainer_run with the default sampler and no
+ * hooks; the errors are theirs. */
 D5_API D5_NODISCARD d5_status d5_train(struct d5_network *net, const struct d5_dataset *train,
                                        const struct d5_dataset *test, d5_optimizer *opt,
                                        const d5_trainer_params *p, uint64_t seed,
                                        struct d5_timer *timer, d5_train_result *out);
+
+/* ---- The trainer object ----------------------------------------------------------------- */
+
+/* The loop of d5_train with its parts as parameters: the sampler that draws
+ * the training batches, the optimizer, and hooks called at fixed points of
+ * every step, so that a distributed scheme (level 3) can wrap training without
+ * owning the loop. Step k (1-based, the optimizer's step number) of
+ * d5_trainer_run is:
+ *
+ *   d5_sampler_next                 a batch (a partial batch ends the epoch)
+ *   d5_optimizer_set_lr, _prepare   the rate from the schedule
+ *   forward, loss, backward         one executor call
+ *   after_backward hooks            may change the gradients in place
+ *   numeric check                   loss and gradients finite (check_numerics)
+ *   before_update hooks
+ *   d5_optimizer_update_all         the timer region OPTIMIZER
+ *   after_update hooks              may change the parameters
+ *   after_step hooks                with the step's loss
+ *
+ * before_first_step hooks run once, before the first step's prepare (to
+ * broadcast one worker's parameters, say); end_of_epoch hooks after each
+ * epoch's evaluation. Hook sets run in the order they were added.
+ *
+ * Ownership: the trainer borrows the network (trained in place; it must
+ * outlive the trainer) and the sampler, optimizer and timer it is given (they
+ * must stay alive until d5_trainer_run returns, or until d5_trainer_free if
+ * it never runs). It owns a copy of the training graph, its executors, the
+ * batch buffers and a copy of its parameters (strings included). Pointers it
+ * hands out are borrowed until d5_trainer_free.
+ *
+ * Threads: a trainer is used by one thread at a time. Hooks run on the thread
+ * that called d5_trainer_run, one after another; the executor's own threads
+ * are idle while they run. While d5_trainer_run runs, the network, sampler,
+ * optimizer and timer belong to it: no other thread may use them, and a hook
+ * may call the trainer's accessors but not its setters or d5_trainer_run
+ * (D5_ERR_STATE), and never d5_trainer_free. */
+typedef struct d5_trainer d5_trainer;
+
+/* The hooks of one client of the trainer (a distributed scheme, a logger).
+ * Every function may be NULL; each receives the trainer and `user`. `step` is
+ * the 1-based number of the step in progress. A hook that returns a status
+ * other than D5_OK stops training: d5_trainer_run returns that status, and
+ * d5_last_error() names the hook set, the hook and the step, followed by the
+ * message the hook left with d5_error. */
+typedef struct d5_trainer_hooks {
+    void *user; /* passed to every hook; the trainer never dereferences it */
+    /* Once, before the first step: may overwrite the parameters
+     * (d5_trainer_param), e.g. with those of rank 0. */
+    d5_status (*before_first_step)(d5_trainer *t, void *user);
+    /* After the backward pass, before the optimizer: grads[i] and params[i]
+     * hold sizes[i] floats of parameter i < n, in the trainer's parameter
+     * order. The gradients may be changed in place (allreduced, scaled); the
+     * optimizer receives them as they are then. */
+    d5_status (*after_backward)(d5_trainer *t, void *user, int64_t step, float *const *grads,
+                                float *const *params, const int64_t *sizes, int32_t n);
+    /* Just before and just after d5_optimizer_update_all; after_update may
+     * change the parameters (model averaging). */
+    d5_status (*before_update)(d5_trainer *t, void *user, int64_t step);
+    d5_status (*after_update)(d5_trainer *t, void *user, int64_t step);
+    /* At the end of every step, with the step's training loss. */
+    d5_status (*after_step)(d5_trainer *t, void *user, int64_t step, double loss);
+    /* After epoch `epoch` (1-based) and its evaluation; stats is borrowed for
+     * the call. */
+    d5_status (*end_of_epoch)(d5_trainer *t, void *user, int32_t epoch,
+                              const d5_epoch_stats *stats);
+} d5_trainer_hooks;
+
+/* Builds a trainer for `net` (a classifier, as d5_train describes): the
+ * training graph with its loss, its executor on p->backend, and the table of
+ * parameters and gradient buffers. p may be NULL (the defaults); it is copied.
+ * D5_ERR_INVALID: a NULL argument, epochs < 1, a negative max_batches,
+ * eval_every or snapshot_every, or a schedule d5_schedule_check rejects;
+ * D5_ERR_INVALID or D5_ERR_SHAPE for a network that is not a classifier with
+ * a float32 input [batch, sample...] and logits [batch, classes];
+ * D5_ERR_UNSUPPORTED for a parameter that is not float32; the executor's
+ * errors. On error *out is untouched. Free with d5_trainer_free. */
+D5_API D5_NODISCARD d5_status d5_trainer_create(struct d5_network *net, const d5_trainer_params *p,
+                                                d5_trainer **out);
+/* Frees the trainer; NULL is a no-op. Borrowed objects are left as they are. */
+D5_API void d5_trainer_free(d5_trainer *t);
+
+/* The optimizer (borrowed until d5_trainer_run returns): the trainer's
+ * parameters are registered with it, in the trainer's order, so it must have
+ * none yet (D5_ERR_STATE). Another optimizer may replace it before the run;
+ * the first one keeps its registrations. d5_trainer_run needs one. */
+D5_API D5_NODISCARD d5_status d5_trainer_set_optimizer(d5_trainer *t, d5_optimizer *opt);
+/* The sampler of the training batches (borrowed until d5_trainer_run
+ * returns), any kind d5_sampler_create makes; NULL restores the default, a
+ * shuffled sampler of the dataset given to d5_trainer_run, seeded with its
+ * `seed`, without the last partial batch. The trainer calls
+ * d5_sampler_reset before every epoch (so its first epoch is the sampler's
+ * epoch + 1, as for the default sampler), and ends an epoch at a batch
+ * smaller than the network's (a sampler without drop_last): it is not
+ * trained on. Test batches are normalized as this sampler normalizes
+ * (augment.normalize); its other augmentations apply to training only. With
+ * a timer it attaches the timer to the sampler for the run and detaches it
+ * at the end.
+ * D5_ERR_SHAPE: a batch size other than the network input's first
+ * dimension, samples of another size or more classes than logits. */
+D5_API D5_NODISCARD d5_status d5_trainer_set_sampler(d5_trainer *t, struct d5_sampler *s);
+/* The region timer (borrowed until d5_trainer_run returns; NULL: none): EPOCH,
+ * BATCH, IO, FORWARD, BACKWARD and OPTIMIZER. */
+D5_API D5_NODISCARD d5_status d5_trainer_set_timer(d5_trainer *t, struct d5_timer *timer);
+/* Adds a set of hooks, called after those added before. `name` (copied) is
+ * how errors name the set ("allreduce"); the table is copied, hooks->user is
+ * borrowed. D5_ERR_INVALID for a NULL argument; D5_ERR_STATE during a run. */
+D5_API D5_NODISCARD d5_status d5_trainer_add_hooks(d5_trainer *t, const char *name,
+                                                   const d5_trainer_hooks *hooks);
+/* Trains, as d5_train does, filling *out (free it with d5_train_result_free;
+ * it is freed and zeroed on error). `train` is the dataset of the default
+ * sampler, shuffled with `seed`; with a sampler set, `train` is NULL or that
+ * sampler's dataset, and `seed` is not used. `test` may be NULL. A trainer
+ * runs once: the parameters and the optimizer's state carry on from step to
+ * step, not from run to run. D5_ERR_STATE: no optimizer, a second run, or a
+ * call from a hook; D5_ERR_INVALID: no training set, or one other than the
+ * sampler's; D5_ERR_SHAPE: a dataset the network cannot take;
+ * D5_ERR_NUMERIC: a loss or gradient that is not finite; the status of a
+ * failing hook, sampler, executor or optimizer otherwise. */
+D5_API D5_NODISCARD d5_status d5_trainer_run(d5_trainer *t, const struct d5_dataset *train,
+                                             const struct d5_dataset *test, uint64_t seed,
+                                             d5_train_result *out);
+
+/* The parameters the trainer trains, the network's float32 initializers in
+ * the training graph's order (the order of the optimizer's registration and
+ * of the hooks' arrays). Valid from d5_trainer_create on. Out-of-range
+ * indices give NULL or 0. Names and pointers are borrowed until
+ * d5_trainer_free; d5_trainer_param is the network's own weight (writing it
+ * changes the model), d5_trainer_gradient the executor's gradient buffer of
+ * that parameter, written by each backward pass. */
+D5_API int32_t d5_trainer_param_count(const d5_trainer *t);
+D5_API const char *d5_trainer_param_name(const d5_trainer *t, int32_t i);
+D5_API int64_t d5_trainer_param_size(const d5_trainer *t, int32_t i); /* elements */
+D5_API float *d5_trainer_param(d5_trainer *t, int32_t i);
+D5_API float *d5_trainer_gradient(d5_trainer *t, int32_t i);
+/* The network's batch size (samples per step). */
+D5_API int64_t d5_trainer_batch(const d5_trainer *t);
+/* Completed steps of the run (0 before it). */
+D5_API int64_t d5_trainer_step(const d5_trainer *t);
+/* The optimizer set with d5_trainer_set_optimizer (borrowed), or NULL. */
+D5_API d5_optimizer *d5_trainer_optimizer(const d5_trainer *t);
 
 #ifdef __cplusplus
 }

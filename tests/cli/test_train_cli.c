@@ -89,3 +89,57 @@ Test(train_cli, compare_backends_prints_the_divergence)
     free(out);
     free(err);
 }
+
+/* --sampler and --augment: validated before any work, echoed, and recorded
+ * in the JSON file's config; the sampler decides the batches. */
+Test(train_cli, sampler_and_augmentations)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "train", "--sampler", "nosuch", "--dataset", "synthetic");
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "'nosuch'") && strstr(err, "ordered, shuffled or partitioned"), "%s",
+              err);
+    free(out);
+    free(err);
+    rc = RUN(&out, &err, "train", "--augment", "flip,spin", "--dataset", "synthetic");
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "'spin'") && strstr(err, "crop[:PAD], flip, normalize, cutout[:SIDE]"),
+              "%s", err);
+    free(out);
+    free(err);
+
+    char *dir = tmpdir_make(), *json[2];
+    const char *kinds[2] = {"ordered", "shuffled"};
+    json_t *doc[2];
+    for (int k = 0; k < 2; k++) {
+        cr_assert_geq(asprintf(&json[k], "%s/%s.json", dir, kinds[k]), 0);
+        rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--batch", "16", "--sampler",
+                 kinds[k], "--augment", "crop:2,flip", "--max-batches", "5", "--threads", "1",
+                 "--json", json[k]);
+        cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+        char echo[64];
+        snprintf(echo, sizeof echo, "sampler        = %s", kinds[k]);
+        cr_assert(strstr(out, echo), "%s", out);
+        cr_assert(strstr(out, "augmentations: crop 2, flip"), "%s", out);
+        free(out);
+        free(err);
+        json_error_t jerr;
+        doc[k] = json_load_file(json[k], 0, &jerr);
+        cr_assert_not_null(doc[k], "%s", jerr.text);
+        json_t *config = json_object_get(doc[k], "config");
+        cr_assert_str_eq(json_string_value(json_object_get(config, "sampler")), kinds[k]);
+        json_t *aug = json_object_get(config, "augment");
+        cr_assert_eq(json_integer_value(json_object_get(aug, "crop_pad")), 2);
+        cr_assert(json_is_true(json_object_get(aug, "flip")));
+        cr_assert(json_is_null(json_object_get(aug, "normalize")));
+        cr_assert_eq(json_array_size(json_object_get(doc[k], "losses")), 5);
+    }
+    cr_assert(!json_equal(json_object_get(doc[0], "losses"), json_object_get(doc[1], "losses")),
+              "ordered and shuffled batches gave the same losses");
+    for (int k = 0; k < 2; k++) {
+        json_decref(doc[k]);
+        free(json[k]);
+    }
+    rmtree(dir);
+    free(dir);
+}

@@ -482,6 +482,31 @@ Test(optimizer_errors, unknown_name_lists_the_optimizers)
     cr_assert_null(d5_optimizer_name_at(d5_optimizer_count()));
 }
 
+/* The built-in tables by name, for wrappers; the user pointer. */
+Test(optimizer_errors, builtin_tables_by_name)
+{
+    const d5_optimizer_desc *d = NULL;
+    for (int32_t i = 0; i < d5_optimizer_count(); i++) {
+        cr_assert_eq(d5_optimizer_builtin(d5_optimizer_name_at(i), &d), D5_OK);
+        cr_assert_str_eq(d->name, d5_optimizer_name_at(i));
+        cr_assert_not_null(d->update_rule);
+    }
+    const d5_optimizer_desc *untouched = d;
+    cr_assert_eq(d5_optimizer_builtin("lion", &d), D5_ERR_UNSUPPORTED);
+    cr_assert_eq(d, untouched, "*out is left alone on error");
+    cr_assert(strstr(d5_last_error(), "'lion'") && strstr(d5_last_error(), "accelegrad"), "%s",
+              d5_last_error());
+    cr_assert_eq(d5_optimizer_builtin(NULL, &d), D5_ERR_INVALID);
+    d5_optimizer *o = NULL;
+    cr_assert_eq(d5_optimizer_create("adam", NULL, &o), D5_OK);
+    int owner;
+    cr_assert_null(d5_optimizer_user(o));
+    d5_optimizer_set_user(o, &owner);
+    cr_assert_eq(d5_optimizer_user(o), &owner);
+    cr_assert_null(d5_optimizer_user(NULL));
+    d5_optimizer_free(o);
+}
+
 Test(optimizer_errors, hyperparameters_out_of_range)
 {
     d5_optimizer *o = NULL;

@@ -242,6 +242,26 @@ Test(samplers, histogram_counts_what_was_drawn)
     free(dir);
 }
 
+/* What a sampler was made from: its parameters and its dataset. */
+Test(samplers, parameters_and_dataset_read_back)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 20, 3);
+    d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 6, 42);
+    const d5_sampler_params *p = d5_sampler_get_params(s);
+    cr_assert_not_null(p);
+    cr_assert_eq(p->kind, D5_SAMPLER_SHUFFLED);
+    cr_assert_eq(p->batch, 6);
+    cr_assert_eq(p->seed, 42);
+    cr_assert_eq(d5_sampler_dataset(s), ds);
+    cr_assert_null(d5_sampler_get_params(NULL));
+    cr_assert_null(d5_sampler_dataset(NULL));
+    d5_sampler_free(s);
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
 Test(samplers, io_timer_counts_reads)
 {
     char *dir = tmpdir_make();

@@ -1,0 +1,71 @@
+/* The trainer object, shared by trainer.c (the graph, the executor, the
+ * parameter table, setters and accessors), trainer_loop.c (the run) and
+ * trainer_hooks.c (the hooks). */
+#ifndef D5_TRAINING_TRAINER_INTERNAL_H
+#define D5_TRAINING_TRAINER_INTERNAL_H
+
+#include "d5/datasets.h"
+#include "d5/executor.h"
+#include "d5/training.h"
+
+#include "bn_train.h"
+
+#define D5__TRAINER_LABELS "__d5_labels"
+#define D5__TRAINER_LOSS   "__d5_loss"
+
+/* One client's hooks and the name errors give them. */
+typedef struct d5__hook_set {
+    char *name;
+    d5_trainer_hooks hooks;
+} d5__hook_set;
+
+struct d5_trainer {
+    d5_trainer_params p; /* a copy; backend and checkpoint point at the copies below */
+    char *backend, *checkpoint;
+    d5_network *net;  /* the caller's: its weights are trained in place */
+    d5_network *tnet; /* the copy with the loss */
+    d5_executor *ex;
+    d5_executor *eval; /* created at the first evaluation when BatchNormalization trains */
+    d5__bn_train bn;
+    d5_optimizer *opt;   /* borrowed */
+    d5_sampler *smp;     /* borrowed; NULL: the default */
+    d5_sampler *run_smp; /* the sampler of the run in progress (smp or the default) */
+    d5_timer *timer;     /* borrowed */
+    const char *input, *logits;
+    d5_tensor_desc xdesc, ldesc;
+    int64_t batch, classes, sample;
+    float *x;
+    int64_t *labels;
+    /* The parameter table, nparams entries (+1 so that none is empty). */
+    float **grads;
+    float **params;
+    int64_t *sizes;
+    const char **names;
+    int32_t nparams;
+    d5__hook_set *hooks;
+    int32_t nhooks, hooks_cap;
+    int64_t step;    /* completed steps */
+    int in_backward; /* between the FORWARD and BACKWARD events of the executor */
+    int training;    /* 1 during a training step: evaluation runs are not timed */
+    int running;     /* 1 inside d5_trainer_run */
+    int ran;         /* 1 once d5_trainer_run has started */
+};
+
+/* Feeds the batch buffers to the training executor. */
+D5_NODISCARD d5_status d5__trainer_feed(d5_trainer *t);
+/* Checks that a dataset fits the network (sample size, classes); `who` names
+ * the caller in the message. */
+D5_NODISCARD d5_status d5__trainer_check_dataset(const d5_trainer *t, const d5_dataset *ds,
+                                                 const char *who);
+
+/* The hooks of every set, in order (trainer_hooks.c). The first failure
+ * stops the others and names its set, hook and step. */
+D5_NODISCARD d5_status d5__hooks_before_first_step(d5_trainer *t);
+D5_NODISCARD d5_status d5__hooks_after_backward(d5_trainer *t, int64_t step);
+D5_NODISCARD d5_status d5__hooks_before_update(d5_trainer *t, int64_t step);
+D5_NODISCARD d5_status d5__hooks_after_update(d5_trainer *t, int64_t step);
+D5_NODISCARD d5_status d5__hooks_after_step(d5_trainer *t, int64_t step, double loss);
+D5_NODISCARD d5_status d5__hooks_end_of_epoch(d5_trainer *t, const d5_epoch_stats *stats);
+void d5__hooks_free(d5_trainer *t);
+
+#endif
