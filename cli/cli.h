@@ -130,6 +130,8 @@ int cmd_onnx_test(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_allreduce(int argc, char **argv);
+int cmd_pingpong(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

@@ -12,11 +12,14 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"allreduce", cmd_allreduce,
+     "time a communicator's allreduce across sizes (under mpirun): busbw, #wrong", 1},
     {"bench", cmd_bench, "run the default benchmark suite and write a results folder", 1},
     {"compile-op", cmd_compile_op, "build a custom operator into a shared object d5 can load", 0},
     {"machine", cmd_machine, "describe this machine and measure its FP32 and memory peaks", 1},
     {"model", cmd_model, "write a built-in model (LeNet, ResNets, WRN) as an ONNX file", 0},
     {"onnx-test", cmd_onnx_test, "run ONNX backend conformance test folders", 1},
+    {"pingpong", cmd_pingpong, "latency and bandwidth between two ranks, alpha-beta fit", 0},
     {"run", cmd_run, "measure an ONNX model: latency, throughput, per-operator time, overhead", 1},
     {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds", 0},
     {"test-operator", cmd_test_operator, "time and validate one operator across sizes and backends",

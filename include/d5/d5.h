@@ -4,6 +4,7 @@
 
 #include "d5/core.h"
 #include "d5/datasets.h"
+#include "d5/distributed.h"
 #include "d5/executor.h"
 #include "d5/machine.h"
 #include "d5/models.h"

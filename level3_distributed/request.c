@@ -1,0 +1,52 @@
+/* Requests of non-blocking operations: the communicator keeps the pending
+ * ones, so that freeing it completes them. */
+#include "comm_internal.h"
+
+d5_status d5__request_new(d5_comm *c, const d5__op_args *a, d5_comm_request **out)
+{
+    d5_comm_request *r = d5_calloc(1, sizeof *r, "communication request");
+    if (!r) return D5_ERR_NOMEM;
+    r->comm = c;
+    r->op = a->op;
+    r->slot = a->slot;
+    r->gen = a->gen;
+    r->mpi = MPI_REQUEST_NULL;
+    r->type = MPI_DATATYPE_NULL;
+    r->next = c->pending;
+    if (c->pending) c->pending->prev = r;
+    c->pending = r;
+    *out = r;
+    return D5_OK;
+}
+
+void d5__request_free(d5_comm_request *r)
+{
+    if (!r) return;
+    if (r->release) r->release(r);
+    /* Only after a failure is an MPI request still active here. */
+    if (r->mpi != MPI_REQUEST_NULL) MPI_Request_free(&r->mpi);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        r->comm->pending = r->next;
+    if (r->next) r->next->prev = r->prev;
+    d5_free(r);
+}
+
+d5_status d5__request_mpi_progress(d5_comm_request *r, int blocking, int *done)
+{
+    MPI_Status st;
+    int flag = 1;
+    int rc = blocking ? MPI_Wait(&r->mpi, &st) : MPI_Test(&r->mpi, &flag, &st);
+    if (rc != MPI_SUCCESS)
+        return d5__mpi_fail(r->comm, rc, "%s: %s", d5_comm_op_name(r->op),
+                            blocking ? "MPI_Wait" : "MPI_Test");
+    if (flag && r->op == D5_COMM_OP_RECV) {
+        int n = 0;
+        rc = MPI_Get_count(&st, r->type, &n);
+        if (rc != MPI_SUCCESS || n < 0) return d5__mpi_fail(r->comm, rc, "recv: MPI_Get_count");
+        d5__count(r->comm, r->op, r->slot, r->gen, 0, (uint64_t)n * r->elem, 0, 1);
+    }
+    *done = flag;
+    return D5_OK;
+}

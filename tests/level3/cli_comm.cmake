@@ -1,0 +1,96 @@
+# d5 allreduce and d5 pingpong, alone and under mpiexec (cmake -P).
+#   -DD5=<d5 binary> -DMPIEXEC=<mpiexec> -DNP_FLAG=-n "-DPREFLAGS=--oversubscribe;..."
+# Each case checks the exit status and the output.
+set(work ${CMAKE_CURRENT_BINARY_DIR}/cli_comm_work)
+file(REMOVE_RECURSE ${work})
+file(MAKE_DIRECTORY ${work})
+set(failures 0)
+
+# run(NAME NP EXPECT_RC ARGS...): runs d5 with ARGS on NP ranks (0: without
+# mpiexec); leaves the output in out_NAME.
+function(run name np want_rc)
+  if(np EQUAL 0)
+    set(cmd ${D5} ${ARGN})
+  else()
+    set(cmd ${MPIEXEC} ${NP_FLAG} ${np} ${PREFLAGS} ${D5} ${ARGN})
+  endif()
+  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+    TIMEOUT 120)
+  set(out_${name} "${out}\n${err}" PARENT_SCOPE)
+  if(NOT "${rc}" STREQUAL "${want_rc}")
+    message(SEND_ERROR "${name}: exit status ${rc}, expected ${want_rc}\n${cmd}\n${out}\n${err}")
+  else()
+    message(STATUS "${name}: exit status ${rc} as expected")
+  endif()
+endfunction()
+
+function(expect name regex)
+  if(NOT "${out_${name}}" MATCHES "${regex}")
+    message(SEND_ERROR "${name}: output does not match '${regex}':\n${out_${name}}")
+  endif()
+endfunction()
+
+# Every table row's last column (#wrong) is 0, and there are `rows` of them.
+function(expect_no_wrong name rows)
+  string(REPLACE "\n" ";" lines "${out_${name}}")
+  set(n 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^ +[0-9]+ +[0-9]+ +(float|double) ")
+      math(EXPR n "${n} + 1")
+      if(NOT line MATCHES " 0$")
+        message(SEND_ERROR "${name}: a row with wrong elements: ${line}")
+      endif()
+    endif()
+  endforeach()
+  if(NOT n EQUAL rows)
+    message(SEND_ERROR "${name}: ${n} rows, expected ${rows}:\n${out_${name}}")
+  endif()
+endfunction()
+
+# Two ranks, d5's ring, every element checked; JSON with the counters.
+run(allreduce_np2 2 0 allreduce --check -b 8 -e 64K -f 8 --time 0.05 --comm ring
+  --json ${work}/allreduce.json)
+expect(allreduce_np2 "#wrong")
+expect_no_wrong(allreduce_np2 5)
+file(READ ${work}/allreduce.json json)
+foreach(key algbw busbw bytes_sent bytes_recv "\"ranks\": 2" "allreduce/ring/float32/32768")
+  if(NOT json MATCHES "${key}")
+    message(SEND_ERROR "allreduce.json lacks ${key}")
+  endif()
+endforeach()
+
+# Three ranks (not a power of two), recursive doubling, float64; on this
+# machine's two cores the job is oversubscribed and must say so.
+run(allreduce_np3 3 0 allreduce --check -b 8 -e 8K -f 32 --time 0.05 --comm recdbl --dtype f64
+  --mpi-thread funneled)
+expect_no_wrong(allreduce_np3 3)
+execute_process(COMMAND nproc OUTPUT_VARIABLE cpus OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(cpus LESS 3)
+  expect(allreduce_np3 "oversubscribed: timings not meaningful")
+endif()
+
+# Alone: a job of one rank; sizes from a CSV in DeepBench's format.
+file(WRITE ${work}/sizes.csv "size_floats,repeat\n16,10\n1000,10\n")
+run(allreduce_alone 0 0 allreduce --check --sizes ${work}/sizes.csv --time 0.05)
+expect_no_wrong(allreduce_alone 2)
+expect(allreduce_alone "ranks: 1 ")
+
+# Bad usage and what cannot run here.
+run(allreduce_bogus 0 2 allreduce --comm bogus)
+expect(allreduce_bogus "--comm bogus: no such communicator backend \\(backends: mpi, ring, recdbl, nccl\\)")
+run(allreduce_dtype 0 2 allreduce --dtype f16)
+run(allreduce_range 0 2 allreduce -b 1M -e 1K)
+run(allreduce_thread 0 2 allreduce --mpi-thread many)
+execute_process(COMMAND ${D5} allreduce --comm nccl -e 1K --time 0.05 RESULT_VARIABLE rc
+  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 AND NOT "${out}${err}" MATCHES "not run: no CUDA device|built without NCCL")
+  message(SEND_ERROR "allreduce --comm nccl: exit ${rc} without saying why:\n${out}\n${err}")
+endif()
+
+# Ping-pong with the alpha-beta fit; alone it needs a second rank.
+run(pingpong_np2 2 0 pingpong --fit -e 64K -f 4 --time 0.05)
+expect(pingpong_np2 "alpha = [0-9.]+ us")
+expect(pingpong_np2 "beta = -?[0-9.]+ ns/B")
+expect(pingpong_np2 "R\\^2 = ")
+run(pingpong_alone 0 2 pingpong)
+expect(pingpong_alone "needs 2 ranks")
