@@ -314,6 +314,12 @@ static json_t *regions_json(d5_timer *t)
     return o;
 }
 
+/* A figure that may not exist (no test set, target not reached): null in JSON. */
+static json_t *number_or_null(double x)
+{
+    return isnan(x) ? json_null() : json_real(x);
+}
+
 static int write_outputs(const d5_train_result *r, const char *json, const char *csv,
                          json_t *config, json_t *regions)
 {
@@ -339,26 +345,25 @@ static int write_outputs(const d5_train_result *r, const char *json, const char 
             const d5_epoch_stats *e = &r->epochs[i];
             json_array_append_new(
                 epochs,
-                json_pack("{s:i, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch",
+                json_pack("{s:i, s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f, s:f, s:f}", "epoch",
                           e->epoch, "batches", (json_int_t)e->batches, "samples",
                           (json_int_t)e->samples, "train_loss", e->train_loss, "train_accuracy",
-                          e->train_accuracy, "test_loss", isnan(e->test_loss) ? -1 : e->test_loss,
-                          "test_accuracy", isnan(e->test_accuracy) ? -1 : e->test_accuracy,
-                          "seconds", e->seconds, "samples_per_second", e->samples_per_s,
-                          "batches_per_second", e->batches_per_s, "loader_samples_per_second",
-                          e->io_samples_per_s));
+                          e->train_accuracy, "test_loss", number_or_null(e->test_loss),
+                          "test_accuracy", number_or_null(e->test_accuracy), "seconds", e->seconds,
+                          "samples_per_second", e->samples_per_s, "batches_per_second",
+                          e->batches_per_s, "loader_samples_per_second", e->io_samples_per_s));
         }
         for (int64_t i = 0; i < r->nlosses; i++)
             json_array_append_new(losses, json_real(r->losses[i]));
         d5_build_info bi;
         d5_build_info_get(&bi);
-        json_t *root =
-            json_pack("{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:f, s:f, s:s}", "context",
-                      "d5_version", bi.version, "git_commit", bi.git_commit, "compiler",
-                      bi.compiler, "config", config, "regions", regions, "epochs", epochs, "losses",
-                      losses, "time_to_accuracy_s", r->time_to_accuracy_s, "final_test_accuracy",
-                      isnan(r->final_test_accuracy) ? -1 : r->final_test_accuracy, "stop",
-                      stop_name(r->stop));
+        json_t *root = json_pack(
+            "{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "context", "d5_version",
+            bi.version, "git_commit", bi.git_commit, "compiler", bi.compiler, "config", config,
+            "regions", regions, "epochs", epochs, "losses", losses, "time_to_accuracy_s",
+            number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
+            "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop",
+            stop_name(r->stop));
         int bad = netload_write_json(root, json);
         json_decref(root);
         return bad;

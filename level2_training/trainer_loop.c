@@ -204,6 +204,12 @@ static d5_status train_loop(d5_trainer *t, d5_sampler *smp, const d5_dataset *te
     int tty = p->progress && isatty(2);
     out->time_to_accuracy_s = -1;
     out->stop = D5_TRAIN_DONE;
+    /* A run in which no step could happen is no training run. */
+    if (d5_sampler_batches(smp) == 0)
+        return d5_error(D5_ERR_INVALID,
+                        "trainer: the training set of %lld samples holds no full batch of %lld "
+                        "(the last partial batch is dropped): no step would run",
+                        (long long)d5_dataset_size(d5_sampler_dataset(smp)), (long long)t->batch);
     d5_status s = d5__hooks_before_first_step(t);
     if (s != D5_OK) return s;
     d5_load_sample load0;

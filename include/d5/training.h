@@ -218,7 +218,8 @@ typedef struct d5_train_result {
     int32_t nepochs;
     float *losses; /* the loss of every batch, in order; owned */
     int64_t nlosses;
-    double time_to_accuracy_s; /* training time until target_accuracy, -1 if never */
+    double time_to_accuracy_s; /* training time until target_accuracy, -1 if never (null in
+                                  d5 train's JSON) */
     double final_test_accuracy;
     int32_t stop; /* a d5_train_stop */
     /* With snapshot_every: nsnapshots copies of the param_elements parameters,

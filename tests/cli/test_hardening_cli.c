@@ -324,3 +324,22 @@ Test(hardening_cli, sigint_during_bench_leaves_no_folder)
     rmtree(dir);
     free(dir);
 }
+
+/* A target accuracy not reached is null in the JSON, not -1. */
+Test(hardening_cli, unreached_target_is_null)
+{
+    char *dir = tmpdir_make(), *json, *out, *err;
+    cr_assert_geq(asprintf(&json, "%s/t.json", dir), 0);
+    int rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--max-batches", "2",
+                 "--target-accuracy", "0.999", "--json", json, "--threads", "1");
+    cr_assert_eq(rc, 0, "%s", err);
+    char *doc = slurp(json, NULL);
+    cr_assert_not_null(doc);
+    cr_assert(strstr(doc, "\"time_to_accuracy_s\": null"), "%s", doc);
+    free(doc);
+    free(out);
+    free(err);
+    free(json);
+    rmtree(dir);
+    free(dir);
+}
