@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#define IDX_UBYTE 0x08
+#define IDX_UBYTE    0x08
+#define IDX_GZ_CHUNK ((size_t)1 << 20) /* the first buffer for a gzip file's data */
 
 /* zlib's message without the "path: " it starts with. */
 static const char *gz_message(gzFile f, const char *path, int *err)
@@ -138,13 +139,29 @@ static d5_status check_plain_size(const char *path, const d5__idx *idx, size_t h
                     path, have - want, want, dims);
 }
 
-static d5_status read_body(gzFile f, const char *path, d5__idx *idx)
+/* Reads the data that the header describes. A plain file's size has been
+ * checked, so its buffer is allocated whole; a gzip stream's size is known
+ * only once inflated, so its buffer starts at IDX_GZ_CHUNK and doubles as data
+ * arrives: a small file whose header promises up to 2^40 bytes then fails as
+ * truncated instead of allocating them. */
+static d5_status read_body(gzFile f, const char *path, int plain, d5__idx *idx)
 {
-    idx->data = d5_alloc(idx->bytes ? idx->bytes : 1, "IDX data");
+    size_t cap = plain || idx->bytes < IDX_GZ_CHUNK ? idx->bytes : IDX_GZ_CHUNK;
+    idx->data = d5_alloc(cap ? cap : 1, "IDX data");
     if (!idx->data) return D5_ERR_NOMEM;
-    size_t got;
-    d5_status s = gz_read(f, path, idx->data, idx->bytes, &got);
-    if (s != D5_OK) return s;
+    size_t got = 0;
+    d5_status s;
+    for (;;) {
+        size_t n;
+        if ((s = gz_read(f, path, idx->data + got, cap - got, &n)) != D5_OK) return s;
+        got += n;
+        if (got < cap || cap == idx->bytes) break;
+        size_t grown = cap > idx->bytes / 2 ? idx->bytes : 2 * cap;
+        uint8_t *bigger = d5_realloc(idx->data, cap, grown, "IDX data");
+        if (!bigger) return D5_ERR_NOMEM;
+        idx->data = bigger;
+        cap = grown;
+    }
     char dims[128];
     format_dims(idx, dims, sizeof dims);
     if (got < idx->bytes)
@@ -179,8 +196,9 @@ d5_status d5__idx_read(const char *path, const char *role, int32_t min_ndim, int
     gzbuffer(f, 1u << 17);
     size_t header_bytes = 0;
     d5_status s = read_header(f, path, role, min_ndim, max_ndim, &idx, &header_bytes);
-    if (s == D5_OK && gzdirect(f)) s = check_plain_size(path, &idx, header_bytes);
-    if (s == D5_OK) s = read_body(f, path, &idx);
+    const int plain = gzdirect(f);
+    if (s == D5_OK && plain) s = check_plain_size(path, &idx, header_bytes);
+    if (s == D5_OK) s = read_body(f, path, plain, &idx);
     gzclose(f);
     if (s != D5_OK) {
         d5__idx_free(&idx);

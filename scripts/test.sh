@@ -13,7 +13,7 @@ for preset in release asan; do
     ctest --preset "$preset" -j "$jobs"
 done
 
-# The ONNX loader under libFuzzer, for a bounded time (D5_FUZZ_SECONDS, 60 by
-# default), from the seed corpus of ONNX's node tests.
-echo "== fuzz: the ONNX loader"
+# The file readers and parsers under libFuzzer, for a bounded time each
+# (D5_FUZZ_SECONDS, 60 by default), from their seed corpora (docs/guide.md).
+echo "== fuzz: the file readers and parsers"
 ./scripts/fuzz.sh

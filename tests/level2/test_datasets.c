@@ -328,3 +328,49 @@ Test(datasets_dirs, default_dir_order)
     rmtree(tmp);
     free(tmp);
 }
+
+/* An allocator that refuses blocks above 64 MiB and records the largest asked
+ * for. */
+static size_t largest_request;
+
+static void *capped_alloc(void *ctx, size_t size, size_t align)
+{
+    (void)ctx;
+    if (size > largest_request) largest_request = size;
+    if (size > ((size_t)64 << 20)) return NULL;
+    if (align < sizeof(void *)) align = sizeof(void *);
+    void *p = NULL;
+    return posix_memalign(&p, align, size ? size : 1) == 0 ? p : NULL;
+}
+
+static void capped_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+/* A gzip file of a few bytes whose header promises 2^40 bytes of images (the
+ * largest header the reader accepts) is truncated, not out of memory: the
+ * buffer of a gzip file grows with the data inflated (a fuzzer found the
+ * reader allocating what the header said first). */
+Test(datasets_idx, gzip_header_promising_a_terabyte)
+{
+    char *dir = tmpdir_make();
+    const uint32_t dims[3] = {1u << 15, 1u << 15, 1u << 10}, one = 1;
+    uint8_t data[10] = {0}, lab[1] = {0};
+    cr_assert_eq(write_idx(at(dir, "huge.gz"), 1, 0x803, 3, dims, data, sizeof data), 0);
+    cr_assert_eq(write_idx(at(dir, "labels"), 0, 0x801, 1, &one, lab, 1), 0);
+    largest_request = 0;
+    d5_allocator a = {capped_alloc, capped_free, NULL};
+    d5_allocator_set(&a);
+    d5_dataset *ds = NULL;
+    d5_status s = d5_dataset_open_idx(at(dir, "huge.gz"), at(dir, "labels"), &ds);
+    d5_allocator_set(NULL);
+    cr_expect_eq(s, D5_ERR_FORMAT, "got %s: %s", d5_status_name(s), d5_last_error());
+    cr_expect_null(ds);
+    cr_expect(strstr(d5_last_error(), "truncated: 10 of the 1099511627776 data bytes"), "%s",
+              d5_last_error());
+    cr_expect_leq(largest_request, (size_t)64 << 20, "asked for %zu bytes", largest_request);
+    rmtree(dir);
+    free(dir);
+}
