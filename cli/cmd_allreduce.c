@@ -303,13 +303,7 @@ int cmd_allreduce(int argc, char **argv)
         NULL,
         NULL,
         NULL};
-    char **args = comm_short_aliases(argc, argv);
-    if (!args) {
-        fprintf(stderr, "d5 allreduce: out of memory\n");
-        return D5_EXIT_CHECK;
-    }
-    int rc = cli_parse(&spec, argc, args);
-    free(args);
+    int rc = comm_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     d5_dtype t;
     if (!parse_dtype(o.dtype, &t)) {

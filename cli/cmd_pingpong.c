@@ -170,13 +170,7 @@ int cmd_pingpong(int argc, char **argv)
         NULL,
         NULL,
         NULL};
-    char **args = comm_short_aliases(argc, argv);
-    if (!args) {
-        fprintf(stderr, "d5 pingpong: out of memory\n");
-        return D5_EXIT_CHECK;
-    }
-    int rc = cli_parse(&spec, argc, args);
-    free(args);
+    int rc = comm_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     uint64_t lo, hi, *sizes = NULL;
     size_t n = 0;

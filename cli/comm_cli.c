@@ -255,3 +255,15 @@ int comm_oversubscribed(const d5_comm *c, char *why, size_t size)
              info.local_size == 1 ? "" : "s", (int)cores.online, cores.online == 1 ? "" : "s");
     return cores.online > 0 && info.local_size > cores.online;
 }
+
+int comm_parse(const cli_spec *spec, int argc, char **argv)
+{
+    char **args = comm_short_aliases(argc, argv);
+    if (!args) {
+        fprintf(stderr, "d5 %s: out of memory\n", spec->command);
+        return D5_EXIT_CHECK;
+    }
+    int rc = cli_parse(spec, argc, args);
+    free(args);
+    return rc;
+}

@@ -26,6 +26,8 @@ d5_status comm_sizes_csv(const char *spec, size_t elem, uint64_t **out, size_t *
 /* argv with -b, -e and -f replaced by --min-bytes, --max-bytes and --factor
  * (malloc'd array; the strings are argv's own). NULL when out of memory. */
 char **comm_short_aliases(int argc, char **argv);
+/* cli_parse with the short aliases: -1 to go on, or an exit code. */
+int comm_parse(const cli_spec *spec, int argc, char **argv);
 
 /* One operation that every rank calls (an allreduce; a ping-pong exchange). */
 typedef d5_status (*comm_op_fn)(void *ctx);

@@ -4,8 +4,8 @@
  *   mpirun -n 2 d5-bench-mpi-allreduce [MIN_BYTES [MAX_BYTES]]
  *
  * For each size from MIN_BYTES (default 1024) to MAX_BYTES (default 64 MiB),
- * doubling, on a 64-byte aligned buffer of zeros: 5 warm-up calls, a loop length that lasts at least 20 ms, then 10
- * loops, each started by a barrier and timed on every rank; a loop's time is
+ * doubling, on a 64-byte aligned buffer of zeros: 5 warm-up calls, a loop length that lasts at
+ * least 20 ms, then 10 loops, each started by a barrier and timed on every rank; a loop's time is
  * the slowest rank's. Rank 0 prints the median over the loops per call, and
  * busbw = size / time * 2 (P - 1) / P as nccl-tests defines it. */
 #define _POSIX_C_SOURCE 200809L
