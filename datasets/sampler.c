@@ -1,7 +1,6 @@
-/* Samplers: batches of a dataset in order, shuffled, or partitioned across
- * workers, with augmentations, the label histogram of what was drawn
- * (DatasetBias) and the time of each read under the timer key IO
- * (DatasetLatency).
+/* Samplers: batches of a dataset in order, shuffled, partitioned across
+ * workers or with each global batch sharded across them, with augmentations, the label histogram of
+ * what was drawn (DatasetBias) and the time of each read under the timer key IO (DatasetLatency).
  *
  * Epoch e of the shuffled kinds is a Fisher-Yates shuffle of the identity by
  * d5_rng seeded with seed + e, so it depends on nothing but the seed and the
@@ -42,9 +41,10 @@ d5_sampler_params d5_sampler_default_params(void)
 
 static d5_status check_params(const d5_dataset *ds, const d5_sampler_params *p)
 {
-    if (p->kind < D5_SAMPLER_ORDERED || p->kind > D5_SAMPLER_PARTITIONED)
+    if (p->kind < D5_SAMPLER_ORDERED || p->kind > D5_SAMPLER_SHARDED_BATCH)
         return d5_error(D5_ERR_INVALID,
-                        "sampler: unknown kind %d (0 ordered, 1 shuffled, 2 partitioned)",
+                        "sampler: unknown kind %d (0 ordered, 1 shuffled, 2 partitioned, 3 "
+                        "sharded-batch)",
                         (int)p->kind);
     if (p->batch < 1)
         return d5_error(D5_ERR_INVALID, "sampler: batch %lld, expected >= 1", (long long)p->batch);
@@ -56,6 +56,11 @@ static d5_status check_params(const d5_dataset *ds, const d5_sampler_params *p)
                         "sampler: %d workers for dataset '%s' of %lld samples leaves some "
                         "workers nothing",
                         (int)p->world, ds->name, (long long)ds->n);
+    if (p->kind == D5_SAMPLER_SHARDED_BATCH && p->batch > ds->n / p->world)
+        return d5_error(D5_ERR_INVALID,
+                        "sampler: a global batch of %d x %lld samples is larger than dataset "
+                        "'%s' (%lld samples)",
+                        (int)p->world, (long long)p->batch, ds->name, (long long)ds->n);
     return d5__augment_check(&p->augment, &ds->sample);
 }
 
@@ -79,6 +84,9 @@ static void prepare_epoch(d5_sampler *s)
     if (s->p.kind == D5_SAMPLER_PARTITIONED) {
         s->size = n / s->p.world;
         s->order = s->perm + s->p.rank * s->size;
+    } else if (s->p.kind == D5_SAMPLER_SHARDED_BATCH) {
+        /* Whole global batches only: this worker's share of each. */
+        s->size = n / (s->p.batch * s->p.world) * s->p.batch;
     }
     s->pos = 0;
     d5_rng_seed(&s->rng, (s->p.seed + (uint64_t)s->epoch) ^ AUGMENT_SALT);
@@ -130,6 +138,9 @@ d5_status d5_sampler_next(d5_sampler *s, float *x, int64_t *labels, int64_t *n)
     d5_status st = s->timer ? d5_timer_start(s->timer, D5_KEY_IO) : D5_OK;
     if (st != D5_OK) return st;
     const int64_t *idx = s->order + s->pos;
+    if (s->p.kind == D5_SAMPLER_SHARDED_BATCH) /* global batch pos / batch, this worker's part */
+        idx = s->order + s->pos / s->p.batch * s->p.batch * s->p.world + s->p.rank * s->p.batch +
+              s->pos % s->p.batch;
     st = d5_dataset_get(s->ds, idx, m, x, labels);
     if (st == D5_OK && s->augment)
         for (int64_t k = 0; k < m; k++)

@@ -34,10 +34,28 @@ void d5_train_result_free(d5_train_result *r)
 
 /* FORWARD and BACKWARD regions from the executor's events, during training
  * steps and with a timer. */
+/* Announces, to the gradient_ready hooks, every parameter whose gradient is
+ * final once the backward of schedule node `node` has run (-1: all the rest,
+ * at the end of the pass). */
+static d5_status announce_ready(d5_trainer *t, int32_t node)
+{
+    d5_status s = D5_OK;
+    while (s == D5_OK && t->ready_next < t->nparams &&
+           (node < 0 || t->ready_node[t->ready_next] >= node))
+        s = d5__hooks_gradient_ready(t, t->step + 1, t->ready_order[t->ready_next++]);
+    return s;
+}
+
 static d5_status on_event(void *user, const d5_event_info *e)
 {
     d5_trainer *t = user;
-    if (!t->training || !t->timer) return D5_OK;
+    if (!t->training) return D5_OK;
+    if (e->event == D5_EVENT_BEFORE_EXECUTOR) t->ready_next = 0;
+    if (t->want_ready && e->phase == D5_PHASE_BACKWARD) {
+        if (e->event == D5_EVENT_AFTER_NODE) return announce_ready(t, e->node);
+        if (e->event == D5_EVENT_AFTER_BACKPROP) return announce_ready(t, -1);
+    }
+    if (!t->timer) return D5_OK;
     switch (e->event) {
     case D5_EVENT_BEFORE_EXECUTOR: return d5_timer_start(t->timer, D5_KEY_FORWARD);
     case D5_EVENT_AFTER_INFERENCE: {
@@ -106,6 +124,44 @@ static d5_status build(d5_trainer *t)
     return s;
 }
 
+/* The order in which parameters' gradients become final in a backward pass,
+ * which runs the schedule backwards: a parameter's gradient is complete once
+ * the backward of the first scheduled node that reads it has run. */
+static d5_status ready_order(d5_trainer *t)
+{
+    int32_t n = t->nparams, nodes = d5_executor_node_count(t->ex);
+    t->ready_order = d5_alloc((size_t)(n + 1) * sizeof *t->ready_order, "gradient order");
+    t->ready_node = d5_alloc((size_t)(n + 1) * sizeof *t->ready_node, "gradient order");
+    if (!t->ready_order || !t->ready_node) return D5_ERR_NOMEM;
+    int32_t *first = t->ready_node; /* first reader per parameter, then sorted in place */
+    for (int32_t i = 0; i < n; i++) first[i] = -1;
+    for (int32_t j = nodes - 1; j >= 0; j--) {
+        d5_exec_node en;
+        d5_node_info ni;
+        d5_executor_node_at(t->ex, j, &en);
+        d5_network_node_at(t->tnet, en.network_index, &ni);
+        for (int32_t k = 0; k < ni.ninputs; k++)
+            for (int32_t i = 0; i < n; i++)
+                if (strcmp(ni.inputs[k], t->names[i]) == 0) first[i] = j;
+    }
+    /* Insertion sort by first reader, latest first; ties in parameter order. */
+    int32_t *key = d5_alloc((size_t)(n + 1) * sizeof *key, "gradient order");
+    if (!key) return D5_ERR_NOMEM;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t k = i;
+        while (k > 0 && key[k - 1] < first[i]) {
+            key[k] = key[k - 1];
+            t->ready_order[k] = t->ready_order[k - 1];
+            k--;
+        }
+        key[k] = first[i];
+        t->ready_order[k] = i;
+    }
+    memcpy(t->ready_node, key, (size_t)n * sizeof *key);
+    d5_free(key);
+    return D5_OK;
+}
+
 /* The executor and the parameter table: the executor reads, and the
  * optimizer will update, the caller's weights. */
 static d5_status setup(d5_trainer *t)
@@ -152,7 +208,7 @@ static d5_status setup(d5_trainer *t)
         t->params[i] = data;
         t->sizes[i] = d5_tensor_desc_numel(&info.desc);
     }
-    return s;
+    return s == D5_OK ? ready_order(t) : s;
 }
 
 d5_status d5__trainer_feed(d5_trainer *t)
@@ -235,6 +291,8 @@ void d5_trainer_free(d5_trainer *t)
     d5_free(t->names);
     d5_free(t->params);
     d5_free(t->sizes);
+    d5_free(t->ready_order);
+    d5_free(t->ready_node);
     d5_free(t->x);
     d5_free(t->labels);
     d5_free(t->backend);

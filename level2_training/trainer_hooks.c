@@ -26,6 +26,7 @@ d5_status d5_trainer_add_hooks(d5_trainer *t, const char *name, const d5_trainer
     t->hooks[t->nhooks].name = copy;
     t->hooks[t->nhooks].hooks = *hooks;
     t->nhooks++;
+    if (hooks->gradient_ready) t->want_ready = 1;
     return D5_OK;
 }
 
@@ -62,6 +63,18 @@ d5_status d5__hooks_before_first_step(d5_trainer *t)
         d5_error_clear();
         d5_status s = h->hooks.before_first_step(t, h->hooks.user);
         if (s != D5_OK) return failed(h, "before_first_step", "before the first step", s);
+    }
+    return D5_OK;
+}
+
+d5_status d5__hooks_gradient_ready(d5_trainer *t, int64_t step, int32_t param)
+{
+    for (int32_t i = 0; i < t->nhooks; i++) {
+        const d5__hook_set *h = &t->hooks[i];
+        if (!h->hooks.gradient_ready) continue;
+        d5_error_clear();
+        d5_status s = h->hooks.gradient_ready(t, h->hooks.user, step, param);
+        if (s != D5_OK) return failed_at(h, "gradient_ready", step, s);
     }
     return D5_OK;
 }

@@ -42,6 +42,13 @@ struct d5_trainer {
     int64_t *sizes;
     const char **names;
     int32_t nparams;
+    /* gradient_ready: parameter ready_order[k] is final after the backward
+     * of schedule node ready_node[k] (descending; -1: at the pass's end);
+     * ready_next is the next one to announce in the pass in progress. */
+    int32_t *ready_order, *ready_node;
+    int32_t ready_next;
+    int want_ready;         /* some hook set has gradient_ready */
+    d5_status ready_status; /* a failed gradient_ready hook, for d5_trainer_run */
     d5__hook_set *hooks;
     int32_t nhooks, hooks_cap;
     int64_t step;    /* completed steps */
@@ -61,6 +68,7 @@ D5_NODISCARD d5_status d5__trainer_check_dataset(const d5_trainer *t, const d5_d
 /* The hooks of every set, in order (trainer_hooks.c). The first failure
  * stops the others and names its set, hook and step. */
 D5_NODISCARD d5_status d5__hooks_before_first_step(d5_trainer *t);
+D5_NODISCARD d5_status d5__hooks_gradient_ready(d5_trainer *t, int64_t step, int32_t param);
 D5_NODISCARD d5_status d5__hooks_after_backward(d5_trainer *t, int64_t step);
 D5_NODISCARD d5_status d5__hooks_before_update(d5_trainer *t, int64_t step);
 D5_NODISCARD d5_status d5__hooks_after_update(d5_trainer *t, int64_t step);

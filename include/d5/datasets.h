@@ -114,11 +114,18 @@ D5_API void d5_dataset_default_dir(const char *name, char *buf, size_t size);
  * Partitioned: each of the `world` workers takes floor(n / world) samples, a
  * contiguous slice of that permutation (rank r: [r * share, (r + 1) * share)),
  * so all workers run the same number of batches; the n % world samples at the
- * end of the permutation, different ones each epoch, are left out. */
+ * end of the permutation, different ones each epoch, are left out.
+ * Sharded-batch: the permutation is cut into global batches of world * batch
+ * samples and worker r takes samples [r * batch, (r + 1) * batch) of each, so
+ * that the workers' batches of one step together are the batch one worker of
+ * a sampler with batch world * batch would draw (augmentation draws aside):
+ * synchronous data-parallel training on `world` workers then computes the
+ * step of one worker. A last partial global batch is left out. */
 typedef enum d5_sampler_kind {
     D5_SAMPLER_ORDERED = 0,
     D5_SAMPLER_SHUFFLED = 1,
-    D5_SAMPLER_PARTITIONED = 2 /* a shuffled permutation split into `world` parts */
+    D5_SAMPLER_PARTITIONED = 2,  /* a shuffled permutation split into `world` parts */
+    D5_SAMPLER_SHARDED_BATCH = 3 /* each global batch of world * batch split into `world` parts */
 } d5_sampler_kind;
 
 /* Augmentations, applied to each sample in this order: crop, flip,

@@ -275,7 +275,8 @@ D5_API D5_NODISCARD d5_status d5_train(struct d5_network *net, const struct d5_d
  *
  *   d5_sampler_next                 a batch (a partial batch ends the epoch)
  *   d5_optimizer_set_lr, _prepare   the rate from the schedule
- *   forward, loss, backward         one executor call
+ *   forward, loss, backward         one executor call; gradient_ready hooks
+ *                                   as each parameter's gradient is final
  *   after_backward hooks            may change the gradients in place
  *   numeric check                   loss and gradients finite (check_numerics)
  *   before_update hooks
@@ -329,6 +330,13 @@ typedef struct d5_trainer_hooks {
      * the call. */
     d5_status (*end_of_epoch)(d5_trainer *t, void *user, int32_t epoch,
                               const d5_epoch_stats *stats);
+    /* During the backward pass, as soon as parameter `param`'s gradient is
+     * final (the backward of every node that reads the parameter has run):
+     * once per parameter and step, in the order gradients complete (the
+     * layers backwards), all before after_backward. The gradient
+     * (d5_trainer_gradient) may be read or copied, to start communicating it
+     * while backpropagation goes on; the time spent here counts as BACKWARD. */
+    d5_status (*gradient_ready)(d5_trainer *t, void *user, int64_t step, int32_t param);
 } d5_trainer_hooks;
 
 /* Builds a trainer for `net` (a classifier, as d5_train describes): the

@@ -1,4 +1,4 @@
-/* Samplers: ordered, shuffled and partitioned orders, drop_last, the label
+/* Samplers: ordered, shuffled, partitioned and sharded-batch orders, drop_last, the label
  * histogram, the IO timer, augmentations, and out-of-memory paths of opening
  * datasets and creating samplers. Datasets here encode each sample's index in
  * its pixels (counting_dataset), so that the tests see which index came. */
@@ -208,6 +208,51 @@ Test(samplers, partitioned_ranks_are_disjoint_and_cover)
     p.kind = 7;
     cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
     cr_expect(strstr(d5_last_error(), "kind 7"), "%s", d5_last_error());
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
+}
+
+/* Sharded-batch: the workers' batches of step k, side by side, are batch k
+ * of one shuffled sampler with the global batch; no sample comes twice. */
+Test(samplers, sharded_batch_splits_each_global_batch)
+{
+    char *dir = tmpdir_make();
+    d5_dataset *ds = counting_dataset(dir, 50, 5);
+    int64_t whole[50], count;
+    d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 12, 9);
+    d5_sampler_set_epoch(s, 1);
+    int64_t global_batches = draw_epoch(s, 12, 5, whole, 50, &count);
+    cr_assert_eq(global_batches, 5); /* 4 full batches of 12 and one of 2 */
+    d5_sampler_free(s);
+    for (int32_t world = 1; world <= 4; world *= 2) {
+        int64_t b = 12 / world;
+        for (int32_t r = 0; r < world; r++) {
+            d5_sampler_params p = d5_sampler_default_params();
+            p.kind = D5_SAMPLER_SHARDED_BATCH;
+            p.batch = b;
+            p.seed = 9;
+            p.rank = r;
+            p.world = world;
+            int64_t seen[50];
+            cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+            d5_sampler_set_epoch(s, 1);
+            cr_expect_eq(d5_sampler_epoch_size(s), 4 * b, "world %d", world);
+            cr_expect_eq(d5_sampler_batches(s), 4, "world %d", world);
+            cr_expect_eq(draw_epoch(s, b, 5, seen, 50, &count), 4, "world %d rank %d", world, r);
+            for (int64_t k = 0; k < count; k++)
+                cr_expect_eq(seen[k], whole[k / b * 12 + r * b + k % b],
+                             "world %d rank %d position %lld", world, r, (long long)k);
+            d5_sampler_free(s);
+        }
+    }
+    /* A global batch larger than the dataset is refused by name. */
+    d5_sampler_params p = d5_sampler_default_params();
+    p.kind = D5_SAMPLER_SHARDED_BATCH;
+    p.batch = 13;
+    p.world = 4;
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "global batch of 4 x 13"), "%s", d5_last_error());
     d5_dataset_free(ds);
     rmtree(dir);
     free(dir);

@@ -130,7 +130,7 @@ Test(trainer_hooks, zero_gradients_leave_the_parameters_unchanged)
     }
     seen s = {0};
     d5_trainer_hooks h = {&s,           first_hook, zero_gradients, before_update,
-                          after_update, after_step, end_of_epoch};
+                          after_update, after_step, end_of_epoch,   NULL};
     cr_assert_eq(d5_trainer_add_hooks(t, "zero", &h), D5_OK);
     d5_train_result r;
     cr_assert_eq(d5_trainer_run(t, train, NULL, 3, &r), D5_OK, "%s", d5_last_error());
@@ -345,11 +345,15 @@ static double untrained_test_loss(float m, float sd)
  * untrained model scores the test set differently with and without it. */
 Test(trainer_hooks, evaluation_normalizes_like_the_training_sampler)
 {
+    /* A fixed team: with the automatic one, a busy machine changes the team
+     * between runs, and with it the order of sums. */
+    cr_assert_eq(d5_threads_set(1), D5_OK);
     double plain = untrained_test_loss(0, 0), identity = untrained_test_loss(0, 1);
     double shifted = untrained_test_loss(3, 0.25f);
     cr_assert(isfinite(plain) && isfinite(shifted));
     cr_assert_eq(plain, identity, "normalizing by mean 0 and std 1 changes nothing");
     cr_assert_neq(plain, shifted, "the test set was not normalized");
+    cr_assert_eq(d5_threads_set(0), D5_OK);
 }
 
 /* A wrapper: the three steps of a built-in optimizer called from another
@@ -534,5 +538,74 @@ Test(trainer_hooks, out_of_memory_leaks_nothing)
     cr_assert(ok, "never succeeded within the budgets tried");
     cr_log_info("a trainer's run took %ld allocations", budget - 1);
     d5_dataset_free(train);
+    d5_network_free(net);
+}
+
+/* gradient_ready: each parameter once per step, the last layer's first and
+ * the first layer's last, and each gradient already final when announced
+ * (the copy taken then equals what after_backward sees). */
+typedef struct ready_seen {
+    int32_t n, calls, order_ok, bad;
+    int32_t first, last;
+    float *copy[16];
+} ready_seen;
+
+static d5_status on_ready(d5_trainer *t, void *user, int64_t step, int32_t param)
+{
+    ready_seen *r = user;
+    r->bad += step != d5_trainer_step(t) + 1 || param < 0 || param >= r->n;
+    if (r->calls % r->n == 0) r->first = param;
+    r->last = param;
+    r->calls++;
+    memcpy(r->copy[param], d5_trainer_gradient(t, param),
+           (size_t)d5_trainer_param_size(t, param) * sizeof(float));
+    return D5_OK;
+}
+
+static d5_status check_ready(d5_trainer *t, void *user, int64_t step, float *const *grads,
+                             float *const *params, const int64_t *sizes, int32_t n)
+{
+    (void)t;
+    (void)step;
+    (void)params;
+    ready_seen *r = user;
+    r->bad += r->calls % r->n != 0;
+    for (int32_t i = 0; i < n; i++)
+        r->bad += memcmp(r->copy[i], grads[i], (size_t)sizes[i] * sizeof(float)) != 0;
+    return D5_OK;
+}
+
+Test(trainer_hooks, gradient_ready_announces_final_gradients_layers_backwards)
+{
+    d5_model_params mp = d5_model_default_params();
+    mp.batch = 8;
+    mp.seed = 3;
+    d5_network *net = NULL;
+    cr_assert_eq(d5_model_build("lenet", &mp, &net), D5_OK, "%s", d5_last_error());
+    d5_dataset *ds = synthetic(64, 5);
+    d5_optimizer *o = optimizer("momentum", 0.01);
+    d5_trainer *t = trainer(net, 4);
+    ready_seen r;
+    memset(&r, 0, sizeof r);
+    r.n = d5_trainer_param_count(t);
+    cr_assert(r.n > 2 && r.n <= 16, "%d parameters", r.n);
+    for (int32_t i = 0; i < r.n; i++)
+        r.copy[i] = malloc((size_t)d5_trainer_param_size(t, i) * sizeof(float));
+    d5_trainer_hooks h = {.user = &r, .gradient_ready = on_ready, .after_backward = check_ready};
+    cr_assert_eq(d5_trainer_add_hooks(t, "ready", &h), D5_OK);
+    cr_assert_eq(d5_trainer_set_optimizer(t, o), D5_OK);
+    d5_train_result res;
+    cr_assert_eq(d5_trainer_run(t, ds, NULL, 1, &res), D5_OK, "%s", d5_last_error());
+    cr_expect_eq(r.calls, 4 * r.n, "%d announcements for %d parameters and 4 steps", r.calls, r.n);
+    cr_expect_eq(r.bad, 0, "%d announcements late, early or out of range", r.bad);
+    /* Parameters are in graph order: the first belongs to the first layer. */
+    const char *first = d5_trainer_param_name(t, r.first), *last = d5_trainer_param_name(t, r.last);
+    cr_expect(r.first >= r.n - 2, "first announced: %s", first);
+    cr_expect(r.last <= 1, "last announced: %s", last);
+    d5_train_result_free(&res);
+    for (int32_t i = 0; i < r.n; i++) free(r.copy[i]);
+    d5_trainer_free(t);
+    d5_optimizer_free(o);
+    d5_dataset_free(ds);
     d5_network_free(net);
 }
