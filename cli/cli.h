@@ -132,6 +132,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_allreduce(int argc, char **argv);
 int cmd_pingpong(int argc, char **argv);
+int cmd_scaling(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

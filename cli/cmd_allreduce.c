@@ -1,15 +1,16 @@
 /* d5 allreduce: the allreduce of a communicator backend across message sizes,
  * as nccl-tests' all_reduce_perf reports it (algbw, busbw, #wrong), with d5's
- * adaptive measurement: median time and its 95% CI. Rank 0 prints. */
+ * adaptive measurement: median time and its 95% CI. Rank 0 prints, and with
+ * --trace writes one Perfetto trace of every rank's sizes and samples. */
 #include "comm_cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct ar_opts {
-    const char *min_bytes, *max_bytes, *sizes, *comm, *dtype, *json, *mpi_thread;
+    const char *min_bytes, *max_bytes, *sizes, *comm, *dtype, *json, *mpi_thread, *trace;
     int factor, check, threads;
-    double time_s;
+    double time_s, timeout_s;
 } ar_opts;
 
 typedef struct ar_run {
@@ -46,6 +47,7 @@ static d5_status check(ar_run *a, void *host, double *wrong)
     d5_status s = d5_comm_mem_upload(a->comm, a->buf, host, a->count * e);
     if (s == D5_OK) s = d5_comm_allreduce(a->comm, a->buf, a->count, a->dtype, "check");
     if (s == D5_OK) s = d5_comm_mem_download(a->comm, host, a->buf, a->count * e);
+    if (s == D5_ERR_TIMEOUT) return s; /* the communicator takes no more calls */
     double bad = 0;
     for (size_t i = 0; s == D5_OK && i < a->count; i++) {
         double want = 0, got = a->dtype == D5_F32 ? ((float *)host)[i] : ((double *)host)[i];
@@ -70,18 +72,15 @@ typedef struct ar_row {
     double algbw, busbw; /* GB/s */
 } ar_row;
 
-static d5_status run_size(ar_run *a, void *host, const ar_opts *o, ar_row *row)
+/* After the measurement of a size: the bytes of the most loaded rank, the
+ * bandwidths and, with --check, the wrong elements. */
+static d5_status finish_size(ar_run *a, void *host, const ar_opts *o, ar_row *row, int32_t p)
 {
-    int32_t p = d5_comm_size(a->comm);
-    comm_measure_params mp = {o->time_s, 1.0, 0};
-    d5_comm_counters_reset(a->comm);
-    d5_status s = comm_measure(a->comm, one_allreduce, a, &mp, &row->m);
-    if (s != D5_OK) return s;
     d5_comm_counter k = {0};
     if (d5_comm_counters(a->comm, D5_COMM_OP_ALLREDUCE, "allreduce", &k) != D5_OK || !k.calls)
         k.calls = 1;
     double v[2] = {(double)k.bytes_sent / (double)k.calls, (double)k.bytes_recv / (double)k.calls};
-    s = d5_comm_agree(a->comm, v, 2, D5_COMM_MAX);
+    d5_status s = d5_comm_agree(a->comm, v, 2, D5_COMM_MAX);
     row->sent = v[0];
     row->recv = v[1];
     double bytes = (double)(a->count * d5_dtype_size(a->dtype)), t = row->m.stats.median;
@@ -90,6 +89,24 @@ static d5_status run_size(ar_run *a, void *host, const ar_opts *o, ar_row *row)
     row->wrong = -1;
     if (s == D5_OK && o->check) s = check(a, host, &row->wrong);
     if (s != D5_OK) d5_measurement_free(&row->m);
+    return s;
+}
+
+/* With --trace: a region per size ("64 KiB") around its measurement and
+ * check, and the batches and agreements of its samples (comm_measure). */
+static d5_status run_size(ar_run *a, void *host, const ar_opts *o, d5_timer *trace, ar_row *row)
+{
+    int32_t p = d5_comm_size(a->comm);
+    comm_measure_params mp = {o->time_s, 1.0, 0, trace};
+    char key[32];
+    comm_format_bytes(a->count * d5_dtype_size(a->dtype), key, sizeof key);
+    if (trace && d5_timer_start(trace, key) != D5_OK) trace = NULL;
+    d5_comm_counters_reset(a->comm);
+    d5_status s = comm_measure(a->comm, one_allreduce, a, &mp, &row->m);
+    if (s == D5_OK) s = finish_size(a, host, o, row, p);
+    if (trace && d5_timer_end(trace, key) != D5_OK) {
+        /* The trace misses this size's region. */
+    }
     return s;
 }
 
@@ -144,6 +161,7 @@ static d5_status context(d5_results *res, d5_comm *c, const ar_opts *o, int over
         s = d5_results_context(res, "oversubscribed_detail",
                                "oversubscribed: timings not meaningful");
     if (s == D5_OK) s = d5_results_context(res, "ranks_and_cpus", why);
+    if (s == D5_OK) s = d5_results_context_number(res, "comm_timeout_s", d5_comm_timeout(c));
     if (s == D5_OK) s = cli_contention_context(res);
     return s;
 }
@@ -175,6 +193,20 @@ static int check_comm(const char *name)
     return D5_EXIT_USAGE;
 }
 
+/* --trace: one Perfetto trace of every rank, when the sizes went well on
+ * every rank (otherwise some would not come to the merge). */
+static d5_status write_trace(d5_comm *c, d5_timer *trace, const char *path, d5_status s)
+{
+    double bad = s != D5_OK;
+    if (s == D5_ERR_TIMEOUT) return s;
+    d5_status g = d5_comm_agree(c, &bad, 1, D5_COMM_MAX);
+    if (s != D5_OK || g != D5_OK || bad > 0) return s != D5_OK ? s : g;
+    s = d5_comm_trace_merge(c, trace, path);
+    if (s == D5_OK && d5_comm_rank(c) == 0)
+        printf("# trace: %s (a process per rank; ui.perfetto.dev opens it)\n", path);
+    return s;
+}
+
 static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
                  const uint64_t *sizes, size_t nsizes)
 {
@@ -187,6 +219,7 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
     if (rank == 0) {
         cli_echo(stdout, spec);
         rc = cli_threads_apply("allreduce", o->threads);
+        if (rc < 0 && !cli_output_ok("allreduce", "--trace", o->trace, 0)) rc = D5_EXIT_INPUT;
     } else if (d5_threads_set(o->threads) != D5_OK) {
         rc = D5_EXIT_CHECK;
     }
@@ -199,6 +232,10 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
         printf("# counters: %s\n",
                info.exact_counts ? "every message d5 posts" : "the payload handed to the library");
         if (over) printf("# oversubscribed: timings not meaningful (%s)\n", why);
+        if (d5_comm_timeout(c) > 0)
+            printf("# communication time-out: %g s (then the job ends)\n", d5_comm_timeout(c));
+        else if (o->timeout_s > 0)
+            printf("# communication time-out: ignored by the %s backend\n", info.backend);
     }
     ar_run a = {c, NULL, 0, t};
     void *host = NULL;
@@ -208,6 +245,10 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
     if (s == D5_OK && !(host = calloc(maxb ? maxb : 1, 1)))
         s = d5_error(D5_ERR_NOMEM, "rank %d: out of memory for %zu bytes", (int)rank, maxb);
     if (s == D5_OK) s = d5_comm_mem_upload(c, a.buf, host, maxb);
+    d5_timer *trace = NULL;
+    d5_timer_params tp = d5_timer_default_params();
+    tp.name = "d5 allreduce";
+    if (s == D5_OK && o->trace) s = d5_timer_create(&tp, &trace);
     double ok[2] = {s != D5_OK || rc >= 0, 0};
     d5_status g = d5_comm_agree(c, ok, 1, D5_COMM_MAX);
     if (s == D5_OK && g == D5_OK && ok[0] > 0)
@@ -223,7 +264,7 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
         if (a.count * e == last) continue;
         last = a.count * e;
         ar_row row;
-        s = run_size(&a, host, o, &row);
+        s = run_size(&a, host, o, trace, &row);
         if (s != D5_OK) break;
         if (rank == 0) {
             print_row(&a, &row);
@@ -233,6 +274,8 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
         if (row.wrong > 0) wrong += row.wrong;
         d5_measurement_free(&row.m);
     }
+    if (o->trace) s = write_trace(c, trace, o->trace, s);
+    d5_timer_free(trace);
     if (rank == 0 && rc < 0) {
         cli_contention_end("allreduce", NULL);
         if (over)
@@ -247,7 +290,7 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
     free(host);
     d5_comm_mem_free(c, a.buf);
     if (rc >= 0) return rc;
-    if (s != D5_OK) return cli_fail("allreduce", s);
+    if (s != D5_OK) return comm_fail(c, "allreduce", s);
     if (wrong > 0) {
         if (rank == 0) fprintf(stderr, "d5 allreduce: %.0f elements wrong\n", wrong);
         return D5_EXIT_CHECK;
@@ -257,7 +300,7 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
 
 int cmd_allreduce(int argc, char **argv)
 {
-    ar_opts o = {"8", "64M", NULL, "mpi", "f32", NULL, "single", 2, 0, 0, 1.0};
+    ar_opts o = {"8", "64M", NULL, "mpi", "f32", NULL, "single", NULL, 2, 0, 0, 1.0, 0};
     const cli_opt opts[] = {
         {"min-bytes", CLI_STRING, &o.min_bytes, "SIZE", "smallest message (-b; default 8)", 0, 0},
         {"max-bytes", CLI_STRING, &o.max_bytes, "SIZE",
@@ -283,12 +326,17 @@ int cmd_allreduce(int argc, char **argv)
          3600},
         {"json", CLI_STRING, &o.json, "FILE", "write results as Google Benchmark JSON (rank 0)", 0,
          0},
+        {"trace", CLI_STRING, &o.trace, "FILE",
+         "write one Chrome/Perfetto trace of every rank (rank 0): a region per size, its batches "
+         "and their agreements, on one time line",
+         0, 0},
+        {"comm-timeout", CLI_DOUBLE, &o.timeout_s, "S", COMM_TIMEOUT_HELP, 0, 1e6},
         {"threads", CLI_INT, &o.threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
     const cli_spec spec = {
         "allreduce",
         "[-b SIZE] [-e SIZE] [-f F] [--sizes deepbench|FILE] [--comm mpi|ring|recdbl|nccl] "
-        "[--dtype f32|f64] [--check] [--time S] [--json FILE]",
+        "[--dtype f32|f64] [--check] [--time S] [--json FILE] [--trace FILE] [--comm-timeout S]",
         "Times the in-place sum allreduce of a communicator backend across message sizes, on\n"
         "every rank of the job (mpirun -n P d5 allreduce; alone it is a job of one rank).\n"
         "Each sample times a batch of allreduces and takes the slowest rank's time, agreed by\n"
@@ -344,6 +392,7 @@ int cmd_allreduce(int argc, char **argv)
     d5_comm_params cp = d5_comm_default_params();
     cp.backend = o.comm;
     cp.thread_level = level;
+    cp.timeout_s = o.timeout_s;
     d5_comm *c = NULL;
     s = d5_comm_create(&cp, &c);
     if (s != D5_OK) {

@@ -31,7 +31,7 @@ static d5_status round_trip(void *ctx)
 typedef struct pp_opts {
     const char *min_bytes, *max_bytes, *json;
     int factor, fit;
-    double time_s;
+    double time_s, timeout_s;
 } pp_opts;
 
 static void print_fit(const uint64_t *sizes, const double *median_ns, size_t n,
@@ -74,6 +74,8 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
                size > 2 ? ", the others wait" : "");
         printf("# latency: half the round trip; bandwidth: size / latency\n");
         if (over) printf("# oversubscribed: timings not meaningful (%s)\n", why);
+        if (d5_comm_timeout(c) > 0)
+            printf("# communication time-out: %g s (then the job ends)\n", d5_comm_timeout(c));
         printf("#\n# %12s  %-34s %15s %6s\n", "size(B)", "latency(us) median [95% CI]",
                "bandwidth(GB/s)", "n");
     }
@@ -89,7 +91,7 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
     if (s == D5_OK && g == D5_OK && bad > 0)
         s = d5_error(D5_ERR_BACKEND, "rank %d: another rank could not start", (int)rank);
     if (s == D5_OK) s = g;
-    comm_measure_params mp = {o->time_s, 0.5, 1};
+    comm_measure_params mp = {o->time_s, 0.5, 1, NULL};
     for (size_t i = 0; s == D5_OK && i < n; i++) {
         p.bytes = sizes[i];
         d5_measurement m;
@@ -135,12 +137,12 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
     d5_results_free(res);
     free(med);
     d5_comm_mem_free(c, p.buf);
-    return s == D5_OK ? D5_EXIT_OK : cli_fail("pingpong", s);
+    return s == D5_OK ? D5_EXIT_OK : comm_fail(c, "pingpong", s);
 }
 
 int cmd_pingpong(int argc, char **argv)
 {
-    pp_opts o = {"0", "4M", NULL, 2, 0, 0.5};
+    pp_opts o = {"0", "4M", NULL, 2, 0, 0.5, 0};
     const cli_opt opts[] = {
         {"min-bytes", CLI_STRING, &o.min_bytes, "SIZE", "smallest message (-b; default 0)", 0, 0},
         {"max-bytes", CLI_STRING, &o.max_bytes, "SIZE",
@@ -155,10 +157,11 @@ int cmd_pingpong(int argc, char **argv)
          3600},
         {"json", CLI_STRING, &o.json, "FILE", "write results as Google Benchmark JSON (rank 0)", 0,
          0},
+        {"comm-timeout", CLI_DOUBLE, &o.timeout_s, "S", COMM_TIMEOUT_HELP, 0, 1e6},
     };
     const cli_spec spec = {
         "pingpong",
-        "[-b SIZE] [-e SIZE] [-f F] [--fit] [--time S] [--json FILE]",
+        "[-b SIZE] [-e SIZE] [-f F] [--fit] [--time S] [--json FILE] [--comm-timeout S]",
         "Measures the round trip of a message between ranks 0 and 1 of the job (mpirun -n 2\n"
         "d5 pingpong) for each size: latency, half the round trip, as a median with its 95% CI,\n"
         "and bandwidth, size / latency. With --fit, the alpha-beta model of a message's time\n"
@@ -194,6 +197,7 @@ int cmd_pingpong(int argc, char **argv)
     /* MPI is called from one thread and no parallel region runs. */
     d5_comm_params cp = d5_comm_default_params();
     cp.thread_level = D5_COMM_THREAD_SINGLE;
+    cp.timeout_s = o.timeout_s;
     d5_comm *c = NULL;
     s = d5_comm_create(&cp, &c);
     if (s != D5_OK) {

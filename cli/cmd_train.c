@@ -2,7 +2,9 @@
  * curve, time-to-accuracy and the speed of every phase. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "comm_cli.h"
 #include "netload.h"
+#include "train_dist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -96,10 +98,10 @@ static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t 
 }
 
 /* --sampler: one name per d5_sampler_kind, in its order. */
-static const char *const sampler_names[] = {"ordered", "shuffled", "partitioned"};
-_Static_assert(sizeof sampler_names / sizeof sampler_names[0] == D5_SAMPLER_PARTITIONED + 1,
+static const char *const sampler_names[] = {"ordered", "shuffled", "partitioned", "sharded-batch"};
+_Static_assert(sizeof sampler_names / sizeof sampler_names[0] == D5_SAMPLER_SHARDED_BATCH + 1,
                "one --sampler name per d5_sampler_kind");
-#define SAMPLER_LIST "ordered, shuffled or partitioned"
+#define SAMPLER_LIST "ordered, shuffled, partitioned or sharded-batch"
 #define AUGMENT_LIST "crop[:PAD], flip, normalize, cutout[:SIDE]"
 
 /* Prints "d5 train: <what> (see 'd5 train --help')" and returns D5_EXIT_USAGE. */
@@ -118,7 +120,7 @@ static int usage(const char *fmt, ...)
 /* The kind named by --sampler, or -1 after printing what is valid. */
 static int32_t parse_sampler(const char *name)
 {
-    for (int32_t k = 0; k <= D5_SAMPLER_PARTITIONED; k++)
+    for (int32_t k = 0; k <= D5_SAMPLER_SHARDED_BATCH; k++)
         if (strcmp(name, sampler_names[k]) == 0) return k;
     usage("--sampler '%s': unknown sampler; expected " SAMPLER_LIST, name);
     return -1;
@@ -321,7 +323,7 @@ static json_t *number_or_null(double x)
 }
 
 static int write_outputs(const d5_train_result *r, const char *json, const char *csv,
-                         json_t *config, json_t *regions)
+                         json_t *config, json_t *regions, json_t *dist)
 {
     if (csv) {
         char tmp[4096];
@@ -364,12 +366,15 @@ static int write_outputs(const d5_train_result *r, const char *json, const char 
             number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
             "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop",
             stop_name(r->stop));
+        if (dist) json_object_set_new(root, "distributed", dist);
+        dist = NULL;
         int bad = netload_write_json(root, json);
         json_decref(root);
         return bad;
     }
     json_decref(config);
     json_decref(regions);
+    json_decref(dist);
     return 0;
 }
 
@@ -437,11 +442,181 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
     return s;
 }
 
+/* ---- --distributed: the job around the trainer ---- */
+
+typedef struct job {
+    d5_comm *comm; /* NULL: not distributed */
+    d5_dist *dist;
+    d5_dist_params dp;
+    const char *comm_name;
+    int32_t rank, size, workers;
+    int32_t worker; /* 0 .. workers-1; -1 on a server */
+    int server;     /* this rank serves parameters */
+    int64_t epoch_steps;
+    d5_trainer *t;
+    d5_sampler *smp;
+    d5_dist_result res;
+    int finished; /* res holds figures */
+} job;
+
+/* Ends the job: frees what it holds (the communicator last: it finalises
+ * MPI) and returns rc. */
+static int job_end(job *jb, int rc)
+{
+    d5_dist_result_free(&jb->res);
+    d5_trainer_free(jb->t);
+    d5_sampler_free(jb->smp);
+    d5_dist_free(jb->dist);
+    d5_comm_free(jb->comm);
+    memset(jb, 0, sizeof *jb);
+    return rc;
+}
+
+/* A failure after the job started: the other ranks may be waiting for this
+ * one, so a job of several ranks is ended on every rank (MPI_Abort). */
+static int job_fail(job *jb, d5_status s)
+{
+    if (!jb->comm || jb->size == 1) return job_end(jb, cli_fail("train", s));
+    fprintf(stderr, "d5 train: rank %d of %d: %s: %s\n", (int)jb->rank, (int)jb->size,
+            d5_status_str(s), d5_last_error());
+    fprintf(stderr, "d5 train: rank %d ends the job\n", (int)jb->rank);
+    fflush(stderr);
+    d5_comm_abort(jb->comm, D5_EXIT_CHECK);
+    return job_end(jb, D5_EXIT_CHECK);
+}
+
+/* The communicator and the checks every rank makes alike before anything
+ * starts: -1 to go on, or an exit status (rank 0 says why). */
+static int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
+                     int32_t sampler, int batch)
+{
+    d5_comm_params cp = d5_comm_default_params();
+    cp.backend = comm_name;
+    cp.timeout_s = timeout;
+    jb->dp = *dp;
+    jb->comm_name = comm_name;
+    d5_status s = d5_comm_create(&cp, &jb->comm);
+    if (s != D5_OK) return cli_fail("train", s);
+    jb->rank = d5_comm_rank(jb->comm);
+    jb->size = d5_comm_size(jb->comm);
+    s = d5_dist_create(jb->comm, dp, &jb->dist);
+    if (s != D5_OK) {
+        if (jb->rank == 0)
+            usage("--distributed %s: %s", d5_dist_scheme_name(dp->scheme), d5_last_error());
+        return job_end(jb, D5_EXIT_USAGE);
+    }
+    jb->workers = d5_dist_workers(jb->dist);
+    jb->worker = d5_dist_worker(jb->dist);
+    jb->server = d5_dist_is_server(jb->dist);
+    if (sampler == D5_SAMPLER_SHARDED_BATCH && batch % jb->workers != 0) {
+        if (jb->rank == 0)
+            usage("--batch %d is not divisible by the %d workers: --sampler sharded-batch "
+                  "splits each global batch evenly",
+                  batch, (int)jb->workers);
+        return job_end(jb, D5_EXIT_USAGE);
+    }
+    /* Created again once the steps per epoch are known. */
+    d5_dist_free(jb->dist);
+    jb->dist = NULL;
+    return -1;
+}
+
+/* Every rank's verdict on a check, so that all go on or all stop. */
+static int job_agree_ok(job *jb, int ok)
+{
+    double v = ok ? 1 : 0;
+    if (d5_comm_agree(jb->comm, &v, 1, D5_COMM_MIN) != D5_OK) return 0;
+    return v > 0;
+}
+
+static d5_status job_dist(job *jb)
+{
+    jb->dp.epoch_steps = jb->epoch_steps;
+    return d5_dist_create(jb->comm, &jb->dp, &jb->dist);
+}
+
+/* A worker: the trainer with the distributed sampler and the scheme. */
+static d5_status job_train(job *jb, d5_network *net, const d5_dataset *train,
+                           const d5_dataset *test, d5_optimizer *opt, const d5_trainer_params *tp,
+                           const d5_sampler_params *sp, d5_timer *timer, d5_train_result *res)
+{
+    d5_status s = job_dist(jb);
+    if (s == D5_OK) s = d5_sampler_create(train, sp, &jb->smp);
+    if (s == D5_OK) s = d5_trainer_create(net, tp, &jb->t);
+    if (s == D5_OK) s = d5_trainer_set_sampler(jb->t, jb->smp);
+    if (s == D5_OK) s = d5_trainer_set_timer(jb->t, timer);
+    if (s == D5_OK) s = d5_comm_attach_timer(jb->comm, timer);
+    if (s == D5_OK) s = d5_dist_attach(jb->dist, jb->t, opt);
+    if (s == D5_OK) s = d5_trainer_run(jb->t, NULL, test, 0, res);
+    return s;
+}
+
+/* A server rank: a trainer of the same network for its parameters, never run. */
+static d5_status job_serve(job *jb, d5_network *net, d5_optimizer *opt, const d5_trainer_params *tp)
+{
+    d5_trainer_params p = *tp;
+    p.checkpoint = NULL;
+    p.progress = 0;
+    d5_status s = job_dist(jb);
+    if (s == D5_OK) s = d5_trainer_create(net, &p, &jb->t);
+    if (s == D5_OK) s = d5_dist_serve(jb->dist, jb->t, opt);
+    return s;
+}
+
+static d5_status job_finish(job *jb)
+{
+    d5_status s = d5_dist_finish(jb->dist, jb->t, &jb->res);
+    jb->finished = s == D5_OK;
+    return s;
+}
+
+static train_dist_report job_report(job *jb, const char *sampler, int batch, int64_t local_batch,
+                                    char *why, size_t size)
+{
+    train_dist_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.r = &jb->res;
+    rep.comm = jb->comm_name;
+    rep.sampler = sampler;
+    rep.local_batch = local_batch;
+    rep.global_batch = strcmp(sampler, "sharded-batch") == 0 ? batch : local_batch * jb->workers;
+    rep.oversubscribed = comm_oversubscribed(jb->comm, why, size);
+    rep.why = why;
+    rep.staleness_bound = jb->dp.scheme == D5_DIST_SSP ? jb->dp.staleness : -1;
+    rep.bucket_mb = jb->dp.scheme == D5_DIST_DSGD ? jb->dp.bucket_mb : -1;
+    return rep;
+}
+
+static void job_print(job *jb, const char *sampler, int batch, int64_t local_batch)
+{
+    char why[96];
+    train_dist_report rep = job_report(jb, sampler, batch, local_batch, why, sizeof why);
+    train_dist_print(stdout, &rep);
+}
+
+static json_t *job_json(job *jb, const char *sampler, int batch, int64_t local_batch)
+{
+    char why[96];
+    train_dist_report rep = job_report(jb, sampler, batch, local_batch, why, sizeof why);
+    return train_dist_json(&rep);
+}
+
+/* The loss curve of a synchronous scheme: the mean over workers per step
+ * (with sharded-batch, the loss of the global batch). */
+static void job_global_losses(job *jb, d5_train_result *res)
+{
+    int64_t n = jb->res.steps < res->nlosses ? jb->res.steps : res->nlosses;
+    for (int64_t k = 0; k < n; k++) res->losses[k] = (float)jb->res.losses[k];
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
     const char *json = NULL, *csv = NULL, *mlflow = NULL, *trace = NULL, *checkpoint = NULL;
-    const char *schedule = "constant", *sampler = "shuffled", *augment = "none";
+    const char *schedule = "constant", *sampler = NULL, *augment = "none";
+    const char *distributed = NULL, *comm_name = NULL;
+    int servers = -1, staleness = -1, average_every = -1, hash_every = 0;
+    double bucket_mb = -1, comm_timeout = 60;
     int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
     int seed = 1, snapshot_every = 0;
     const char *compare = NULL;
@@ -475,7 +650,8 @@ int cmd_train(int argc, char **argv)
          "evaluate every N batches (default: at each epoch's end)", 0, 1 << 30},
         {"sampler", CLI_STRING, &sampler, "NAME",
          "order of the training batches: " SAMPLER_LIST
-         " (rank 0 of 1 here, the batches of shuffled; default shuffled)",
+         " (default shuffled; partitioned with --distributed: each worker its own shard; "
+         "sharded-batch splits each global batch --batch over the workers)",
          0, 0},
         {"augment", CLI_STRING, &augment, "LIST",
          "augmentations, comma-separated: crop[:PAD] (random crop after zero padding, default "
@@ -493,6 +669,32 @@ int cmd_train(int argc, char **argv)
          0, 0},
         {"snapshot-every", CLI_INT, &snapshot_every, "N",
          "compare the parameters every N steps (default 50 with --compare-backend)", 0, 1 << 30},
+        {"distributed", CLI_STRING, &distributed, "SCHEME",
+         "train on every rank of an MPI job (mpirun -n P d5 train ...): local, dsgd, pssgd, "
+         "asgd, ssp, mavg or dpsgd (docs/level3.md); rank 0 prints and writes the files",
+         0, 0},
+        {"comm", CLI_STRING, &comm_name, "NAME",
+         "communicator backend of --distributed: mpi (default), ring, recdbl", 0, 0},
+        {"servers", CLI_INT, &servers, "N",
+         "dedicated parameter-server ranks, the last N (pssgd: default 0, rank 0 serves; asgd, "
+         "ssp: default 1)",
+         0, 1 << 20},
+        {"staleness", CLI_INT, &staleness, "S",
+         "ssp: steps a worker may run ahead of the slowest (default 2)", 0, 1 << 20},
+        {"average-every", CLI_INT, &average_every, "K",
+         "mavg: average the models every K steps (default 4)", 1, 1 << 30},
+        {"bucket-mb", CLI_DOUBLE, &bucket_mb, "M",
+         "dsgd: gradient bucket in MiB, allreduced while backpropagation goes on (default 25; 0: "
+         "one allreduce after backpropagation)",
+         0, 1e6},
+        {"hash-every", CLI_INT, &hash_every, "N",
+         "dsgd, pssgd: compare the parameters across workers every N steps too (default: at "
+         "the end only)",
+         0, 1 << 30},
+        {"comm-timeout", CLI_DOUBLE, &comm_timeout, "S",
+         "--distributed: end the job when a communication waits S seconds (a rank crashed or "
+         "hangs; default 60, 0: wait forever)",
+         0, 1e6},
         {"json", CLI_STRING, &json, "FILE", "epochs, loss curve and configuration as JSON", 0, 0},
         {"csv", CLI_STRING, &csv, "FILE", "one row per epoch", 0, 0},
         {"mlflow", CLI_STRING, &mlflow, "DIR", "log the run's regions as an MLflow run", 0, 0},
@@ -502,8 +704,10 @@ int cmd_train(int argc, char **argv)
         "train",
         "[--model NAME|FILE.onnx] [--dataset NAME[:DIR]] [--optimizer NAME] [--lr X]\n"
         "       [--batch B] [--epochs N] [--target-accuracy A] [--seed S] [--threads T]\n"
-        "       [--sampler ordered|shuffled|partitioned] [--augment LIST]\n"
-        "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]",
+        "       [--sampler ordered|shuffled|partitioned|sharded-batch] [--augment LIST]\n"
+        "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]\n"
+        "       [--distributed SCHEME [--comm NAME] [--servers N] [--staleness S]\n"
+        "        [--average-every K] [--bucket-mb M] [--comm-timeout S]]   (under mpirun)",
         "Trains a classifier: batches from the sampler (--sampler, shuffled by default; the\n"
         "last partial batch dropped) with its augmentations (--augment), forward, softmax\n"
         "cross-entropy, backward, optimizer step. Prints a progress line on a terminal, then\n"
@@ -511,7 +715,15 @@ int cmd_train(int argc, char **argv)
         "dataloader samples/s), the time to the target accuracy, and the region timer's table\n"
         "(EPOCH, BATCH, IO, FORWARD, BACKWARD, OPTIMIZER). With a fixed seed and one thread,\n"
         "two runs give bit-identical loss curves. MNIST comes from scripts/setup_data.sh,\n"
-        "Fashion-MNIST from Debian's dataset-fashion-mnist; see docs/level2.md for CIFAR.",
+        "Fashion-MNIST from Debian's dataset-fashion-mnist; see docs/level2.md for CIFAR.\n"
+        "\n"
+        "With --distributed SCHEME under mpirun, mpiexec or srun every rank trains (or serves\n"
+        "parameters) and rank 0 prints: after the epochs, the step time, compute and exposed\n"
+        "communication (median [95% CI], the first step left out), the measured throughput of\n"
+        "all workers, bytes per step, the consensus distance, the parameter hash of the\n"
+        "consistent schemes and the staleness of asgd and ssp. Timings are flagged when ranks\n"
+        "outnumber this node's CPUs. Example: mpirun -n 2 d5 train --distributed dsgd\n"
+        "--sampler sharded-batch --batch 64 (two workers of 32, the step of one with 64).",
         opts,
         sizeof opts / sizeof opts[0],
         NULL,
@@ -520,20 +732,56 @@ int cmd_train(int argc, char **argv)
         NULL};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    int32_t scheme = -1;
+    if (distributed && d5_dist_scheme_parse(distributed, &scheme) != D5_OK)
+        return usage("--distributed: %s", d5_last_error());
+    if (!distributed && (comm_name || servers >= 0 || staleness >= 0 || average_every >= 0 ||
+                         bucket_mb >= 0 || hash_every > 0))
+        return usage("--comm, --servers, --staleness, --average-every, --bucket-mb and "
+                     "--hash-every configure --distributed, which is not given");
+    if (distributed && compare)
+        return usage("--compare-backend does not combine with --distributed");
+    if (distributed && scheme != D5_DIST_LOCAL && (target > 0 || budget > 0))
+        return usage("--target-accuracy and --time-budget would stop the workers at different "
+                     "steps; with --distributed only the local scheme takes them");
+    if (!sampler) sampler = distributed ? "partitioned" : "shuffled";
     d5_sampler_params sp = d5_sampler_default_params();
     sp.kind = parse_sampler(sampler);
     if (sp.kind < 0) return D5_EXIT_USAGE;
+    if (distributed && scheme != D5_DIST_LOCAL && sp.kind < D5_SAMPLER_PARTITIONED)
+        return usage("--sampler %s gives every worker the same batches; with --distributed %s "
+                     "take partitioned or sharded-batch",
+                     sampler, distributed);
     if ((rc = parse_augment(augment, &sp.augment)) >= 0) return rc;
     if ((rc = cli_check_backends("train", "backend", backend, 1)) >= 0 ||
         (rc = cli_check_backends("train", "compare-backend", compare, 1)) >= 0)
         return rc;
+    job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.size = jb.workers = 1;
+    if (distributed) {
+        d5_dist_params dp = d5_dist_default_params();
+        dp.scheme = scheme;
+        if (servers >= 0) dp.servers = servers;
+        if (staleness >= 0) dp.staleness = staleness;
+        if (average_every >= 0) dp.average_every = average_every;
+        if (bucket_mb >= 0) dp.bucket_mb = bucket_mb;
+        dp.hash_every = hash_every;
+        rc = job_begin(&jb, &dp, comm_name ? comm_name : "mpi", comm_timeout, sp.kind, batch);
+        if (rc >= 0) return rc;
+        /* Only rank 0 prints and writes files; the others keep standard error. */
+        if (jb.rank != 0 && !freopen("/dev/null", "w", stdout)) jb.rank = jb.rank;
+    }
     cli_echo(stdout, &spec);
-    if (!cli_output_ok("train", "--json", json, 0) || !cli_output_ok("train", "--csv", csv, 0) ||
-        !cli_output_ok("train", "--trace", trace, 0) ||
-        !cli_output_ok("train", "--checkpoint", checkpoint, 0) ||
-        !cli_output_ok("train", "--mlflow", mlflow, 1))
-        return D5_EXIT_INPUT;
-    if ((rc = cli_threads_apply("train", threads)) >= 0) return rc;
+    int outputs_ok = jb.rank != 0 || (cli_output_ok("train", "--json", json, 0) &&
+                                      cli_output_ok("train", "--csv", csv, 0) &&
+                                      cli_output_ok("train", "--trace", trace, 0) &&
+                                      cli_output_ok("train", "--checkpoint", checkpoint, 0) &&
+                                      cli_output_ok("train", "--mlflow", mlflow, 1));
+    if (jb.comm) outputs_ok = job_agree_ok(&jb, outputs_ok);
+    if (!outputs_ok) return job_end(&jb, D5_EXIT_INPUT);
+    if (jb.rank != 0) json = csv = mlflow = checkpoint = NULL;
+    if ((rc = cli_threads_apply("train", threads)) >= 0) return job_end(&jb, rc);
     d5_status s = D5_OK;
     d5_contention whole;
     memset(&whole, 0, sizeof whole);
@@ -543,9 +791,12 @@ int cmd_train(int argc, char **argv)
     d5_timer *timer = NULL;
     d5_train_result res;
     memset(&res, 0, sizeof res);
-    if (s == D5_OK) s = open_model(model, batch, 0, (uint64_t)seed, &net);
-    if (s == D5_OK) s = open_dataset(dataset, net, (uint64_t)seed, &train, &test);
-    sp.batch = batch;
+    int64_t local_batch = sp.kind == D5_SAMPLER_SHARDED_BATCH ? batch / jb.workers : batch;
+    if (s == D5_OK) s = open_model(model, local_batch, 0, (uint64_t)seed, &net);
+    if (s == D5_OK && !jb.server) s = open_dataset(dataset, net, (uint64_t)seed, &train, &test);
+    sp.batch = local_batch;
+    sp.rank = jb.worker > 0 ? jb.worker : 0;
+    sp.world = jb.workers;
     sp.seed = (uint64_t)seed;
     sp.drop_last = 1;
     if (s == D5_OK && sp.augment.normalize) s = channel_stats(train, &sp.augment);
@@ -564,10 +815,14 @@ int cmd_train(int argc, char **argv)
     tp.eval_every = eval_every;
     tp.backend = backend;
     tp.checkpoint = checkpoint;
-    tp.progress = 1;
+    tp.progress = jb.rank == 0;
     tp.schedule.warmup = warmup;
     if (s == D5_OK) {
-        int64_t per_epoch = d5_dataset_size(train) / batch;
+        /* Steps per epoch: a worker's share of the data in its batches. */
+        int64_t per_epoch = train ? d5_dataset_size(train) / batch : 1;
+        if (train && sp.kind == D5_SAMPLER_PARTITIONED)
+            per_epoch = d5_dataset_size(train) / jb.workers / batch;
+        jb.epoch_steps = per_epoch;
         if (strcmp(schedule, "constant") == 0)
             tp.schedule.kind = D5_SCHEDULE_CONSTANT;
         else if (strcmp(schedule, "step") == 0) {
@@ -589,21 +844,25 @@ int cmd_train(int argc, char **argv)
     d5_timer_params tmp = d5_timer_default_params();
     tmp.name = "d5 train";
     if (s == D5_OK) s = d5_timer_create(&tmp, &timer);
-    if (s == D5_OK) {
+    if (s == D5_OK && !jb.server) {
         printf("training %s (%lld parameters) on %s: %lld training, %lld test samples, batch "
                "%d, %lld batches per epoch\n",
                model, (long long)d5_network_param_elements(net), d5_dataset_name(train),
                (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
-               (long long)(d5_dataset_size(train) / batch));
+               (long long)jb.epoch_steps);
         char aug[256];
         format_augment(&sp.augment, channels, aug, sizeof aug);
         printf("sampler: %s, seed %d; augmentations: %s\n", sampler_names[sp.kind], seed, aug);
         fflush(stdout);
         if (compare && snapshot_every == 0) snapshot_every = 50;
         tp.snapshot_every = snapshot_every;
-        s = train_with(net, train, test, opt, &tp, &sp, timer, &res);
+        s = jb.comm ? job_train(&jb, net, train, test, opt, &tp, &sp, timer, &res)
+                    : train_with(net, train, test, opt, &tp, &sp, timer, &res);
+    } else if (s == D5_OK) {
+        s = job_serve(&jb, net, opt, &tp);
     }
-    if (s == D5_OK) {
+    if (s == D5_OK && jb.comm) s = job_finish(&jb);
+    if (s == D5_OK && jb.rank == 0) {
         print_epochs(&res);
         printf("\nstop: %s; final test accuracy %.2f%%", stop_name(res.stop),
                100 * res.final_test_accuracy);
@@ -630,29 +889,42 @@ int cmd_train(int argc, char **argv)
             printf(" to %d (automatic: fewer while other processes occupied cores)",
                    (int)res.threads_min);
         printf("; cores: %s", res.contention.reason);
-        printf("\n\nregions\n");
+        printf("\n");
+        if (jb.comm) job_print(&jb, sampler_names[sp.kind], batch, local_batch);
+        printf("\nregions\n");
         s = d5_report_table(stdout, timer);
         fflush(stdout);
         cli_contention_end("train", &whole);
     }
     if (s == D5_OK && compare)
         s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, &sp, compare, &res);
-    if (s == D5_OK && trace) s = d5_report_trace(timer, trace);
+    if (s == D5_OK && trace)
+        s = jb.comm ? d5_comm_trace_merge(jb.comm, timer, trace) : d5_report_trace(timer, trace);
     if (s == D5_OK && mlflow) {
         char lrs[32];
         snprintf(lrs, sizeof lrs, "%g", lr);
-        const char *params[] = {"model", model, "dataset", dataset, "optimizer", optimizer,
-                                "lr",    lrs,   "sampler", sampler, "augment",   augment};
-        d5_mlflow_params mp = {"d5 train", NULL, params, 6};
+        char ranks[16];
+        snprintf(ranks, sizeof ranks, "%d", (int)jb.size);
+        const char *params[] = {
+            "model",     model,     "dataset",     dataset,
+            "optimizer", optimizer, "lr",          lrs,
+            "sampler",   sampler,   "augment",     augment,
+            "ranks",     ranks,     "distributed", distributed ? distributed : "no"};
+        d5_mlflow_params mp = {"d5 train", NULL, params, 8};
         s = d5_report_mlflow(timer, mlflow, &mp, NULL, 0);
     }
-    if (s == D5_OK) {
+    if (s == D5_OK && jb.rank == 0) {
         json_t *config = json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model,
                                    "dataset", dataset, "optimizer", optimizer, "lr", lr, "batch",
                                    batch, "epochs", epochs, "seed", seed, "backend_requested",
                                    backend ? backend : d5_backend_default_list());
         json_object_set_new(config, "backends_used", backends_json(&res));
         json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
+        json_t *dist_block = NULL;
+        if (jb.comm) {
+            dist_block = job_json(&jb, sampler_names[sp.kind], batch, local_batch);
+            if (jb.res.losses) job_global_losses(&jb, &res);
+        }
         json_object_set_new(config, "augment", augment_json(&sp, channels));
         json_object_set_new(config, "contention",
                             json_pack("{s:b, s:s, s:f, s:f, s:f, s:i, s:i}", "contended",
@@ -660,7 +932,7 @@ int cmd_train(int argc, char **argv)
                                       whole.others_cores, "steal_fraction", whole.steal_fraction,
                                       "nivcsw_per_s", whole.nivcsw_per_s, "threads_min",
                                       (int)res.threads_min, "threads_max", (int)res.threads_max));
-        if (write_outputs(&res, json, csv, config, regions_json(timer)) != 0)
+        if (write_outputs(&res, json, csv, config, regions_json(timer), dist_block) != 0)
             s = d5_error(D5_ERR_IO, "cannot write the --json or --csv file");
     }
     d5_train_result_free(&res);
@@ -669,6 +941,6 @@ int cmd_train(int argc, char **argv)
     d5_dataset_free(train);
     d5_dataset_free(test);
     d5_network_free(net);
-    if (s != D5_OK) return cli_fail("train", s);
-    return D5_EXIT_OK;
+    if (s != D5_OK) return job_fail(&jb, s);
+    return job_end(&jb, D5_EXIT_OK);
 }

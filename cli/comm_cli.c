@@ -163,15 +163,30 @@ typedef struct timed {
     const comm_measure_params *p;
 } timed;
 
+/* A region of the trace (--trace); a failure to record is not the run's. */
+static void region(d5_timer *timer, const char *key, int start)
+{
+    if (timer && (start ? d5_timer_start(timer, key) : d5_timer_end(timer, key)) != D5_OK) {
+        /* The trace misses this region. */
+    }
+}
+
 /* Runs k operations; *per_op is the agreed time per operation in ns, scaled. */
 static d5_status time_batch(timed *t, uint32_t k, double *per_op)
 {
+    region(t->p->timer, D5_KEY_BATCH, 1);
     double t0 = now_ns();
     d5_status s = D5_OK;
     for (uint32_t i = 0; s == D5_OK && i < k; i++) s = t->op(t->ctx);
     double v[2] = {s != D5_OK, (now_ns() - t0) / k * t->p->scale};
+    region(t->p->timer, D5_KEY_BATCH, 0);
+    /* After a time-out the communicator takes no more calls (and the others
+     * are told by theirs). */
+    if (s == D5_ERR_TIMEOUT) return s;
     if (t->p->rank0_only && d5_comm_rank(t->comm) != 0) v[1] = 0;
+    region(t->p->timer, "AGREE", 1);
     d5_status g = d5_comm_agree(t->comm, v, 2, D5_COMM_MAX);
+    region(t->p->timer, "AGREE", 0);
     if (s != D5_OK) return s;
     if (g != D5_OK) return g;
     if (v[0] > 0)
@@ -254,6 +269,16 @@ int comm_oversubscribed(const d5_comm *c, char *why, size_t size)
     snprintf(why, size, "%d rank%s on this node, %d online CPU%s", (int)info.local_size,
              info.local_size == 1 ? "" : "s", (int)cores.online, cores.online == 1 ? "" : "s");
     return cores.online > 0 && info.local_size > cores.online;
+}
+
+int comm_fail(d5_comm *c, const char *command, d5_status s)
+{
+    int rc = cli_fail(command, s);
+    if (s != D5_ERR_TIMEOUT) return rc;
+    fprintf(stderr, "d5 %s: rank %d: ending the job (exit status %d)\n", command,
+            (int)d5_comm_rank(c), D5_EXIT_CHECK);
+    d5_comm_abort(c, D5_EXIT_CHECK);
+    return rc;
 }
 
 int comm_parse(const cli_spec *spec, int argc, char **argv)

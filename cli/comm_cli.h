@@ -36,6 +36,7 @@ typedef struct comm_measure_params {
     double budget_s; /* time for the measured samples of one size */
     double scale;    /* sample = time per operation * scale (0.5: one way of a round trip) */
     int rank0_only;  /* the sample is rank 0's time; else the slowest rank's */
+    d5_timer *timer; /* NULL, or records each batch (BATCH) and its agreement (AGREE) */
 } comm_measure_params;
 
 /* d5_measure_samples on every rank with the same samples: each sample times a
@@ -47,6 +48,17 @@ typedef struct comm_measure_params {
  * Samples are nanoseconds per operation. */
 d5_status comm_measure(d5_comm *c, comm_op_fn op, void *ctx, const comm_measure_params *p,
                        d5_measurement *out);
+
+/* The help text of --comm-timeout. */
+#define COMM_TIMEOUT_HELP                                                                          \
+    "give up a communication that has not completed after S seconds, and end the job with "        \
+    "exit status 1: a rank that crashed or hangs then ends the run (default 0: wait for ever)"
+
+/* Prints "d5 COMMAND: <status>: <detail>" and returns the exit code, as
+ * cli_fail. D5_ERR_TIMEOUT (the detail names the rank and the operation) then
+ * ends the whole job with d5_comm_abort and exit status D5_EXIT_CHECK: the
+ * other ranks may be waiting for this one, or hang. */
+int comm_fail(d5_comm *c, const char *command, d5_status s);
 
 /* Ranks on this node against its online CPUs: 1 when they outnumber them.
  * `why` receives "4 ranks on this node, 2 online CPUs". */

@@ -21,6 +21,8 @@ static const command commands[] = {
     {"onnx-test", cmd_onnx_test, "run ONNX backend conformance test folders", 1},
     {"pingpong", cmd_pingpong, "latency and bandwidth between two ranks, alpha-beta fit", 0},
     {"run", cmd_run, "measure an ONNX model: latency, throughput, per-operator time, overhead", 1},
+    {"scaling", cmd_scaling,
+     "run d5 train --distributed on several rank counts: speedup, efficiency, a model beyond", 0},
     {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds", 0},
     {"test-operator", cmd_test_operator, "time and validate one operator across sizes and backends",
      1},

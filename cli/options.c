@@ -168,6 +168,7 @@ int cli_fail(const char *command, d5_status s)
     case D5_ERR_SHAPE:
     case D5_ERR_NOTFOUND:
     case D5_ERR_RANGE: return D5_EXIT_INPUT;
+    case D5_ERR_TIMEOUT: /* a rank crashed, hangs or lags: the run failed */
     default: return D5_EXIT_CHECK;
     }
 }

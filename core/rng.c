@@ -1,4 +1,4 @@
-/* xoshiro256** (Blackman and Vigna), seeded through splitmix64. */
+/* xoshiro256** (Blackman and Vigna), seeded through splitmix64; and FNV-1a. */
 #include "d5/core.h"
 
 #include <math.h>
@@ -54,4 +54,11 @@ uint64_t d5_rng_below(d5_rng *r, uint64_t n)
         x = d5_rng_next(r);
     } while (x >= limit);
     return x % n;
+}
+
+uint64_t d5_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
 }

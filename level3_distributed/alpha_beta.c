@@ -1,6 +1,7 @@
 /* The alpha-beta (Hockney) model of a message's time, t(S) = alpha + beta S,
  * fitted by weighted least squares with weights 1/t^2: the relative residuals
- * are minimised, so small and large messages weigh alike. */
+ * are minimised, so small and large messages weigh alike; and the time it
+ * predicts for a ring allreduce. */
 #include "d5/distributed.h"
 
 #include <math.h>
@@ -43,4 +44,15 @@ d5_status d5_alpha_beta_fit(const double *bytes, const double *seconds, size_t n
     out->r2 = syy > 0 ? 1 - sse / syy : (sse == 0 ? 1 : 0);
     out->n = n;
     return D5_OK;
+}
+
+double d5_alpha_beta_ring_allreduce_s(double alpha_s, double beta_s_per_byte, double bytes,
+                                      int64_t ranks)
+{
+    if (ranks < 1 || !isfinite(alpha_s) || !isfinite(beta_s_per_byte) || !isfinite(bytes) ||
+        bytes < 0)
+        return NAN;
+    if (ranks == 1) return 0;
+    double p = (double)ranks;
+    return 2 * (p - 1) * alpha_s + 2 * (p - 1) / p * bytes * beta_s_per_byte;
 }

@@ -6,7 +6,7 @@
  * ranks together send (P - 1) * S. */
 #include "comm_internal.h"
 
-d5_status d5__bcast_binomial(d5_comm *c, const d5__op_args *a)
+static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
 {
     int32_t p = c->size, v = (c->rank - a->peer + p) % p;
     d5_status s = d5__check_int_count(c, "broadcast", a->count);
@@ -35,5 +35,20 @@ d5_status d5__bcast_binomial(d5_comm *c, const d5__op_args *a)
         d5__sched_free(sc);
         return s;
     }
-    return d5__sched_run(sc);
+    *out = sc;
+    return D5_OK;
+}
+
+d5_status d5__bcast_binomial(d5_comm *c, const d5__op_args *a)
+{
+    d5__sched *s;
+    d5_status st = build(c, a, &s);
+    return st == D5_OK ? d5__sched_run(s) : st;
+}
+
+d5_status d5__ibcast_binomial(d5_comm *c, const d5__op_args *a, d5_comm_request *r)
+{
+    d5__sched *s;
+    d5_status st = build(c, a, &s);
+    return st == D5_OK ? d5__sched_start(s, r) : st;
 }

@@ -3,9 +3,11 @@
  * does whatever the backend: argument checks, counters, timer regions. */
 #include "comm_internal.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- MPI, once per process ---- */
@@ -13,6 +15,9 @@
 static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 static int live_comms; /* communicators alive */
 static int owns_mpi;   /* 1 when d5 initialised MPI */
+/* 1 once a freed communicator gave up an operation that never completed
+ * (after a time-out): MPI_Finalize would wait for the missing rank. */
+static int abandoned;
 
 static int mpi_level(int32_t level)
 {
@@ -64,7 +69,7 @@ static void mpi_release(void)
 {
     pthread_mutex_lock(&mpi_lock);
     if (--live_comms == 0 && owns_mpi) {
-        MPI_Finalize();
+        if (!abandoned) MPI_Finalize();
         owns_mpi = 0;
     }
     pthread_mutex_unlock(&mpi_lock);
@@ -134,7 +139,7 @@ void d5__reduce_sum(void *dst, const void *src, size_t n, d5_dtype t)
 d5_comm_params d5_comm_default_params(void)
 {
     return (d5_comm_params){
-        .backend = "mpi", .thread_level = D5_COMM_THREAD_FUNNELED, .device = -1};
+        .backend = "mpi", .thread_level = D5_COMM_THREAD_FUNNELED, .device = -1, .timeout_s = 0};
 }
 
 static d5_status describe(d5_comm *c)
@@ -179,6 +184,21 @@ static void close_mpi_comms(d5_comm *c)
     if (c->coll != MPI_COMM_NULL) MPI_Comm_free(&c->coll);
 }
 
+/* Under a time-out collectives are MPI's non-blocking ones, which do not
+ * match blocking ones: every rank has a time-out, or none. */
+static d5_status agree_timeout(d5_comm *c)
+{
+    int mine[2] = {c->timeout_ns > 0, c->timeout_ns == 0}, all[2] = {0, 0};
+    int rc = MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, c->coll);
+    if (rc != MPI_SUCCESS) return d5__mpi_fail(c, rc, "communicator: agreeing on the time-out");
+    if (all[0] && all[1])
+        return d5_error(D5_ERR_INVALID,
+                        "rank %d: communicator: a time-out on some ranks only (here %g s): give "
+                        "every rank one, or none",
+                        (int)c->rank, c->timeout_s);
+    return D5_OK;
+}
+
 d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
 {
     if (!out) return d5_error(D5_ERR_INVALID, "d5_comm_create: NULL output");
@@ -196,12 +216,22 @@ d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
     if (p.thread_level < D5_COMM_THREAD_SINGLE || p.thread_level > D5_COMM_THREAD_MULTIPLE)
         return d5_error(D5_ERR_INVALID, "communicator: thread level %d is outside 0..3",
                         (int)p.thread_level);
+    if (!(p.timeout_s >= 0) || isinf(p.timeout_s))
+        return d5_error(D5_ERR_INVALID,
+                        "communicator: time-out %g s: expected 0 (none) or a finite number of "
+                        "seconds",
+                        p.timeout_s);
 
     d5_comm *c = d5_calloc(1, sizeof *c, "communicator");
     if (!c) return D5_ERR_NOMEM;
     c->backend = b;
     c->coll = c->p2p = MPI_COMM_NULL;
     c->device = -1;
+    if (p.timeout_s > 0 && !b->ops->no_timeout) {
+        /* At least 1 ns, at most about 30 years: beyond, forever. */
+        c->timeout_s = p.timeout_s;
+        c->timeout_ns = (uint64_t)fmax(1, ceil(fmin(p.timeout_s, 1e9) * 1e9));
+    }
     int32_t owns = 0;
     d5_status s = mpi_acquire(p.thread_level, &c->thread_level, &owns);
     if (s != D5_OK) {
@@ -209,6 +239,7 @@ d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
         return s;
     }
     s = open_mpi_comms(c);
+    if (s == D5_OK) s = agree_timeout(c);
     if (s == D5_OK && b->ops->init) s = b->ops->init(c, &p);
     if (s != D5_OK) {
         close_mpi_comms(c);
@@ -220,9 +251,29 @@ d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
     return D5_OK;
 }
 
+/* Under a time-out: what is pending (a timed-out operation among it) gets
+ * the time-out once more, all together; what is still incomplete then is
+ * given up, and MPI is no longer finalised. */
+static void drain(d5_comm *c)
+{
+    uint64_t deadline = d5__deadline(c);
+    while (c->pending) {
+        d5_comm_request *r = c->pending;
+        d5_status s;
+        if (!d5__request_wait_quiet(r, deadline, &s)) {
+            r->abandoned = 1;
+            pthread_mutex_lock(&mpi_lock);
+            abandoned = 1;
+            pthread_mutex_unlock(&mpi_lock);
+        }
+        d5__request_free(r);
+    }
+}
+
 void d5_comm_free(d5_comm *c)
 {
     if (!c) return;
+    if (c->timeout_ns) drain(c);
     while (c->pending) {
         d5_comm_request *r = c->pending;
         int done = 0;
@@ -236,6 +287,23 @@ void d5_comm_free(d5_comm *c)
     d5__counters_free(&c->counters);
     d5_free(c);
     mpi_release();
+}
+
+void d5_comm_abort(d5_comm *c, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) MPI_Abort(c ? c->coll : MPI_COMM_WORLD, code);
+    /* MPI_Abort does not return; without MPI this process is the job. */
+    _Exit(code);
+}
+
+double d5_comm_timeout(const d5_comm *c)
+{
+    return c ? c->timeout_s : 0;
 }
 
 void d5_comm_info_get(const d5_comm *c, d5_comm_info *out)

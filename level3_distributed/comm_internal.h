@@ -32,6 +32,8 @@ typedef struct d5__comm_ops {
     d5_status (*allreduce)(d5_comm *c, const d5__op_args *a);
     d5_status (*iallreduce)(d5_comm *c, const d5__op_args *a, d5_comm_request *r);
     d5_status (*broadcast)(d5_comm *c, const d5__op_args *a);
+    /* The non-blocking broadcast that blocking ones use under a time-out. */
+    d5_status (*ibroadcast)(d5_comm *c, const d5__op_args *a, d5_comm_request *r);
     /* Point to point and memory; NULL: MPI on host memory (p2p.c). */
     d5_status (*send)(d5_comm *c, const d5__op_args *a);
     d5_status (*recv)(d5_comm *c, const d5__op_args *a);
@@ -41,6 +43,9 @@ typedef struct d5__comm_ops {
     void (*mem_free)(d5_comm *c, void *p);
     /* to_device 1: host -> backend memory. */
     d5_status (*mem_copy)(d5_comm *c, void *dst, const void *src, size_t bytes, int to_device);
+    /* 1: waits happen on a device, where a time-out cannot end them (nccl);
+     * d5_comm_params.timeout_s is then ignored. */
+    int32_t no_timeout;
 } d5__comm_ops;
 
 /* ---- Counters (counters.c) ---- */
@@ -84,6 +89,9 @@ struct d5_comm {
     d5_timer_id key_comm, key_allreduce, key_broadcast, key_wait;
     d5__counters counters;
     d5_comm_request *pending; /* requests not yet completed */
+    double timeout_s;         /* d5_comm_params.timeout_s; 0 when ignored or none */
+    uint64_t timeout_ns;      /* the same in ns; 0: wait forever */
+    char broken[384];         /* after a time-out: its message; else "" */
     char library[160], host[64];
 };
 
@@ -94,6 +102,10 @@ struct d5_comm_request {
     d5_comm_op op;
     int32_t slot;
     uint32_t gen;
+    size_t count;      /* of the operation, for messages */
+    d5_dtype dtype;    /* likewise */
+    int32_t peer;      /* likewise: root, destination or source */
+    int32_t abandoned; /* still incomplete when d5_comm_free gave it up */
     /* Advances; *done 1 when complete. blocking: until complete. */
     d5_status (*progress)(d5_comm_request *r, int blocking, int *done);
     void (*release)(d5_comm_request *r); /* may be NULL */
@@ -110,6 +122,23 @@ d5_status d5__request_new(d5_comm *c, const d5__op_args *a, d5_comm_request **ou
 void d5__request_free(d5_comm_request *r);
 /* progress for a request on one MPI_Request (send, recv, MPI's collectives). */
 d5_status d5__request_mpi_progress(d5_comm_request *r, int blocking, int *done);
+
+/* ---- Time-outs (timeout.c) ---- */
+
+/* When a blocking operation starting now must end (d5_monotonic_ns); 0: never. */
+uint64_t d5__deadline(const d5_comm *c);
+/* Completes a request by `deadline` (0: blocking progress, as without a
+ * time-out), spinning on it first and then sleeping in growing naps. On a
+ * time-out the result is D5_ERR_TIMEOUT naming the rank, the operation
+ * (`wait`: "wait on" it), its name, count and the time-out; the communicator
+ * is broken from then on, and the request stays with it (its caller gave it
+ * up; d5_comm_free completes it or gives it up too). */
+d5_status d5__request_wait(d5_comm_request *r, uint64_t deadline, int wait);
+/* 1 when the request completed (or failed: *s) by `deadline`, 0 otherwise;
+ * sets no error message. */
+int d5__request_wait_quiet(d5_comm_request *r, uint64_t deadline, d5_status *s);
+/* D5_OK, or D5_ERR_TIMEOUT when an earlier operation of c timed out. */
+d5_status d5__check_usable(const d5_comm *c, const char *what);
 
 /* ---- Helpers (comm.c, p2p.c) ---- */
 
@@ -188,5 +217,6 @@ d5_status d5__sched_start(d5__sched *s, d5_comm_request *r);
 /* Binomial-tree broadcast on point-to-point messages (bcast_tree.c), used by
  * the ring and recdbl backends. */
 d5_status d5__bcast_binomial(d5_comm *c, const d5__op_args *a);
+d5_status d5__ibcast_binomial(d5_comm *c, const d5__op_args *a, d5_comm_request *r);
 
 #endif

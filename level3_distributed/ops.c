@@ -43,6 +43,8 @@ static d5_status prepare(d5_comm *c, d5_comm_op op, const void *buf, size_t coun
     if (!buf && count)
         return d5_error(D5_ERR_INVALID, "rank %d: %s of %zu %s%s%s: NULL buffer", (int)c->rank,
                         d5_comm_op_name(op), count, d5_dtype_name(t), name ? " named " : "", label);
+    d5_status s = d5__check_usable(c, d5_comm_op_name(op));
+    if (s != D5_OK) return s;
     memset(a, 0, sizeof *a);
     a->buf = (void *)buf;
     a->count = count;
@@ -106,14 +108,52 @@ static d5_status start(d5_comm *c, const d5__op_args *a, start_fn fn, d5_comm_re
     return D5_OK;
 }
 
+/* ---- Blocking operations under a time-out ----
+ * The operation's non-blocking form, waited for until the deadline. A request
+ * that timed out stays with the communicator (d5_comm_free completes it or
+ * gives it up), and so do the caller's buffers. */
+
+static d5_status timed_end(d5_comm_request *r, d5_status s, uint64_t deadline)
+{
+    if (s == D5_OK) s = d5__request_wait(r, deadline, 0);
+    if (s != D5_ERR_TIMEOUT) d5__request_free(r);
+    return s;
+}
+
+static d5_status timed(d5_comm *c, const d5__op_args *a, start_fn fn)
+{
+    uint64_t deadline = d5__deadline(c);
+    d5_comm_request *r;
+    d5_status s = d5__request_new(c, a, &r);
+    if (s != D5_OK) return s;
+    return timed_end(r, fn(c, a, r), deadline);
+}
+
+static d5_status ibarrier(d5_comm *c, const d5__op_args *a, d5_comm_request *r)
+{
+    (void)a;
+    int rc = MPI_Ibarrier(c->coll, &r->mpi);
+    if (rc != MPI_SUCCESS) return d5__mpi_fail(c, rc, "barrier: MPI_Ibarrier");
+    r->progress = d5__request_mpi_progress;
+    return D5_OK;
+}
+
 /* ---- Operations ---- */
 
 d5_status d5_comm_barrier(d5_comm *c)
 {
     if (!c) return d5_error(D5_ERR_INVALID, "barrier: NULL communicator");
+    d5_status s = d5__check_usable(c, "barrier");
+    if (s != D5_OK) return s;
     regions g;
     regions_begin(c, &g, c->key_comm);
     d5__count_call(c, D5_COMM_OP_BARRIER, -1);
+    if (c->timeout_ns) {
+        d5__op_args a = {.op = D5_COMM_OP_BARRIER, .slot = -1, .gen = c->counters.generation};
+        s = timed(c, &a, ibarrier);
+        regions_end(c, &g);
+        return s;
+    }
     int rc = MPI_Barrier(c->coll);
     regions_end(c, &g);
     return rc == MPI_SUCCESS ? D5_OK : d5__mpi_fail(c, rc, "barrier: MPI_Barrier");
@@ -128,7 +168,10 @@ d5_status d5_comm_allreduce(d5_comm *c, void *buf, size_t count, d5_dtype dtype,
     regions g;
     regions_begin(c, &g, c->key_allreduce);
     d5__count_call(c, a.op, a.slot);
-    if (count) s = c->backend->ops->allreduce(c, &a);
+    if (count && c->timeout_ns)
+        s = timed(c, &a, c->backend->ops->iallreduce);
+    else if (count)
+        s = c->backend->ops->allreduce(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -156,7 +199,10 @@ d5_status d5_comm_broadcast(d5_comm *c, void *buf, size_t count, d5_dtype dtype,
     regions g;
     regions_begin(c, &g, c->key_broadcast);
     d5__count_call(c, a.op, a.slot);
-    if (count) s = c->backend->ops->broadcast(c, &a);
+    if (count && c->timeout_ns)
+        s = timed(c, &a, c->backend->ops->ibroadcast);
+    else if (count)
+        s = c->backend->ops->broadcast(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -183,7 +229,10 @@ d5_status d5_comm_send(d5_comm *c, const void *buf, size_t count, d5_dtype dtype
     regions g;
     regions_begin(c, &g, c->key_comm);
     d5__count_call(c, a.op, a.slot);
-    s = c->backend->ops->send ? c->backend->ops->send(c, &a) : d5__p2p_send(c, &a);
+    if (c->timeout_ns)
+        s = timed(c, &a, d5__p2p_isend);
+    else
+        s = c->backend->ops->send ? c->backend->ops->send(c, &a) : d5__p2p_send(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -197,7 +246,10 @@ d5_status d5_comm_recv(d5_comm *c, void *buf, size_t count, d5_dtype dtype, int3
     regions g;
     regions_begin(c, &g, c->key_comm);
     d5__count_call(c, a.op, a.slot);
-    s = c->backend->ops->recv ? c->backend->ops->recv(c, &a) : d5__p2p_recv(c, &a);
+    if (c->timeout_ns)
+        s = timed(c, &a, d5__p2p_irecv);
+    else
+        s = c->backend->ops->recv ? c->backend->ops->recv(c, &a) : d5__p2p_recv(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -230,13 +282,19 @@ d5_status d5_comm_wait(d5_comm_request **req)
     d5_comm_request *r = *req;
     if (!r) return D5_OK;
     d5_comm *c = r->comm;
+    *req = NULL;
+    d5_status s = d5__check_usable(c, "wait");
+    if (s != D5_OK) return s; /* the request is left to d5_comm_free */
     regions g;
     regions_begin(c, &g, c->key_wait);
-    int done = 0;
-    d5_status s = r->progress(r, 1, &done);
+    if (c->timeout_ns) {
+        s = d5__request_wait(r, d5__deadline(c), 1);
+    } else {
+        int done = 0;
+        s = r->progress(r, 1, &done);
+    }
     regions_end(c, &g);
-    d5__request_free(r);
-    *req = NULL;
+    if (s != D5_ERR_TIMEOUT) d5__request_free(r);
     return s;
 }
 
@@ -249,10 +307,16 @@ d5_status d5_comm_test(d5_comm_request **req, int32_t *done)
         return D5_OK;
     }
     d5_comm *c = r->comm;
+    d5_status s = d5__check_usable(c, "test");
+    if (s != D5_OK) { /* the request is left to d5_comm_free */
+        *req = NULL;
+        *done = 1;
+        return s;
+    }
     regions g;
     regions_begin(c, &g, c->key_comm);
     int d = 0;
-    d5_status s = r->progress(r, 0, &d);
+    s = r->progress(r, 0, &d);
     regions_end(c, &g);
     if (s != D5_OK || d) {
         d5__request_free(r);
@@ -276,9 +340,25 @@ d5_status d5_comm_agree(d5_comm *c, double *values, size_t n, d5_comm_reduce op)
     regions g;
     regions_begin(c, &g, c->key_comm);
     d5__count_call(c, a.op, -1);
-    int rc = n ? MPI_Allreduce(MPI_IN_PLACE, values, (int)n, MPI_DOUBLE, mop, c->coll) : 0;
-    regions_end(c, &g);
-    if (rc != MPI_SUCCESS) return d5__mpi_fail(c, rc, "agree on %zu values: MPI_Allreduce", n);
+    if (n && c->timeout_ns) {
+        uint64_t deadline = d5__deadline(c);
+        d5_comm_request *r;
+        s = d5__request_new(c, &a, &r);
+        if (s == D5_OK) {
+            int rc =
+                MPI_Iallreduce(MPI_IN_PLACE, values, (int)n, MPI_DOUBLE, mop, c->coll, &r->mpi);
+            r->progress = d5__request_mpi_progress;
+            s = rc == MPI_SUCCESS ? D5_OK
+                                  : d5__mpi_fail(c, rc, "agree on %zu values: MPI_Iallreduce", n);
+            s = timed_end(r, s, deadline);
+        }
+        regions_end(c, &g);
+        if (s != D5_OK) return s;
+    } else {
+        int rc = n ? MPI_Allreduce(MPI_IN_PLACE, values, (int)n, MPI_DOUBLE, mop, c->coll) : 0;
+        regions_end(c, &g);
+        if (rc != MPI_SUCCESS) return d5__mpi_fail(c, rc, "agree on %zu values: MPI_Allreduce", n);
+    }
     uint64_t bytes = c->size > 1 ? 8 * (uint64_t)n : 0;
     d5__count_payload(c, a.op, -1, a.gen, bytes, bytes);
     return D5_OK;

@@ -10,6 +10,9 @@ d5_status d5__request_new(d5_comm *c, const d5__op_args *a, d5_comm_request **ou
     r->op = a->op;
     r->slot = a->slot;
     r->gen = a->gen;
+    r->count = a->count;
+    r->dtype = a->dtype;
+    r->peer = a->peer;
     r->mpi = MPI_REQUEST_NULL;
     r->type = MPI_DATATYPE_NULL;
     r->next = c->pending;
@@ -23,8 +26,17 @@ void d5__request_free(d5_comm_request *r)
 {
     if (!r) return;
     if (r->release) r->release(r);
-    /* Only after a failure is an MPI request still active here. */
-    if (r->mpi != MPI_REQUEST_NULL) MPI_Request_free(&r->mpi);
+    /* Only after a failure, or when given up, is an MPI request still active
+     * here. A message given up is cancelled; a collective can be neither
+     * cancelled nor freed, and is left to MPI. */
+    if (r->mpi != MPI_REQUEST_NULL && r->abandoned) {
+        if (r->op == D5_COMM_OP_SEND || r->op == D5_COMM_OP_RECV) {
+            MPI_Cancel(&r->mpi);
+            MPI_Request_free(&r->mpi);
+        }
+    } else if (r->mpi != MPI_REQUEST_NULL) {
+        MPI_Request_free(&r->mpi);
+    }
     if (r->prev)
         r->prev->next = r->next;
     else

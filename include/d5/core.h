@@ -46,7 +46,8 @@ extern "C" {
     X(ERR_STATE, "call out of order")                                                              \
     X(ERR_NODEVICE, "no device available")                                                         \
     X(ERR_NOTFOUND, "not found")                                                                   \
-    X(ERR_RANGE, "value out of range")
+    X(ERR_RANGE, "value out of range")                                                             \
+    X(ERR_TIMEOUT, "timed out")
 
 typedef enum d5_status {
 #define D5__STATUS_ENUM(name, text) D5_##name,
@@ -183,6 +184,11 @@ D5_API double d5_rng_uniform(d5_rng *r);
 D5_API double d5_rng_normal(d5_rng *r);
 /* Uniform integer in [0, n) without modulo bias; 0 for n == 0. */
 D5_API uint64_t d5_rng_below(d5_rng *r, uint64_t n);
+
+/* FNV-1a over n bytes, continuing from h (start with D5_FNV1A_OFFSET): a
+ * fast, non-cryptographic hash for tables and for comparing parameters. */
+#define D5_FNV1A_OFFSET 14695981039346656037ull
+D5_API uint64_t d5_fnv1a(uint64_t h, const void *p, size_t n);
 
 /* ---- Version and build information ---------------------------------------- */
 

@@ -31,7 +31,7 @@
  * finalises it itself, after freeing its communicators. MPI types never appear
  * here: d5 built without MPI has the same functions, which return
  * D5_ERR_UNSUPPORTED ("d5 was built without MPI"), except the backend list,
- * d5_comm_op_name and d5_alpha_beta_fit, which work.
+ * d5_comm_op_name and the alpha-beta model (d5_alpha_beta_*), which work.
  *
  * Collective calls (create, free, barrier, broadcast, allreduce, agree and
  * their non-blocking forms) must be made by every rank, in the same order,
@@ -40,12 +40,25 @@
  * thread that created it). Errors never abort the job: MPI runs with
  * MPI_ERRORS_RETURN and its failures come back as D5_ERR_BACKEND with the
  * rank, the operation, the count and MPI's message.
+ *
+ * Time-outs: by default a blocking operation waits as long as MPI does, for
+ * ever if a rank has crashed or hangs. With d5_comm_params.timeout_s > 0,
+ * every blocking operation (barrier, broadcast, allreduce, send, recv, agree)
+ * and d5_comm_wait gives up after that many seconds without completing and
+ * returns D5_ERR_TIMEOUT ("rank 1: allreduce 'grad' (1024 float32) did not
+ * complete within 5 s: a rank has crashed, hangs or is far behind"). MPI
+ * cannot take an operation back: the one that timed out stays with the
+ * communicator, its buffers stay borrowed, and the communicator is unusable
+ * from then on (every later operation, wait and test returns D5_ERR_TIMEOUT
+ * at once, naming the first). The usual answer is d5_comm_abort, which ends
+ * the job; d5_comm_free gives what is outstanding the time-out once more.
  */
 #ifndef D5_DISTRIBUTED_H
 #define D5_DISTRIBUTED_H
 
 #include "d5/core.h"
 #include "d5/timer.h"
+#include "d5/training.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +104,11 @@ typedef struct d5_comm_params {
     const char *backend;  /* "mpi" (default), "ring", "recdbl" or "nccl"; copied */
     int32_t thread_level; /* a d5_comm_thread_level; default FUNNELED */
     int32_t device;       /* nccl: the CUDA device; -1 (default): local rank modulo devices */
+    /* Seconds a blocking operation or d5_comm_wait may wait before it returns
+     * D5_ERR_TIMEOUT; 0 (default): for ever. Finite and not negative; every
+     * rank has one or none (the values may differ). The nccl backend ignores
+     * it (its waits are on the device). */
+    double timeout_s;
 } d5_comm_params;
 
 D5_API d5_comm_params d5_comm_default_params(void);
@@ -99,12 +117,27 @@ D5_API d5_comm_params d5_comm_default_params(void);
  * defaults). Collective. An unknown backend is D5_ERR_UNSUPPORTED naming the
  * backends there are; nccl is D5_ERR_UNSUPPORTED when this build lacks it and
  * D5_ERR_NODEVICE ("not run: no CUDA device") when a rank has no usable CUDA
- * device, on every rank alike. D5_ERR_STATE once MPI has been finalised. */
+ * device, on every rank alike. D5_ERR_STATE once MPI has been finalised;
+ * D5_ERR_INVALID for a thread level outside the enum, a time-out that is
+ * negative or not finite, or one on some ranks only (on every rank alike). */
 D5_API D5_NODISCARD d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out);
 /* Frees the communicator (collective): requests still pending are waited for
  * and their handles become invalid. Finalises MPI when d5 initialised it and
- * this was the last communicator. NULL is a no-op. */
+ * this was the last communicator. NULL is a no-op. Under a time-out, what is
+ * pending (an operation that timed out included) gets the time-out once more;
+ * what is still incomplete then is given up (messages cancelled), and MPI is
+ * not finalised, since MPI_Finalize would wait for the missing rank: the
+ * launcher then reports the job as failed. */
 D5_API void d5_comm_free(d5_comm *c);
+/* Ends every process of the job at once with exit status `code` (MPI_Abort
+ * on the communicator; c may be NULL: MPI_COMM_WORLD). It flushes stdout and
+ * stderr first and does not return; nothing is freed. d5 never calls it
+ * itself: it is the caller's answer to D5_ERR_TIMEOUT, when waiting longer
+ * would only hang the job. Without MPI it ends this process (_Exit). */
+D5_API void d5_comm_abort(d5_comm *c, int code);
+/* The time-out of the blocking operations in seconds; 0 when there is none
+ * (or the backend ignores it, as nccl does, or c is NULL). */
+D5_API double d5_comm_timeout(const d5_comm *c);
 
 typedef struct d5_comm_info {
     const char *backend;  /* name of the backend (static) */
@@ -145,7 +178,10 @@ D5_API D5_NODISCARD d5_status d5_comm_mem_download(d5_comm *c, void *host, const
  * borrowed for the call (blocking forms) or until the request completes
  * (non-blocking forms), and must not be touched meanwhile. Bad arguments are
  * D5_ERR_INVALID; an MPI, NCCL or CUDA failure is D5_ERR_BACKEND; a message
- * over MPI's int count of elements is D5_ERR_RANGE. */
+ * over MPI's int count of elements is D5_ERR_RANGE (under a time-out the mpi
+ * backend's allreduce and broadcast too, as their non-blocking forms).
+ * D5_ERR_TIMEOUT: the time-out passed (the buffers then stay borrowed until
+ * d5_comm_free), or an earlier operation timed out. */
 
 /* Waits until every rank has called it. */
 D5_API D5_NODISCARD d5_status d5_comm_barrier(d5_comm *c);
@@ -181,7 +217,9 @@ D5_API D5_NODISCARD d5_status d5_comm_iallreduce(d5_comm *c, void *buf, size_t c
                                                  d5_dtype dtype, const char *name,
                                                  d5_comm_request **req);
 /* Completes the request and frees it (*req becomes NULL), also on failure.
- * NULL *req is a no-op. */
+ * NULL *req is a no-op. Under a time-out, D5_ERR_TIMEOUT when the request
+ * did not complete in time: *req becomes NULL, and the request stays with the
+ * communicator until d5_comm_free. */
 D5_API D5_NODISCARD d5_status d5_comm_wait(d5_comm_request **req);
 /* Advances the request; *done is 1 when it completed, and then (or on
  * failure) the request is freed and *req becomes NULL. */
@@ -252,6 +290,22 @@ D5_API void d5_comm_counters_reset(d5_comm *c);
  * failure to record never fails an operation. */
 D5_API D5_NODISCARD d5_status d5_comm_attach_timer(d5_comm *c, d5_timer *t);
 
+/* Writes one Chrome/Perfetto trace of every rank's timer `t` (borrowed) to
+ * `path` (read on rank 0 only; others may pass NULL): the format of
+ * d5_report_trace, with a process per rank, pid = rank, named "rank N (host)".
+ * Collective. Each rank renders its own events (d5_report_trace_events) and
+ * sends them to rank 0 with d5_comm_send of bytes (tag D5_COMM_TAG_MAX, counted
+ * under the name "trace": leave no receive of that tag pending across the
+ * call); rank 0 writes the file atomically. One time line: the ranks agree on
+ * the earliest timer origin and shift their regions onto it. On one node the
+ * origins are read on CLOCK_MONOTONIC, the clock the timers run on, and the
+ * ranks line up to within a microsecond or so; across nodes they are read on
+ * the wall clock, so the ranks line up only as well as the nodes' clocks
+ * agree (NTP: often a millisecond). Every rank returns the same status: a
+ * failure on one rank (a NULL timer: D5_ERR_INVALID; the file: D5_ERR_IO)
+ * fails the call everywhere, naming the rank. */
+D5_API D5_NODISCARD d5_status d5_comm_trace_merge(d5_comm *c, d5_timer *t, const char *path);
+
 /* ---- The alpha-beta model ----------------------------------------------------------------- */
 
 /* t(S) = alpha + beta * S fitted to n measured (bytes, seconds) points by
@@ -267,6 +321,177 @@ typedef struct d5_alpha_beta {
 } d5_alpha_beta;
 D5_API D5_NODISCARD d5_status d5_alpha_beta_fit(const double *bytes, const double *seconds,
                                                 size_t n, d5_alpha_beta *out);
+/* The time in seconds of a ring allreduce (reduce-scatter, then allgather:
+ * 2 (P - 1) messages of S / P bytes, one after another) of `bytes` bytes on
+ * `ranks` ranks in the alpha-beta model:
+ *     2 (P - 1) alpha + 2 (P - 1) / P * S * beta.
+ * What the model leaves out: the reduction's arithmetic, contention between
+ * the messages of one step, and the padding of the last chunk when P does not
+ * divide the element count. 0 for one rank (nothing moves); NaN for ranks < 1,
+ * a negative or non-finite size, or a non-finite alpha or beta. Needs no MPI;
+ * thread safe. `d5 scaling --model-ranks` models its rows with it. */
+D5_API double d5_alpha_beta_ring_allreduce_s(double alpha_s, double beta_s_per_byte, double bytes,
+                                             int64_t ranks);
+
+/* ---- Probing ------------------------------------------------------------------------------ */
+
+/* Wildcards of d5_comm_iprobe. */
+#define D5_COMM_ANY_SOURCE (-1)
+#define D5_COMM_ANY_TAG    (-1)
+
+typedef struct d5_comm_probe {
+    int32_t found;  /* 1: a message is waiting */
+    int32_t source; /* its sender and tag */
+    int32_t tag;
+    size_t bytes; /* its size */
+} d5_comm_probe;
+
+/* Whether a point-to-point message from `source` (or D5_COMM_ANY_SOURCE) with
+ * `tag` (or D5_COMM_ANY_TAG) has arrived, without receiving it: receive it
+ * with d5_comm_recv from out->source with out->tag. Never blocks. The mpi,
+ * ring and recdbl backends; nccl: D5_ERR_UNSUPPORTED. */
+D5_API D5_NODISCARD d5_status d5_comm_iprobe(d5_comm *c, int32_t source, int32_t tag,
+                                             d5_comm_probe *out);
+
+/* ---- Distributed training ------------------------------------------------------------------- */
+
+/* A scheme of data-parallel training (Deep500's taxonomy: consistent or not,
+ * centralized or not), plugged into a level 2 d5_trainer as hooks and an
+ * optimizer wrapper: the trainer's loop runs on every worker unchanged.
+ *
+ *   local   no communication: each rank trains alone (the baseline)
+ *   dsgd    gradients summed by allreduce every step and averaged, in buckets
+ *           started as backpropagation finishes them (consistent)
+ *   pssgd   synchronous parameter server: every worker's gradient, the
+ *           server's own included, averaged and applied once (consistent)
+ *   asgd    asynchronous parameter server on dedicated ranks: workers push
+ *           gradients and pull weights without waiting for each other
+ *   ssp     stale-synchronous parameter server: no worker more than
+ *           `staleness` steps ahead of the slowest
+ *   mavg    local steps, models averaged every `average_every` steps
+ *   dpsgd   decentralized: each rank averages its model with its two ring
+ *           neighbours every step
+ *
+ * Server ranks (pssgd with servers > 0, asgd, ssp) are the last `servers`
+ * ranks; they hold the parameters, spread over them in whole tensors, and run
+ * the optimizer; the others are workers 0 .. W-1 in rank order. Rank 0 is
+ * always a worker. Before the first step every rank takes rank 0's
+ * parameters (broadcast). Consistent schemes compare a hash of the
+ * parameters across workers at the end (and every hash_every steps) and fail
+ * with D5_ERR_NUMERIC naming the ranks that differ. */
+typedef enum d5_dist_scheme {
+    D5_DIST_LOCAL = 0,
+    D5_DIST_DSGD = 1,
+    D5_DIST_PSSGD = 2,
+    D5_DIST_ASGD = 3,
+    D5_DIST_SSP = 4,
+    D5_DIST_MAVG = 5,
+    D5_DIST_DPSGD = 6,
+    D5_DIST_SCHEME_COUNT
+} d5_dist_scheme;
+
+/* "dsgd"; NULL out of range. */
+D5_API const char *d5_dist_scheme_name(int32_t scheme);
+/* One line describing it; NULL out of range. */
+D5_API const char *d5_dist_scheme_description(int32_t scheme);
+/* D5_ERR_UNSUPPORTED for an unknown name, listing the schemes. */
+D5_API D5_NODISCARD d5_status d5_dist_scheme_parse(const char *name, int32_t *out);
+
+typedef struct d5_dist_params {
+    int32_t scheme;        /* a d5_dist_scheme (default dsgd) */
+    int32_t servers;       /* dedicated server ranks: pssgd 0 (default: rank 0 serves and
+                              trains) or more; asgd and ssp at least 1 (-1, the default: 1) */
+    int32_t staleness;     /* ssp: steps a worker may run ahead of the slowest (default 2) */
+    int32_t average_every; /* mavg: steps between model averages (default 4) */
+    double bucket_mb;      /* dsgd: gradient bucket in MiB (default 25); 0: one allreduce of
+                              every gradient after backpropagation, nothing overlapped */
+    int64_t hash_every;    /* consistent schemes: also compare parameters every N steps */
+    int64_t epoch_steps;   /* steps per epoch (mavg also averages at each epoch's end) */
+} d5_dist_params;
+
+D5_API d5_dist_params d5_dist_default_params(void);
+
+/* Checks a scheme's parameters for a job of `ranks` ranks before anything
+ * starts (no communication): D5_ERR_INVALID naming what is wrong, e.g. asgd
+ * or ssp without a server rank, servers leaving no worker, a negative
+ * staleness, average_every < 1, a negative bucket size. */
+D5_API D5_NODISCARD d5_status d5_dist_check(const d5_dist_params *p, int32_t ranks);
+
+typedef struct d5_dist d5_dist;
+
+/* Creates the scheme on communicator c (borrowed; it must outlive the
+ * scheme), after d5_dist_check. Not collective. */
+D5_API D5_NODISCARD d5_status d5_dist_create(d5_comm *c, const d5_dist_params *p, d5_dist **out);
+D5_API void d5_dist_free(d5_dist *d);
+
+/* This rank's role: 1 on a server rank (it calls d5_dist_serve, not
+ * d5_trainer_run). Workers are numbered 0 .. workers-1; a server's worker
+ * number is -1. A distributed sampler takes worker and workers as its rank
+ * and world. */
+D5_API int32_t d5_dist_is_server(const d5_dist *d);
+D5_API int32_t d5_dist_worker(const d5_dist *d);
+D5_API int32_t d5_dist_workers(const d5_dist *d);
+
+/* Worker: plugs the scheme into trainer t (hooks named "d5 <scheme>") and
+ * sets its optimizer: `opt` itself, or, where a server applies the updates,
+ * a wrapper that leaves the parameters to the server. Call before
+ * d5_trainer_run; opt must outlive the run. */
+D5_API D5_NODISCARD d5_status d5_dist_attach(d5_dist *d, d5_trainer *t, d5_optimizer *opt);
+/* Server: serves the workers until each has finished (d5_dist_finish), then
+ * returns. t is a trainer of the same network (its parameters are the
+ * server's copy: only their shapes and initial values are used; it is never
+ * run); opt is the optimizer the server applies, configured as the workers'
+ * (a built-in one; the learning rate of each step comes with the gradient). */
+D5_API D5_NODISCARD d5_status d5_dist_serve(d5_dist *d, d5_trainer *t, d5_optimizer *opt);
+
+#define D5_DIST_MAX_STALENESS 32
+
+/* What a distributed run measured, the same on every rank unless said. */
+typedef struct d5_dist_result {
+    int32_t scheme, ranks, workers, servers;
+    int64_t steps; /* steps of worker 0 */
+    /* Per step of worker 0 (steps entries, owned): the whole step, the time
+     * inside the scheme (communication and waiting the step could not hide:
+     * exposed communication), and the rest (compute, data loading). */
+    double *step_s, *exposed_s, *compute_s;
+    /* Samples per second of all workers together: samples trained by every
+     * worker over the longest worker's training time (measured). */
+    double samples_per_second;
+    int64_t samples; /* trained by all workers */
+    double seconds;  /* the longest worker's training time */
+    /* Mean of the workers' losses per step (steps entries, owned) for the
+     * synchronous schemes (dsgd, pssgd, mavg, dpsgd, and local); NULL for asgd and
+     * ssp, whose workers step at their own pace. */
+    double *losses;
+    /* Bytes of all parameters as float32 (the size of one gradient). */
+    uint64_t gradient_bytes;
+    /* Rank 0's traffic per step (all operations, over the run) and the sum of
+     * every rank's over the run. */
+    double bytes_sent_per_step, bytes_recv_per_step;
+    uint64_t bytes_sent_all, bytes_recv_all;
+    /* Consensus distance at the end, before any final averaging: the mean
+     * over workers of ||w_i - mean w|| (l2), and relative to ||mean w||. */
+    double consensus, consensus_rel;
+    /* asgd, ssp: how many updates were applied between a worker's pull and
+     * its push (staleness[k]: gradients k updates old, k < D5_DIST_MAX_STALENESS,
+     * the last slot counting the rest), and for ssp the largest lead of a
+     * worker over the slowest seen when it was let go (<= staleness). */
+    int64_t staleness[D5_DIST_MAX_STALENESS];
+    int32_t staleness_max;
+    int32_t ssp_lead_max;
+    /* Consistent schemes: the hash of the parameters (FNV-1a of their bytes,
+     * the same on every worker when checked) and how often it was compared. */
+    uint64_t param_hash;
+    int32_t hash_checks;
+} d5_dist_result;
+
+/* Collective, on every rank after training (or serving): tells the servers
+ * this worker is done, averages the models a last time (mavg), compares the
+ * parameter hash (consistent schemes) and gathers the figures into *out
+ * (free with d5_dist_result_free). t is the rank's trainer (workers and
+ * servers). */
+D5_API D5_NODISCARD d5_status d5_dist_finish(d5_dist *d, d5_trainer *t, d5_dist_result *out);
+D5_API void d5_dist_result_free(d5_dist_result *r);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,24 @@ D5_API D5_NODISCARD d5_status d5_report_csv_samples(d5_timer *t, const char *pat
  * region, process and thread names as metadata events; CUDA-event regions on
  * a thread of their own. Opens in ui.perfetto.dev and chrome://tracing. */
 D5_API D5_NODISCARD d5_status d5_report_trace(d5_timer *t, const char *path);
+/* The events that d5_report_trace writes, as the text of one JSON array, for
+ * traces of several processes on one time line (d5_comm_trace_merge): the
+ * process is `pid`, named `process_name` (NULL: the timer's name), and every
+ * region starts `offset_ns` later than on the timer's own time line (the
+ * timer's origin as seen from a common origin). *out (NUL-terminated, *len
+ * bytes without the NUL) is the caller's: free it with d5_free. D5_ERR_INVALID
+ * for a NULL argument or an offset that is not finite. */
+D5_API D5_NODISCARD d5_status d5_report_trace_events(d5_timer *t, int32_t pid,
+                                                     const char *process_name, double offset_ns,
+                                                     char **out, size_t *len);
+/* Writes one trace file of the format of d5_report_trace from n arrays of
+ * events rendered by d5_report_trace_events (parts[i], lens[i] bytes; they are
+ * parsed, so a part that is not a JSON array is D5_ERR_FORMAT naming it, and
+ * nothing is written). origin_unix_ns is the wall-clock time of the common
+ * origin, recorded as in d5_report_trace. */
+D5_API D5_NODISCARD d5_status d5_report_trace_combine(const char *path, const char *const *parts,
+                                                      const size_t *lens, size_t n,
+                                                      uint64_t origin_unix_ns);
 /* One JSON object per line: first {"type":"run", "name", "context", "params"},
  * then {"type":"sample", "key", "clock", "step", "start_ns", "duration_ns",
  * "timestamp_ms"} for every sample, last {"type":"summary", "key", "clock",

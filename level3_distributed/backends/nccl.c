@@ -246,4 +246,5 @@ const d5__comm_ops d5__comm_ops_nccl = {
     .mem_alloc = mem_alloc,
     .mem_free = mem_free,
     .mem_copy = mem_copy,
+    .no_timeout = 1, /* a wait on the device: d5_comm_params.timeout_s is ignored */
 };

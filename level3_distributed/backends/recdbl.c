@@ -85,4 +85,5 @@ const d5__comm_ops d5__comm_ops_recdbl = {
     .allreduce = allreduce,
     .iallreduce = iallreduce,
     .broadcast = d5__bcast_binomial,
+    .ibroadcast = d5__ibcast_binomial,
 };

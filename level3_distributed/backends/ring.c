@@ -97,4 +97,5 @@ const d5__comm_ops d5__comm_ops_ring = {
     .allreduce = allreduce,
     .iallreduce = iallreduce,
     .broadcast = d5__bcast_binomial,
+    .ibroadcast = d5__ibcast_binomial,
 };

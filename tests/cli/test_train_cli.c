@@ -97,8 +97,9 @@ Test(train_cli, sampler_and_augmentations)
     char *out, *err;
     int rc = RUN(&out, &err, "train", "--sampler", "nosuch", "--dataset", "synthetic");
     cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
-    cr_assert(strstr(err, "'nosuch'") && strstr(err, "ordered, shuffled or partitioned"), "%s",
-              err);
+    cr_assert(strstr(err, "'nosuch'") &&
+                  strstr(err, "ordered, shuffled, partitioned or sharded-batch"),
+              "%s", err);
     free(out);
     free(err);
     rc = RUN(&out, &err, "train", "--augment", "flip,spin", "--dataset", "synthetic");

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A timer with known samples: FORWARD 1.5, 3, 4.5 us starting at 10, 20, 30 us;
  * a key with a comma and quotes. Added samples are rounded to the clock's tick,
@@ -198,6 +199,67 @@ Test(report, chrome_trace_events_are_valid)
     cr_assert_eq(process_name, 1);
     cr_assert_eq(thread_name, 1);
     json_decref(doc);
+    free(p);
+    d5_timer_free(t);
+}
+
+/* Two processes' events on one time line: the second one's timer started
+ * 5 us after the common origin. */
+Test(report, trace_events_of_two_processes_combine_into_one_file)
+{
+    d5_timer *t = known_timer();
+    char *part[2];
+    size_t len[2];
+    cr_assert_eq(d5_report_trace_events(t, 0, "rank 0 (a)", 0, &part[0], &len[0]), D5_OK);
+    cr_assert_eq(d5_report_trace_events(t, 1, NULL, 5000, &part[1], &len[1]), D5_OK);
+    cr_assert_eq(strlen(part[1]), len[1]);
+    cr_assert_eq(part[0][0], '[');
+    char *p = path_in("merged.json");
+    const char *const parts[2] = {part[0], part[1]};
+    cr_assert_eq(d5_report_trace_combine(p, parts, len, 2, 123), D5_OK);
+    json_error_t err;
+    json_t *doc = json_load_file(p, 0, &err);
+    cr_assert_not_null(doc, "%s", err.text);
+    cr_assert_eq(
+        json_integer_value(json_object_get(json_object_get(doc, "otherData"), "origin_unix_ns")),
+        123);
+    json_t *ev = json_object_get(doc, "traceEvents"), *e;
+    size_t i;
+    int complete[2] = {0, 0}, named[2] = {0, 0};
+    json_array_foreach(ev, i, e)
+    {
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        cr_assert(pid == 0 || pid == 1, "pid %d", pid);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (strcmp(name, "process_name") == 0) {
+            const char *pname =
+                json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+            cr_assert_str_eq(pname, pid ? "unit-test" : "rank 0 (a)");
+            named[pid]++;
+        }
+        if (strcmp(name, "FORWARD") == 0) {
+            int idx = (int)json_integer_value(json_object_get(json_object_get(e, "args"), "index"));
+            double ts = json_number_value(json_object_get(e, "ts"));
+            cr_assert(fabs(ts - 10.0 * (idx + 1) - 5.0 * pid) < 1e-3, "pid %d: ts %g", pid, ts);
+            complete[pid]++;
+        }
+    }
+    cr_assert(complete[0] == 3 && complete[1] == 3 && named[0] == 1 && named[1] == 1);
+    json_decref(doc);
+
+    /* A part that is not an array of events: nothing is written. */
+    char *bad = path_in("bad.json");
+    const char *const bad_parts[2] = {part[0], "{\"x\": 1}"};
+    size_t bad_len[2] = {len[0], 8};
+    cr_assert_eq(d5_report_trace_combine(bad, bad_parts, bad_len, 2, 0), D5_ERR_FORMAT);
+    cr_assert(strstr(d5_last_error(), "part 1"), "%s", d5_last_error());
+    bad_len[1] = 3;
+    cr_assert_eq(d5_report_trace_combine(bad, bad_parts, bad_len, 2, 0), D5_ERR_FORMAT);
+    cr_assert_eq(access(bad, F_OK), -1);
+    cr_assert_eq(d5_report_trace_events(t, 0, NULL, NAN, &part[0], &len[0]), D5_ERR_INVALID);
+    d5_free(part[0]);
+    d5_free(part[1]);
+    free(bad);
     free(p);
     d5_timer_free(t);
 }

@@ -8,6 +8,9 @@ Test(status, names_and_descriptions_come_from_one_list)
     cr_assert_str_eq(d5_status_name(D5_OK), "D5_OK");
     cr_assert_str_eq(d5_status_name(D5_ERR_IO), "D5_ERR_IO");
     cr_assert_str_eq(d5_status_str(D5_ERR_NOMEM), "out of memory");
+    cr_assert_str_eq(d5_status_name(D5_ERR_TIMEOUT), "D5_ERR_TIMEOUT");
+    cr_assert_str_eq(d5_status_str(D5_ERR_TIMEOUT), "timed out");
+    cr_assert_eq(D5_ERR_TIMEOUT, D5_STATUS_COUNT - 1, "new statuses go at the end of the list");
     cr_assert_str_eq(d5_status_name((d5_status)999), "D5_UNKNOWN");
     cr_assert_str_eq(d5_status_str((d5_status)-1), "unknown status");
     for (int s = 0; s < D5_STATUS_COUNT; s++) {

@@ -47,6 +47,34 @@ Test(alpha_beta, refuses_what_cannot_be_fitted)
     cr_expect_eq(d5_alpha_beta_fit(NULL, t, 3, &f), D5_ERR_INVALID);
 }
 
+Test(alpha_beta, ring_allreduce_by_hand)
+{
+    /* alpha = 2 us, beta = 0.1 ns/B (10 GB/s), S = 1 MiB on 4 ranks:
+     * 2 * 3 * 2 us = 12 us of latency, 2 * 3/4 * 1048576 B * 0.1 ns/B
+     * = 157286.4 ns of transfer: 169.2864 us in all. */
+    double t = d5_alpha_beta_ring_allreduce_s(2e-6, 1e-10, 1048576, 4);
+    cr_expect(fabs(t - 169.2864e-6) < 1e-15, "%.12g", t);
+    /* 16 ranks, 246824 B (LeNet-5's float32 parameters): 30 alpha + 1.875 S beta. */
+    t = d5_alpha_beta_ring_allreduce_s(2e-6, 1e-10, 246824, 16);
+    cr_expect(fabs(t - (60e-6 + 1.875 * 246824 * 1e-10)) < 1e-15, "%.12g", t);
+    /* Two ranks: 2 alpha + S beta, the pingpong time of S twice over half the size. */
+    t = d5_alpha_beta_ring_allreduce_s(1e-6, 1e-9, 1000, 2);
+    cr_expect(fabs(t - 3e-6) < 1e-18, "%.12g", t);
+    /* One rank moves nothing; 0 bytes cost the latencies alone. */
+    cr_expect_eq(d5_alpha_beta_ring_allreduce_s(2e-6, 1e-10, 1048576, 1), 0.0);
+    cr_expect(fabs(d5_alpha_beta_ring_allreduce_s(2e-6, 1e-10, 0, 3) - 8e-6) < 1e-18);
+}
+
+Test(alpha_beta, ring_allreduce_refuses_nonsense)
+{
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(1e-6, 1e-9, 1000, 0)));
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(1e-6, 1e-9, 1000, -2)));
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(1e-6, 1e-9, -1, 2)));
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(NAN, 1e-9, 1000, 2)));
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(1e-6, INFINITY, 1000, 2)));
+    cr_expect(isnan(d5_alpha_beta_ring_allreduce_s(1e-6, 1e-9, INFINITY, 2)));
+}
+
 Test(alpha_beta, backends_are_listed_in_every_build)
 {
     const char *want[] = {"mpi", "ring", "recdbl", "nccl"};

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# dsgd on 2 ranks: gradients allreduced in buckets while backpropagation goes
+# on, against one allreduce of every gradient after backpropagation, side by
+# side (the two take turns, ROUNDS times).
+#
+#   bench/distributed/bench_overlap.sh [BUILD_DIR] [ROUNDS] [STEPS] [BUCKET_MB] [MODEL]
+#
+# Defaults: build/release, 3 rounds, 60 steps, 0.25 MiB buckets, resnet20 on
+# synthetic CIFAR-shaped data, batch 32 per rank, one thread per rank. Prints
+# per round the medians of the step and of its exposed communication for both,
+# then the medians over rounds and their ratio. Goal: buckets expose less
+# communication than one allreduce after backpropagation. Timings on a busy or
+# oversubscribed machine mean little: the script prints `uptime` first.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-$root/build/release}
+rounds=${2:-3}
+steps=${3:-60}
+bucket=${4:-0.25}
+model=${5:-resnet20}
+d5=$build/d5
+mpirun=${MPIRUN:-mpirun}
+[ -x "$d5" ] || { echo "bench_overlap.sh: no d5 binary at $d5" >&2; exit 2; }
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "# dsgd on 2 ranks, $model, batch 32 per rank, $steps steps, 1 thread per rank, $(nproc) CPUs"
+echo "# $(uptime)"
+echo "# $("$mpirun" --version 2>/dev/null | head -1); $("$d5" version | head -1)"
+printf '%-6s %-22s %12s %14s\n' round mode "step(ms)" "exposed(ms)"
+for r in $(seq "$rounds"); do
+    for mb in 0 "$bucket"; do
+        "$mpirun" -n 2 "$d5" train --model "$model" --dataset synthetic --batch 32 \
+            --max-batches "$steps" --threads 1 --distributed dsgd --bucket-mb "$mb" \
+            >"$work/out-$mb-$r.txt" 2>"$work/err-$mb-$r.txt" ||
+            { cat "$work/err-$mb-$r.txt" >&2; exit 1; }
+        step=$(awk '$1 == "step" { print $2; exit }' "$work/out-$mb-$r.txt")
+        exposed=$(awk '$1 == "exposed" { print $3; exit }' "$work/out-$mb-$r.txt")
+        mode=$([ "$mb" = 0 ] && echo "after backprop" || echo "buckets $mb MiB")
+        printf '%-6s %-22s %12s %14s\n' "$r" "$mode" "$step" "$exposed"
+        echo "$mb $step $exposed" >>"$work/all.txt"
+    done
+    grep -h "oversubscribed" "$work"/out-*-"$r".txt | head -1 || true
+done
+awk -v bucket="$bucket" '
+function median(list,    n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ step[$1] = step[$1] " " $2; exp[$1] = exp[$1] " " $3 }
+END {
+    s0 = median(step[0]); e0 = median(exp[0]); s1 = median(step[bucket]); e1 = median(exp[bucket])
+    printf "# medians over rounds: after backprop step %.3f ms, exposed %.3f ms; buckets step %.3f ms, exposed %.3f ms\n", s0, e0, s1, e1
+    printf "# exposed communication, buckets / after backprop: %.2f (goal < 1: %s)\n", e1 / e0, e1 < e0 ? "yes" : "no"
+}' "$work/all.txt"
