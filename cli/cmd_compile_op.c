@@ -32,20 +32,13 @@ static const char *include_dir(void)
     return D5_INSTALL_INCLUDE_DIR;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211u;
-    return h;
-}
-
 static int hash_file(const char *path, uint64_t *h)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     char buf[65536];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) *h = fnv(*h, buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) *h = d5_fnv1a(*h, buf, n);
     fclose(f);
     return 1;
 }
@@ -158,13 +151,13 @@ int cmd_compile_op(int argc, char **argv)
     if (!nvcc) nvcc = "nvcc";
 
     /* The cache key. */
-    uint64_t h = 1469598103934665603u;
+    uint64_t h = D5_FNV1A_OFFSET;
     uint32_t abi = D5_OP_ABI_VERSION;
-    h = fnv(h, &abi, sizeof abi);
+    h = d5_fnv1a(h, &abi, sizeof abi);
     const char *parts[] = {name, cc, cxx, nvcc, flags ? flags : "", d5_version()};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        h = fnv(h, parts[i], strlen(parts[i]) + 1);
-    for (int i = 0; i < ndef; i++) h = fnv(h, defines[i], strlen(defines[i]) + 1);
+        h = d5_fnv1a(h, parts[i], strlen(parts[i]) + 1);
+    for (int i = 0; i < ndef; i++) h = d5_fnv1a(h, defines[i], strlen(defines[i]) + 1);
     int any_cxx = 0, any_cu = 0;
     for (int i = 0; i < nsrc; i++) {
         if (!hash_file(sources[i], &h)) {

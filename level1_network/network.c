@@ -10,9 +10,7 @@
 
 static uint64_t hash_name(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return d5_fnv1a(D5_FNV1A_OFFSET, s, strlen(s));
 }
 
 typedef const char *(*name_of_fn)(const d5_network *net, int32_t i);

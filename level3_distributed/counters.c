@@ -6,9 +6,7 @@
 
 static uint64_t hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return d5_fnv1a(D5_FNV1A_OFFSET, s, strlen(s));
 }
 
 /* The slot of a name, or -1. */

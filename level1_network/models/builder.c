@@ -26,11 +26,7 @@ const char *d5__mb_name(char *buf, const char *fmt, ...)
 /* FNV-1a of the name mixed with the seed: the seed of one initializer's stream. */
 static uint64_t stream_seed(uint64_t seed, const char *name)
 {
-    uint64_t h = 14695981039346656037ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ull;
-    }
+    uint64_t h = d5_fnv1a(D5_FNV1A_OFFSET, name, strlen(name));
     return h ^ (seed * 0x9e3779b97f4a7c15ull);
 }
 
