@@ -50,9 +50,9 @@ function median(list,    n, a, i, j, t) {
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{ step[$1] = step[$1] " " $2; exp[$1] = exp[$1] " " $3 }
+{ st[$1] = st[$1] " " $2; ex[$1] = ex[$1] " " $3 }
 END {
-    s0 = median(step[0]); e0 = median(exp[0]); s1 = median(step[bucket]); e1 = median(exp[bucket])
+    s0 = median(st[0]); e0 = median(ex[0]); s1 = median(st[bucket]); e1 = median(ex[bucket])
     printf "# medians over rounds: after backprop step %.3f ms, exposed %.3f ms; buckets step %.3f ms, exposed %.3f ms\n", s0, e0, s1, e1
     printf "# exposed communication, buckets / after backprop: %.2f (goal < 1: %s)\n", e1 / e0, e1 < e0 ? "yes" : "no"
 }' "$work/all.txt"
