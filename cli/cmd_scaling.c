@@ -240,12 +240,18 @@ static void echo(const scaling_plan *pl, const cli_spec *spec, int have_one)
     scaling_print_words(stdout, "\n# train: ", &t);
     scaling_words_free(&t);
     printf(" (each run adds --json FILE)\n");
-    if (pl->weak)
+    if (pl->weak && pl->sharded)
         printf("# weak scaling: the batch of one rank stays %lld; the run on P ranks gets --batch "
-               "%lld*P\n",
+               "%lld*P (sharded-batch splits it)\n",
                (long long)pl->batch, (long long)pl->batch);
-    else
+    else if (pl->weak)
+        printf("# weak scaling: --batch is each worker's (partitioned sampler) and stays\n");
+    else if (pl->sharded || pl->batch <= 0)
         printf("# strong scaling: the global batch stays as given\n");
+    else
+        printf("# strong scaling: the global batch stays %lld; the run on P ranks gets --batch "
+               "%lld/P per worker (partitioned sampler)\n",
+               (long long)pl->batch, (long long)pl->batch);
     if (have_one)
         printf("# speedup X_P / X_1 and efficiency X_P / (P X_1) from the measured throughputs "
                "X, against the 1-rank run\n");
@@ -350,8 +356,9 @@ int cmd_scaling(int argc, char **argv)
         {"ranks", CLI_STRING, &o.ranks, "LIST", "rank counts to run, such as 1,2,4 (required)", 0,
          0},
         {"mode", CLI_STRING, &o.mode, "M",
-         "strong: the global batch stays the one given; weak: the batch of one rank stays, the run "
-         "on P ranks gets --batch B*P (required)",
+         "strong: the global batch stays; weak: the batch of one rank stays (required). --batch "
+         "is a worker's with the partitioned sampler (strong: B/P per run) and the global batch "
+         "with sharded-batch (weak: B*P per run)",
          0, 0},
         {"launcher", CLI_STRING, &o.launcher, "CMD",
          "how a run on {n} ranks starts (default \"mpirun -n {n}\", mpirun or mpiexec from PATH, "
@@ -386,8 +393,10 @@ int cmd_scaling(int argc, char **argv)
         "step spent in exposed communication. Rows whose run had more ranks than CPUs are marked\n"
         "oversubscribed: such timings are not meaningful. A failed run stops the series with\n"
         "its exit status; the rows before it are still printed and written.\n\n"
-        "Strong scaling keeps the global batch (--sampler sharded-batch splits it over the\n"
-        "workers); weak scaling keeps the batch of one rank. --model-ranks adds rows labelled\n"
+        "Strong scaling keeps the global batch, weak scaling the batch of one rank: d5 train's\n"
+        "--batch is each worker's with the partitioned sampler (the default; strong runs get\n"
+        "B/P) and the global one with --sampler sharded-batch (weak runs get B*P).\n"
+        "--model-ranks adds rows labelled\n"
         "modelled: compute time from the measured runs (strong: the smallest run's, scaled by\n"
         "1/P; weak: the largest run's) plus a ring allreduce of the gradients, 2(P-1) alpha +\n"
         "2(P-1)/P S beta, with alpha and beta from --fit or from d5 pingpong --fit run first.",

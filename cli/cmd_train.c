@@ -744,6 +744,9 @@ int cmd_train(int argc, char **argv)
     if (distributed && scheme != D5_DIST_LOCAL && (target > 0 || budget > 0))
         return usage("--target-accuracy and --time-budget would stop the workers at different "
                      "steps; with --distributed only the local scheme takes them");
+    if (comm_name && strcmp(comm_name, "nccl") == 0)
+        return usage("--comm nccl: NCCL reduces device memory and the trainer's gradients are "
+                     "in host memory; take mpi, ring or recdbl");
     if (!sampler) sampler = distributed ? "partitioned" : "shuffled";
     d5_sampler_params sp = d5_sampler_default_params();
     sp.kind = parse_sampler(sampler);

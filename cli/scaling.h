@@ -95,6 +95,7 @@ typedef struct scaling_plan {
     char **train;           /* the arguments after "train" (borrowed from argv) */
     int ntrain;
     int64_t batch;     /* --batch of the train command; 0: not given */
+    int sharded;       /* --sampler sharded-batch: --batch is the global batch, else a worker's */
     int64_t max_ranks; /* the largest count of --ranks */
     const char *scheme;
 } scaling_plan;
@@ -108,8 +109,10 @@ int scaling_check_train(char **cmd, int n, scaling_plan *pl);
 /* Splits --launcher (NULL: the default mpirun -n {n}, from PATH; with
  * need_default, none found is D5_EXIT_USAGE). Returns -1 or an exit code. */
 int scaling_setup_launcher(const char *arg, int need_default, scaling_plan *pl);
-/* The command of the run on p ranks, writing its JSON to `json` (weak mode:
- * --batch B*p). */
+/* The command of the run on p ranks, writing its JSON to `json`, with the
+ * --batch that keeps a worker's batch (weak) or the global batch (strong):
+ * B*p in weak mode with sharded-batch, B/p in strong mode with the
+ * partitioned sampler, B otherwise. */
 void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w);
 /* d5 pingpong --fit on 2 ranks over 1 KiB..4 MiB, writing `json`. */
 void scaling_pingpong_words(const scaling_plan *pl, const char *json, scaling_words *w);

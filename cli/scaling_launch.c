@@ -142,6 +142,14 @@ static void launch_words(const scaling_plan *pl, int64_t p, scaling_words *w)
         scaling_words_add(w, "--oversubscribe");
 }
 
+/* The --batch of the run on p ranks (see scaling_train_words). */
+static int64_t batch_for(const scaling_plan *pl, int64_t p)
+{
+    if (pl->weak && pl->sharded) return pl->batch * p;
+    if (!pl->weak && !pl->sharded) return pl->batch / p > 0 ? pl->batch / p : 1;
+    return pl->batch;
+}
+
 void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w)
 {
     char num[64];
@@ -150,13 +158,13 @@ void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, sc
     scaling_words_add(w, "train");
     for (int i = 0; i < pl->ntrain; i++) {
         const char *a = pl->train[i];
-        if (pl->weak && strcmp(a, "--batch") == 0 && i + 1 < pl->ntrain) {
-            snprintf(num, sizeof num, "%lld", (long long)(pl->batch * p));
+        if (pl->batch > 0 && strcmp(a, "--batch") == 0 && i + 1 < pl->ntrain) {
+            snprintf(num, sizeof num, "%lld", (long long)batch_for(pl, p));
             scaling_words_add(w, a);
             scaling_words_add(w, num);
             i++;
-        } else if (pl->weak && strncmp(a, "--batch=", 8) == 0) {
-            snprintf(num, sizeof num, "--batch=%lld", (long long)(pl->batch * p));
+        } else if (pl->batch > 0 && strncmp(a, "--batch=", 8) == 0) {
+            snprintf(num, sizeof num, "--batch=%lld", (long long)batch_for(pl, p));
             scaling_words_add(w, num);
         } else {
             scaling_words_add(w, a);
@@ -220,6 +228,8 @@ int scaling_check_train(char **cmd, int n, scaling_plan *pl)
             pl->scheme = v;
         } else if ((v = option_value(pl->train, pl->ntrain, &i, "--batch"))) {
             batch = v;
+        } else if ((v = option_value(pl->train, pl->ntrain, &i, "--sampler"))) {
+            pl->sharded = strcmp(v, "sharded-batch") == 0;
         } else if (option_value(pl->train, pl->ntrain, &i, "--json")) {
             fprintf(stderr, "d5 scaling: the train command takes no --json: each run gets its "
                             "own; d5 scaling --json FILE writes the series\n");
@@ -238,12 +248,13 @@ int scaling_check_train(char **cmd, int n, scaling_plan *pl)
         long long b = strtoll(batch, &end, 10);
         if (!errno && end != batch && !*end && b > 0) pl->batch = b;
     }
-    if (pl->weak && pl->batch <= 0) {
-        fprintf(stderr, "d5 scaling: --mode weak needs --batch B in the train command (a positive "
-                        "integer, the batch of one rank: the run on P ranks gets B*P)\n");
+    if (pl->weak && pl->sharded && pl->batch <= 0) {
+        fprintf(stderr, "d5 scaling: --mode weak with --sampler sharded-batch needs --batch B in "
+                        "the train command (a positive integer, the batch of one rank: the run on "
+                        "P ranks gets B*P)\n");
         return D5_EXIT_USAGE;
     }
-    if (pl->weak && pl->batch * pl->max_ranks > INT32_MAX) {
+    if (pl->weak && pl->sharded && pl->batch * pl->max_ranks > INT32_MAX) {
         fprintf(stderr, "d5 scaling: --batch %lld times %lld ranks is too large a batch\n",
                 (long long)pl->batch, (long long)pl->max_ranks);
         return D5_EXIT_USAGE;

@@ -184,9 +184,10 @@ Test(scaling_cli, without_one_rank_efficiency_is_a_dash)
 {
     fixture f = setup_fake();
     char *out, *err;
-    int rc = RUN(&out, &err, "scaling", "--ranks", "2", "--mode", "strong", "--launcher",
-                 "env RANKS={n}", "--model-ranks", "8", "--fit", f.fit, "--json", f.json, "--",
-                 f.d5, "train", "--distributed", "dsgd", "--batch", "32");
+    int rc =
+        RUN(&out, &err, "scaling", "--ranks", "2", "--mode", "strong", "--launcher",
+            "env RANKS={n}", "--model-ranks", "8", "--fit", f.fit, "--json", f.json, "--", f.d5,
+            "train", "--distributed", "dsgd", "--sampler", "sharded-batch", "--batch", "32");
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
     cr_expect(strstr(out, "no 1-rank run"), "%s", out);
     cr_expect(strstr(out, "5760.0        -          -   20.0"), "%s", out);
@@ -202,15 +203,17 @@ Test(scaling_cli, without_one_rank_efficiency_is_a_dash)
     teardown_fake(&f);
 }
 
-/* Weak scaling: run P gets --batch 16*P; the model keeps the largest run's
- * compute (2 ranks: 16 samples, 4 ms) and a global batch of 16*P. */
+/* Weak scaling with sharded-batch: run P gets --batch 16*P; the model keeps
+ * the largest run's compute (2 ranks: 16 samples, 4 ms) and a global batch
+ * of 16*P. */
 Test(scaling_cli, weak_series_scales_the_batch)
 {
     fixture f = setup_fake();
     char *out, *err;
-    int rc = RUN(&out, &err, "scaling", "--ranks", "1,2", "--mode", "weak", "--launcher",
-                 "env RANKS={n}", "--model-ranks", "4", "--fit", f.fit, "--json", f.json, "--",
-                 f.d5, "train", "--distributed", "dsgd", "--batch=16");
+    int rc =
+        RUN(&out, &err, "scaling", "--ranks", "1,2", "--mode", "weak", "--launcher",
+            "env RANKS={n}", "--model-ranks", "4", "--fit", f.fit, "--json", f.json, "--", f.d5,
+            "train", "--distributed", "dsgd", "--sampler", "sharded-batch", "--batch=16");
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
     cr_expect(strstr(err, "--batch=32 --json"), "%s", err);
     json_t *doc = json_load_file(f.json, 0, NULL);
@@ -278,23 +281,51 @@ Test(scaling_cli, runs_that_do_not_say_what_they_ran)
     teardown_fake(&f);
 }
 
-/* --print-only: the commands, one a line, nothing run. */
+/* With the partitioned sampler --batch is a worker's: weak scaling keeps
+ * it, strong scaling divides it among the ranks. */
+Test(scaling_cli, partitioned_batch_is_a_workers)
+{
+    const char *modes[] = {"weak", "strong"}, *b2[] = {"32", "16"}, *b4[] = {"32", "8"};
+    for (int k = 0; k < 2; k++) {
+        char *out, *err, *want;
+        int rc = RUN(&out, &err, "scaling", "--ranks", "2,4", "--mode", modes[k], "--print-only",
+                     "--launcher", "srun -n {n}", "--", "d5", "train", "--distributed", "dsgd",
+                     "--batch", "32");
+        cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+        cr_assert_geq(asprintf(&want,
+                               "srun -n 2 %s train --distributed dsgd --batch %s --json "
+                               "d5-scaling-2.json\n"
+                               "srun -n 4 %s train --distributed dsgd --batch %s --json "
+                               "d5-scaling-4.json\n",
+                               D5_BIN, b2[k], D5_BIN, b4[k]),
+                      0);
+        cr_expect(strstr(out, want), "%s mode:\n%s\nexpected\n%s", modes[k], out, want);
+        free(want);
+        free(out);
+        free(err);
+    }
+}
+
+/* --print-only: the commands, one a line, nothing run. --batch is a
+ * worker's with the partitioned sampler (the default) and the global batch
+ * with sharded-batch: weak scaling grows the latter, strong scaling splits
+ * the former. */
 Test(scaling_cli, print_only_prints_the_commands)
 {
     char *out, *err;
     int rc = RUN(&out, &err, "scaling", "--ranks", "4,1,2", "--mode", "weak", "--print-only",
                  "--launcher", "srun -n {n} --cpu-bind=cores", "--", "d5", "train", "--model",
-                 "lenet", "--distributed", "dsgd", "--batch", "16");
+                 "lenet", "--distributed", "dsgd", "--sampler", "sharded-batch", "--batch", "16");
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     char *want;
     cr_assert_geq(
         asprintf(&want,
-                 "srun -n 1 --cpu-bind=cores %s train --model lenet --distributed dsgd --batch 16 "
-                 "--json d5-scaling-1.json\n"
-                 "srun -n 2 --cpu-bind=cores %s train --model lenet --distributed dsgd --batch 32 "
-                 "--json d5-scaling-2.json\n"
-                 "srun -n 4 --cpu-bind=cores %s train --model lenet --distributed dsgd --batch 64 "
-                 "--json d5-scaling-4.json\n",
+                 "srun -n 1 --cpu-bind=cores %s train --model lenet --distributed dsgd --sampler "
+                 "sharded-batch --batch 16 --json d5-scaling-1.json\n"
+                 "srun -n 2 --cpu-bind=cores %s train --model lenet --distributed dsgd --sampler "
+                 "sharded-batch --batch 32 --json d5-scaling-2.json\n"
+                 "srun -n 4 --cpu-bind=cores %s train --model lenet --distributed dsgd --sampler "
+                 "sharded-batch --batch 64 --json d5-scaling-4.json\n",
                  D5_BIN, D5_BIN, D5_BIN),
         0);
     cr_expect_str_eq(out, want);
@@ -302,15 +333,15 @@ Test(scaling_cli, print_only_prints_the_commands)
     free(want);
     free(out);
     free(err);
-    /* Strong: the batch as given; with --model-ranks and no --fit, the
-     * alpha-beta fit's command too. */
+    /* Strong with sharded-batch: the batch as given; with --model-ranks and
+     * no --fit, the alpha-beta fit's command too. */
     rc = RUN(&out, &err, "scaling", "--ranks", "2", "--mode", "strong", "--print-only",
              "--launcher", "srun -n {n}", "--model-ranks", "64", "--", "d5", "train",
-             "--distributed", "dsgd", "--batch", "16");
+             "--distributed", "dsgd", "--sampler", "sharded-batch", "--batch", "16");
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     cr_assert_geq(asprintf(&want,
-                           "srun -n 2 %s train --distributed dsgd --batch 16 --json "
-                           "d5-scaling-2.json\n"
+                           "srun -n 2 %s train --distributed dsgd --sampler sharded-batch "
+                           "--batch 16 --json d5-scaling-2.json\n"
                            "srun -n 2 %s pingpong --fit -b 1K -e 4M --json "
                            "d5-scaling-pingpong.json\n",
                            D5_BIN, D5_BIN),
@@ -357,9 +388,9 @@ Test(scaling_cli, bad_usage)
     free(out);
     free(err);
     rc = RUN(&out, &err, "scaling", "--ranks", "1", "--mode", "weak", "--", "d5", "train",
-             "--distributed", "dsgd");
+             "--distributed", "dsgd", "--sampler", "sharded-batch");
     cr_expect_eq(rc, 2, "exit %d: %s", rc, err);
-    cr_expect(strstr(err, "--mode weak needs --batch B"), "%s", err);
+    cr_expect(strstr(err, "--mode weak with --sampler sharded-batch needs --batch B"), "%s", err);
     free(out);
     free(err);
     rc = RUN(&out, &err, "scaling", "--ranks", "1", "--mode", "strong", "--launcher", "srun", "--",

@@ -45,6 +45,8 @@ run(servers_alone 0 2 train --servers 1)
 expect(servers_alone "configure --distributed, which is not given")
 run(target 0 2 train --distributed dsgd --target-accuracy 0.9)
 expect(target "only the local scheme")
+run(nccl 0 2 train --distributed dsgd --comm nccl)
+expect(nccl "--comm nccl: NCCL reduces device memory")
 run(same_batches 0 2 train --distributed dsgd --sampler shuffled)
 expect(same_batches "gives every worker the same batches")
 
