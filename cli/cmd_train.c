@@ -570,9 +570,11 @@ static d5_status job_finish(job *jb)
     return s;
 }
 
-static train_dist_report job_report(job *jb, const char *sampler, int batch, int64_t local_batch,
-                                    char *why, size_t size)
+/* The figures of the finished job, printed (f) or as the JSON block (f NULL:
+ * returned; NULL when printed). */
+static json_t *job_report(job *jb, FILE *f, const char *sampler, int batch, int64_t local_batch)
 {
+    char why[96];
     train_dist_report rep;
     memset(&rep, 0, sizeof rep);
     rep.r = &jb->res;
@@ -580,25 +582,13 @@ static train_dist_report job_report(job *jb, const char *sampler, int batch, int
     rep.sampler = sampler;
     rep.local_batch = local_batch;
     rep.global_batch = strcmp(sampler, "sharded-batch") == 0 ? batch : local_batch * jb->workers;
-    rep.oversubscribed = comm_oversubscribed(jb->comm, why, size);
+    rep.oversubscribed = comm_oversubscribed(jb->comm, why, sizeof why);
     rep.why = why;
     rep.staleness_bound = jb->dp.scheme == D5_DIST_SSP ? jb->dp.staleness : -1;
     rep.bucket_mb = jb->dp.scheme == D5_DIST_DSGD ? jb->dp.bucket_mb : -1;
-    return rep;
-}
-
-static void job_print(job *jb, const char *sampler, int batch, int64_t local_batch)
-{
-    char why[96];
-    train_dist_report rep = job_report(jb, sampler, batch, local_batch, why, sizeof why);
-    train_dist_print(stdout, &rep);
-}
-
-static json_t *job_json(job *jb, const char *sampler, int batch, int64_t local_batch)
-{
-    char why[96];
-    train_dist_report rep = job_report(jb, sampler, batch, local_batch, why, sizeof why);
-    return train_dist_json(&rep);
+    if (!f) return train_dist_json(&rep);
+    train_dist_print(f, &rep);
+    return NULL;
 }
 
 /* The loss curve of a synchronous scheme: the mean over workers per step
@@ -893,7 +883,7 @@ int cmd_train(int argc, char **argv)
                    (int)res.threads_min);
         printf("; cores: %s", res.contention.reason);
         printf("\n");
-        if (jb.comm) job_print(&jb, sampler_names[sp.kind], batch, local_batch);
+        if (jb.comm) job_report(&jb, stdout, sampler_names[sp.kind], batch, local_batch);
         printf("\nregions\n");
         s = d5_report_table(stdout, timer);
         fflush(stdout);
@@ -925,7 +915,7 @@ int cmd_train(int argc, char **argv)
         json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
         json_t *dist_block = NULL;
         if (jb.comm) {
-            dist_block = job_json(&jb, sampler_names[sp.kind], batch, local_batch);
+            dist_block = job_report(&jb, NULL, sampler_names[sp.kind], batch, local_batch);
             if (jb.res.losses) job_global_losses(&jb, &res);
         }
         json_object_set_new(config, "augment", augment_json(&sp, channels));

@@ -6,29 +6,7 @@ file(REMOVE_RECURSE ${work})
 file(MAKE_DIRECTORY ${work})
 set(failures 0)
 
-# run(NAME NP EXPECT_RC ARGS...): runs d5 with ARGS on NP ranks (0: without
-# mpiexec); leaves the output in out_NAME.
-function(run name np want_rc)
-  if(np EQUAL 0)
-    set(cmd ${D5} ${ARGN})
-  else()
-    set(cmd ${MPIEXEC} ${NP_FLAG} ${np} ${PREFLAGS} ${D5} ${ARGN})
-  endif()
-  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-    TIMEOUT 120)
-  set(out_${name} "${out}\n${err}" PARENT_SCOPE)
-  if(NOT "${rc}" STREQUAL "${want_rc}")
-    message(SEND_ERROR "${name}: exit status ${rc}, expected ${want_rc}\n${cmd}\n${out}\n${err}")
-  else()
-    message(STATUS "${name}: exit status ${rc} as expected")
-  endif()
-endfunction()
-
-function(expect name regex)
-  if(NOT "${out_${name}}" MATCHES "${regex}")
-    message(SEND_ERROR "${name}: output does not match '${regex}':\n${out_${name}}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_run.cmake)
 
 # Every table row's last column (#wrong) is 0, and there are `rows` of them.
 function(expect_no_wrong name rows)
