@@ -213,6 +213,12 @@ void d5__sched_free(d5__sched *s);
 d5_status d5__sched_run(d5__sched *s);
 /* Hands a schedule to a request (which then owns it) and starts it. */
 d5_status d5__sched_start(d5__sched *s, d5_comm_request *r);
+/* An operation built as a schedule by `build` (which leaves what it made in
+ * *out, also when it fails: it is freed here), run to its end (r NULL) or
+ * started on request r. */
+typedef d5_status (*d5__sched_build_fn)(d5_comm *c, const d5__op_args *a, d5__sched **out);
+d5_status d5__sched_go(d5_comm *c, const d5__op_args *a, d5__sched_build_fn build,
+                       d5_comm_request *r);
 
 /* Binomial-tree broadcast on point-to-point messages (bcast_tree.c), used by
  * the ring and recdbl backends. */

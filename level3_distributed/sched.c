@@ -162,3 +162,15 @@ d5_status d5__sched_start(d5__sched *s, d5_comm_request *r)
     int done = 0;
     return d5__sched_progress(s, 0, &done);
 }
+
+d5_status d5__sched_go(d5_comm *c, const d5__op_args *a, d5__sched_build_fn build,
+                       d5_comm_request *r)
+{
+    d5__sched *sc = NULL;
+    d5_status s = build(c, a, &sc);
+    if (s != D5_OK) {
+        d5__sched_free(sc);
+        return s;
+    }
+    return r ? d5__sched_start(sc, r) : d5__sched_run(sc);
+}

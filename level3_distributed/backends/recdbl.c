@@ -39,6 +39,7 @@ static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
     d5__sched *sc;
     s = d5__sched_create(c, a, p > 1 ? n * e : 0, &sc);
     if (s != D5_OK) return s;
+    *out = sc;
     void *buf = a->buf, *tmp = sc->scratch;
     int32_t nr; /* rank among the p' that double, -1 for a folded one */
     if (r < 2 * rem) {
@@ -59,26 +60,17 @@ static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
     if (s == D5_OK && r < 2 * rem)
         s = r % 2 ? exchange(sc, r - 1, -1, buf, NULL, n, NULL)
                   : exchange(sc, -1, r + 1, NULL, buf, n, NULL);
-    if (s != D5_OK) {
-        d5__sched_free(sc);
-        return s;
-    }
-    *out = sc;
-    return D5_OK;
+    return s;
 }
 
 static d5_status allreduce(d5_comm *c, const d5__op_args *a)
 {
-    d5__sched *s;
-    d5_status st = build(c, a, &s);
-    return st == D5_OK ? d5__sched_run(s) : st;
+    return d5__sched_go(c, a, build, NULL);
 }
 
 static d5_status iallreduce(d5_comm *c, const d5__op_args *a, d5_comm_request *r)
 {
-    d5__sched *s;
-    d5_status st = build(c, a, &s);
-    return st == D5_OK ? d5__sched_start(s, r) : st;
+    return d5__sched_go(c, a, build, r);
 }
 
 const d5__comm_ops d5__comm_ops_recdbl = {

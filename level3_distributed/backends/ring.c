@@ -43,6 +43,7 @@ static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
     d5__sched *sc;
     s = d5__sched_create(c, a, p > 1 ? 2 * chunk * e : 0, &sc);
     if (s != D5_OK) return s;
+    *out = sc;
     char *buf = a->buf, *tmp = sc->scratch, *stage = tmp + chunk * e;
     int32_t right = (int32_t)((r + 1) % p), left = (int32_t)((r + p - 1) % p);
     for (size_t k = 0; s == D5_OK && p > 1 && k < p - 1; k++) { /* reduce-scatter */
@@ -71,26 +72,17 @@ static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
             if (v) st->post = (d5__act){D5__ACT_COPY, buf + ri * chunk * e, tmp, v, v};
         }
     }
-    if (s != D5_OK) {
-        d5__sched_free(sc);
-        return s;
-    }
-    *out = sc;
-    return D5_OK;
+    return s;
 }
 
 static d5_status allreduce(d5_comm *c, const d5__op_args *a)
 {
-    d5__sched *s;
-    d5_status st = build(c, a, &s);
-    return st == D5_OK ? d5__sched_run(s) : st;
+    return d5__sched_go(c, a, build, NULL);
 }
 
 static d5_status iallreduce(d5_comm *c, const d5__op_args *a, d5_comm_request *r)
 {
-    d5__sched *s;
-    d5_status st = build(c, a, &s);
-    return st == D5_OK ? d5__sched_start(s, r) : st;
+    return d5__sched_go(c, a, build, r);
 }
 
 const d5__comm_ops d5__comm_ops_ring = {

@@ -99,3 +99,59 @@ void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
     cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", name,
                  (long long)g.skipped);
 }
+
+/* ---- Shape operators' helpers ---- */
+
+d5_tensor_desc op_fdesc(int32_t ndim, const int64_t *shape)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    return d;
+}
+
+/* A float32 tensor holding 0, 1, 2, ... */
+d5_tensor op_iota(int32_t ndim, const int64_t *shape)
+{
+    d5_tensor t = tf32(ndim, shape, NULL);
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&t.desc); i++) ((float *)t.data)[i] = (float)i;
+    return t;
+}
+
+void op_free_all(d5_tensor *t, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
+}
+
+void op_expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
+{
+    cr_assert_eq(t->desc.ndim, ndim, "rank %d, want %d", (int)t->desc.ndim, (int)ndim);
+    for (int32_t i = 0; i < ndim; i++)
+        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d is %lld, want %lld", (int)i,
+                     (long long)t->desc.shape[i], (long long)shape[i]);
+}
+
+/* Runs a one-output operator and checks the output's shape and values; frees
+ * the inputs and the output. */
+void op_check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t ndim,
+              const int64_t *shape, const float *want)
+{
+    d5_tensor y;
+    run_op(op, "ref", in, nin, attrs, &y, 1);
+    op_expect_shape(&y, ndim, shape);
+    expect_values(&y, want, d5_tensor_desc_numel(&y.desc), 1e-5);
+    d5_tensor_free(&y);
+    op_free_all(in, nin);
+}
+
+/* Runs an operator that must fail with `status` and an error containing
+ * `text`; frees the inputs. */
+void op_check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t nout,
+                    d5_status status, const char *text)
+{
+    d5_tensor y[8];
+    d5_status s = try_op(op, "ref", in, nin, attrs, y, nout);
+    cr_assert_eq(s, status, "%s: got %s (%s)", op, d5_status_name(s), d5_last_error());
+    cr_assert(strstr(d5_last_error(), text), "%s: error '%s' lacks '%s'", op, d5_last_error(),
+              text);
+    op_free_all(in, nin);
+}

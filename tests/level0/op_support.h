@@ -34,4 +34,18 @@ void expect_values(const d5_tensor *got, const float *want, int64_t n, double to
 void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
                      const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
 
+/* The shape operators' tests (test_ref_shape*.c): a float32 descriptor; a
+ * float32 tensor holding 0, 1, 2, ...; freeing n tensors; asserting a shape;
+ * running a one-output ref operator and checking its shape and values (the
+ * inputs and output freed); and running one that must fail with `status` and
+ * an error containing `text` (the inputs freed). */
+d5_tensor_desc op_fdesc(int32_t ndim, const int64_t *shape);
+d5_tensor op_iota(int32_t ndim, const int64_t *shape);
+void op_free_all(d5_tensor *t, int32_t n);
+void op_expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape);
+void op_check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t ndim,
+              const int64_t *shape, const float *want);
+void op_check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t nout,
+                    d5_status status, const char *text);
+
 #endif

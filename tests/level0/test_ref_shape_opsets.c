@@ -6,62 +6,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-/* ---- helpers -------------------------------------------------------------------- */
-
-static d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
-/* A float32 tensor holding 0, 1, 2, ... */
-static d5_tensor tiota(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor t = tf32(ndim, shape, NULL);
-    for (int64_t i = 0; i < d5_tensor_desc_numel(&t.desc); i++) ((float *)t.data)[i] = (float)i;
-    return t;
-}
-
-static void free_all(d5_tensor *t, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
-}
-
-static void expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
-{
-    cr_assert_eq(t->desc.ndim, ndim, "rank %d, want %d", (int)t->desc.ndim, (int)ndim);
-    for (int32_t i = 0; i < ndim; i++)
-        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d is %lld, want %lld", (int)i,
-                     (long long)t->desc.shape[i], (long long)shape[i]);
-}
-
-/* Runs a one-output operator and checks the output's shape and values; frees
- * the inputs and the output. */
-static void check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t ndim,
-                  const int64_t *shape, const float *want)
-{
-    d5_tensor y;
-    run_op(op, "ref", in, nin, attrs, &y, 1);
-    expect_shape(&y, ndim, shape);
-    expect_values(&y, want, d5_tensor_desc_numel(&y.desc), 1e-5);
-    d5_tensor_free(&y);
-    free_all(in, nin);
-}
-
-/* Runs an operator that must fail with `status` and an error containing
- * `text`; frees the inputs. */
-static void check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        int32_t nout, d5_status status, const char *text)
-{
-    d5_tensor y[8];
-    d5_status s = try_op(op, "ref", in, nin, attrs, y, nout);
-    cr_assert_eq(s, status, "%s: got %s (%s)", op, d5_status_name(s), d5_last_error());
-    cr_assert(strstr(d5_last_error(), text), "%s: error '%s' lacks '%s'", op, d5_last_error(),
-              text);
-    free_all(in, nin);
-}
-
 /* ---- Older opsets: operands that were attributes --------------------------------------- */
 
 /* Attributes `extra` plus "__opset" = opset, as a network passes them. */
@@ -83,21 +27,21 @@ Test(unsqueeze, axes_attribute_before_opset_13)
 {
     opset_attrs o;
     d5_attr axes = attr_ints("axes", IVALS(3), 1);
-    d5_tensor x = tiota(3, SHAPE(3, 4, 5)), y;
+    d5_tensor x = op_iota(3, SHAPE(3, 4, 5)), y;
     run_op("Unsqueeze", "ref", &x, 1, with_opset(&o, 11, &axes, 1), &y, 1);
-    expect_shape(&y, 4, SHAPE(3, 4, 5, 1));
+    op_expect_shape(&y, 4, SHAPE(3, 4, 5, 1));
     cr_assert_eq(memcmp(x.data, y.data, 60 * sizeof(float)), 0);
     d5_tensor_free(&y);
     d5_tensor_free(&x);
     d5_attr axes2 = attr_ints("axes", IVALS(0, -1), 2);
-    d5_tensor x2 = tiota(2, SHAPE(2, 3));
-    check("Unsqueeze", &x2, 1, with_opset(&o, 12, &axes2, 1), 4, SHAPE(1, 2, 3, 1),
-          VALS(0, 1, 2, 3, 4, 5));
+    d5_tensor x2 = op_iota(2, SHAPE(2, 3));
+    op_check("Unsqueeze", &x2, 1, with_opset(&o, 12, &axes2, 1), 4, SHAPE(1, 2, 3, 1),
+             VALS(0, 1, 2, 3, 4, 5));
     /* Opset 13 reads input 1 as before. */
-    d5_tensor in[2] = {tiota(2, SHAPE(2, 3)), ti64(1, SHAPE(1), IVALS(1))};
-    check("Unsqueeze", in, 2, with_opset(&o, 13, NULL, 0), 3, SHAPE(2, 1, 3),
-          VALS(0, 1, 2, 3, 4, 5));
-    d5_tensor_desc d = fdesc(2, SHAPE(2, 3));
+    d5_tensor in[2] = {op_iota(2, SHAPE(2, 3)), ti64(1, SHAPE(1), IVALS(1))};
+    op_check("Unsqueeze", in, 2, with_opset(&o, 13, NULL, 0), 3, SHAPE(2, 1, 3),
+             VALS(0, 1, 2, 3, 4, 5));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(2, 3));
     expect_gradient("Unsqueeze", &d, 1, NULL, with_opset(&o, 11, &axes2, 1), 1);
 }
 
@@ -106,20 +50,20 @@ Test(unsqueeze, arity_follows_the_opset)
     opset_attrs o;
     d5_attr axes = attr_ints("axes", IVALS(0), 1);
     d5_tensor x = tf32(1, SHAPE(2), NULL);
-    check_fails("Unsqueeze", &x, 1, with_opset(&o, 11, NULL, 0), 1, D5_ERR_INVALID,
-                "Unsqueeze: opset 11 requires the attribute axes");
+    op_check_fails("Unsqueeze", &x, 1, with_opset(&o, 11, NULL, 0), 1, D5_ERR_INVALID,
+                   "Unsqueeze: opset 11 requires the attribute axes");
     x = tf32(1, SHAPE(2), NULL);
-    check_fails("Unsqueeze", &x, 1, with_opset(&o, 13, NULL, 0), 1, D5_ERR_INVALID,
-                "Unsqueeze: opset 13 takes 2 inputs (data, axes), got 1");
+    op_check_fails("Unsqueeze", &x, 1, with_opset(&o, 13, NULL, 0), 1, D5_ERR_INVALID,
+                   "Unsqueeze: opset 13 takes 2 inputs (data, axes), got 1");
     x = tf32(1, SHAPE(2), NULL);
-    check_fails("Unsqueeze", &x, 1, NULL, 1, D5_ERR_INVALID,
-                "Unsqueeze: opset 19 takes 2 inputs (data, axes), got 1");
+    op_check_fails("Unsqueeze", &x, 1, NULL, 1, D5_ERR_INVALID,
+                   "Unsqueeze: opset 19 takes 2 inputs (data, axes), got 1");
     d5_tensor in[2] = {tf32(1, SHAPE(2), NULL), ti64(1, SHAPE(1), IVALS(0))};
-    check_fails("Unsqueeze", in, 2, with_opset(&o, 11, &axes, 1), 1, D5_ERR_INVALID,
-                "Unsqueeze: opset 11 takes 1 input (axes is an attribute), got 2");
+    op_check_fails("Unsqueeze", in, 2, with_opset(&o, 11, &axes, 1), 1, D5_ERR_INVALID,
+                   "Unsqueeze: opset 11 takes 1 input (axes is an attribute), got 2");
     d5_tensor in2[2] = {tf32(1, SHAPE(2), NULL), ti64(1, SHAPE(1), IVALS(0))};
-    check_fails("Unsqueeze", in2, 2, with_opset(&o, 13, &axes, 1), 1, D5_ERR_INVALID,
-                "Unsqueeze: opset 13 takes axes as input 1, not as an attribute");
+    op_check_fails("Unsqueeze", in2, 2, with_opset(&o, 13, &axes, 1), 1, D5_ERR_INVALID,
+                   "Unsqueeze: opset 13 takes axes as input 1, not as an attribute");
     const d5_op_desc *desc;
     cr_assert_eq(d5_op_find("Unsqueeze", "ref", &desc), D5_OK);
     cr_assert_eq(desc->min_inputs, 1);
@@ -130,23 +74,23 @@ Test(squeeze, axes_attribute_before_opset_13)
 {
     opset_attrs o;
     d5_attr axes = attr_ints("axes", IVALS(2), 1);
-    d5_tensor x = tiota(4, SHAPE(1, 3, 1, 2));
-    check("Squeeze", &x, 1, with_opset(&o, 11, &axes, 1), 3, SHAPE(1, 3, 2),
-          VALS(0, 1, 2, 3, 4, 5));
+    d5_tensor x = op_iota(4, SHAPE(1, 3, 1, 2));
+    op_check("Squeeze", &x, 1, with_opset(&o, 11, &axes, 1), 3, SHAPE(1, 3, 2),
+             VALS(0, 1, 2, 3, 4, 5));
     /* Without axes every dimension of size 1 goes. */
-    x = tiota(4, SHAPE(1, 3, 1, 2));
-    check("Squeeze", &x, 1, with_opset(&o, 1, NULL, 0), 2, SHAPE(3, 2), VALS(0, 1, 2, 3, 4, 5));
+    x = op_iota(4, SHAPE(1, 3, 1, 2));
+    op_check("Squeeze", &x, 1, with_opset(&o, 1, NULL, 0), 2, SHAPE(3, 2), VALS(0, 1, 2, 3, 4, 5));
     d5_attr bad = attr_ints("axes", IVALS(1), 1);
-    x = tiota(4, SHAPE(1, 3, 1, 2));
-    check_fails("Squeeze", &x, 1, with_opset(&o, 11, &bad, 1), 1, D5_ERR_SHAPE,
-                "Squeeze: axis 1 has size 3, not 1");
-    d5_tensor in[2] = {tiota(2, SHAPE(1, 2)), ti64(1, SHAPE(1), IVALS(0))};
-    check_fails("Squeeze", in, 2, with_opset(&o, 12, NULL, 0), 1, D5_ERR_INVALID,
-                "Squeeze: opset 12 takes 1 input (axes is an attribute), got 2");
-    x = tiota(2, SHAPE(1, 2));
-    check_fails("Squeeze", &x, 1, with_opset(&o, 13, &axes, 1), 1, D5_ERR_INVALID,
-                "Squeeze: opset 13 takes axes as input 1, not as an attribute");
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 1, 3));
+    x = op_iota(4, SHAPE(1, 3, 1, 2));
+    op_check_fails("Squeeze", &x, 1, with_opset(&o, 11, &bad, 1), 1, D5_ERR_SHAPE,
+                   "Squeeze: axis 1 has size 3, not 1");
+    d5_tensor in[2] = {op_iota(2, SHAPE(1, 2)), ti64(1, SHAPE(1), IVALS(0))};
+    op_check_fails("Squeeze", in, 2, with_opset(&o, 12, NULL, 0), 1, D5_ERR_INVALID,
+                   "Squeeze: opset 12 takes 1 input (axes is an attribute), got 2");
+    x = op_iota(2, SHAPE(1, 2));
+    op_check_fails("Squeeze", &x, 1, with_opset(&o, 13, &axes, 1), 1, D5_ERR_INVALID,
+                   "Squeeze: opset 13 takes axes as input 1, not as an attribute");
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 1, 3));
     d5_attr ax1 = attr_ints("axes", IVALS(-2), 1);
     expect_gradient("Squeeze", &d, 1, NULL, with_opset(&o, 11, &ax1, 1), 1);
 }
@@ -156,31 +100,31 @@ Test(split, split_attribute_before_opset_13)
     /* ONNX's pytorch-operator test_operator_chunk: [0, 1, 2] into 2 and 1 at opset 6. */
     opset_attrs o;
     d5_attr items[2] = {attr_int("axis", 0), attr_ints("split", IVALS(2, 1), 2)};
-    d5_tensor x = tiota(1, SHAPE(3)), y[2];
+    d5_tensor x = op_iota(1, SHAPE(3)), y[2];
     run_op("Split", "ref", &x, 1, with_opset(&o, 6, items, 2), y, 2);
-    expect_shape(&y[0], 1, SHAPE(2));
+    op_expect_shape(&y[0], 1, SHAPE(2));
     expect_values(&y[0], VALS(0, 1), 2, 0);
-    expect_shape(&y[1], 1, SHAPE(1));
+    op_expect_shape(&y[1], 1, SHAPE(1));
     expect_values(&y[1], VALS(2), 1, 0);
-    free_all(y, 2);
+    op_free_all(y, 2);
     /* Without split: equal parts, which must divide the axis before opset 18. */
     d5_attr axis = attr_int("axis", -1);
-    d5_tensor x2 = tiota(2, SHAPE(2, 4));
+    d5_tensor x2 = op_iota(2, SHAPE(2, 4));
     run_op("Split", "ref", &x2, 1, with_opset(&o, 11, &axis, 1), y, 2);
     expect_values(&y[0], VALS(0, 1, 4, 5), 4, 0);
     expect_values(&y[1], VALS(2, 3, 6, 7), 4, 0);
-    free_all(y, 2);
+    op_free_all(y, 2);
     d5_tensor_free(&x2);
-    check_fails("Split", &x, 1, with_opset(&o, 11, NULL, 0), 2, D5_ERR_SHAPE,
-                "Split: the axis has 3 elements, not divisible into 2 equal outputs");
+    op_check_fails("Split", &x, 1, with_opset(&o, 11, NULL, 0), 2, D5_ERR_SHAPE,
+                   "Split: the axis has 3 elements, not divisible into 2 equal outputs");
     /* Opset 1 takes split as an attribute or as input 1. */
-    d5_tensor in[2] = {tiota(1, SHAPE(3)), ti64(1, SHAPE(2), IVALS(1, 2))};
+    d5_tensor in[2] = {op_iota(1, SHAPE(3)), ti64(1, SHAPE(2), IVALS(1, 2))};
     run_op("Split", "ref", in, 2, with_opset(&o, 1, NULL, 0), y, 2);
     expect_values(&y[0], VALS(0), 1, 0);
     expect_values(&y[1], VALS(1, 2), 2, 0);
-    free_all(y, 2);
-    free_all(in, 2);
-    d5_tensor_desc d = fdesc(2, SHAPE(3, 4));
+    op_free_all(y, 2);
+    op_free_all(in, 2);
+    d5_tensor_desc d = op_fdesc(2, SHAPE(3, 4));
     d5_attr lens[2] = {attr_int("axis", 1), attr_ints("split", IVALS(1, 3), 2)};
     expect_gradient("Split", &d, 1, NULL, with_opset(&o, 11, lens, 2), 2);
 }
@@ -190,22 +134,22 @@ Test(split, arity_and_attributes_follow_the_opset)
     opset_attrs o;
     d5_attr split = attr_ints("split", IVALS(2, 1), 2);
     d5_tensor in[2] = {tf32(1, SHAPE(3), NULL), ti64(1, SHAPE(2), IVALS(2, 1))};
-    check_fails("Split", in, 2, with_opset(&o, 11, NULL, 0), 2, D5_ERR_INVALID,
-                "Split: opset 11 takes 1 input (split is an attribute), got 2");
+    op_check_fails("Split", in, 2, with_opset(&o, 11, NULL, 0), 2, D5_ERR_INVALID,
+                   "Split: opset 11 takes 1 input (split is an attribute), got 2");
     d5_tensor x = tf32(1, SHAPE(3), NULL);
-    check_fails("Split", &x, 1, with_opset(&o, 13, &split, 1), 2, D5_ERR_INVALID,
-                "Split: opset 13 takes split as input 1, not as an attribute");
+    op_check_fails("Split", &x, 1, with_opset(&o, 13, &split, 1), 2, D5_ERR_INVALID,
+                   "Split: opset 13 takes split as input 1, not as an attribute");
     d5_tensor in2[2] = {tf32(1, SHAPE(3), NULL), ti64(1, SHAPE(2), IVALS(2, 1))};
-    check_fails("Split", in2, 2, with_opset(&o, 1, &split, 1), 2, D5_ERR_INVALID,
-                "Split: give split either as input 1 or as an attribute, not both");
+    op_check_fails("Split", in2, 2, with_opset(&o, 1, &split, 1), 2, D5_ERR_INVALID,
+                   "Split: give split either as input 1 or as an attribute, not both");
     d5_attr num = attr_int("num_outputs", 2);
     x = tf32(1, SHAPE(3), NULL);
-    check_fails("Split", &x, 1, with_opset(&o, 17, &num, 1), 2, D5_ERR_INVALID,
-                "Split: num_outputs is an attribute of opset 18 and later, not of opset 17");
+    op_check_fails("Split", &x, 1, with_opset(&o, 17, &num, 1), 2, D5_ERR_INVALID,
+                   "Split: num_outputs is an attribute of opset 18 and later, not of opset 17");
     d5_attr three = attr_ints("split", IVALS(1, 1, 1), 3);
     x = tf32(1, SHAPE(3), NULL);
-    check_fails("Split", &x, 1, with_opset(&o, 11, &three, 1), 2, D5_ERR_INVALID,
-                "Split: attribute split has 3 values for 2 outputs");
+    op_check_fails("Split", &x, 1, with_opset(&o, 11, &three, 1), 2, D5_ERR_INVALID,
+                   "Split: attribute split has 3 values for 2 outputs");
 }
 
 Test(slice, attributes_before_opset_10)
@@ -215,14 +159,14 @@ Test(slice, attributes_before_opset_10)
     d5_attr items[3] = {attr_ints("starts", IVALS(1, -3), 2),
                         attr_ints("ends", IVALS(3, INT64_MAX), 2),
                         attr_ints("axes", IVALS(1, 2), 2)};
-    d5_tensor x = tiota(3, SHAPE(2, 3, 4));
-    check("Slice", &x, 1, with_opset(&o, 9, items, 3), 3, SHAPE(2, 2, 3),
-          VALS(5, 6, 7, 9, 10, 11, 17, 18, 19, 21, 22, 23));
+    d5_tensor x = op_iota(3, SHAPE(2, 3, 4));
+    op_check("Slice", &x, 1, with_opset(&o, 9, items, 3), 3, SHAPE(2, 2, 3),
+             VALS(5, 6, 7, 9, 10, 11, 17, 18, 19, 21, 22, 23));
     /* numpy: arange(24).reshape(2, 3, 4)[0:1, 1:2] (axes default to 0, 1). */
     d5_attr items2[2] = {attr_ints("starts", IVALS(0, 1), 2), attr_ints("ends", IVALS(1, 2), 2)};
-    x = tiota(3, SHAPE(2, 3, 4));
-    check("Slice", &x, 1, with_opset(&o, 1, items2, 2), 3, SHAPE(1, 1, 4), VALS(4, 5, 6, 7));
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 4));
+    x = op_iota(3, SHAPE(2, 3, 4));
+    op_check("Slice", &x, 1, with_opset(&o, 1, items2, 2), 3, SHAPE(1, 1, 4), VALS(4, 5, 6, 7));
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 3, 4));
     expect_gradient("Slice", &d, 1, NULL, with_opset(&o, 9, items, 3), 1);
 }
 
@@ -231,23 +175,23 @@ Test(slice, arity_and_attributes_follow_the_opset)
     opset_attrs o;
     d5_attr starts = attr_ints("starts", IVALS(0), 1);
     d5_tensor x = tf32(1, SHAPE(4), NULL);
-    check_fails("Slice", &x, 1, with_opset(&o, 9, &starts, 1), 1, D5_ERR_INVALID,
-                "Slice: opset 9 requires the attribute ends");
+    op_check_fails("Slice", &x, 1, with_opset(&o, 9, &starts, 1), 1, D5_ERR_INVALID,
+                   "Slice: opset 9 requires the attribute ends");
     d5_attr both[2] = {starts, attr_ints("ends", IVALS(1, 2), 2)};
     x = tf32(1, SHAPE(4), NULL);
-    check_fails("Slice", &x, 1, with_opset(&o, 9, both, 2), 1, D5_ERR_INVALID,
-                "Slice: starts has 1 values but ends has 2");
+    op_check_fails("Slice", &x, 1, with_opset(&o, 9, both, 2), 1, D5_ERR_INVALID,
+                   "Slice: starts has 1 values but ends has 2");
     d5_tensor in[3] = {tf32(1, SHAPE(4), NULL), ti64(1, SHAPE(1), IVALS(0)),
                        ti64(1, SHAPE(1), IVALS(2))};
-    check_fails("Slice", in, 3, with_opset(&o, 9, both, 2), 1, D5_ERR_INVALID,
-                "Slice: opset 9 takes 1 input (starts, ends and axes are attributes), got 3");
+    op_check_fails("Slice", in, 3, with_opset(&o, 9, both, 2), 1, D5_ERR_INVALID,
+                   "Slice: opset 9 takes 1 input (starts, ends and axes are attributes), got 3");
     x = tf32(1, SHAPE(4), NULL);
-    check_fails("Slice", &x, 1, with_opset(&o, 10, NULL, 0), 1, D5_ERR_INVALID,
-                "Slice: opset 10 takes 3 to 5 inputs (data, starts, ends, axes, steps), got 1");
+    op_check_fails("Slice", &x, 1, with_opset(&o, 10, NULL, 0), 1, D5_ERR_INVALID,
+                   "Slice: opset 10 takes 3 to 5 inputs (data, starts, ends, axes, steps), got 1");
     d5_tensor in2[3] = {tf32(1, SHAPE(4), NULL), ti64(1, SHAPE(1), IVALS(0)),
                         ti64(1, SHAPE(1), IVALS(2))};
-    check_fails("Slice", in2, 3, with_opset(&o, 13, &starts, 1), 1, D5_ERR_INVALID,
-                "Slice: opset 13 takes starts as input 1, not as an attribute");
+    op_check_fails("Slice", in2, 3, with_opset(&o, 13, &starts, 1), 1, D5_ERR_INVALID,
+                   "Slice: opset 13 takes starts as input 1, not as an attribute");
 }
 
 Test(pad, attributes_before_opset_11)
@@ -256,23 +200,23 @@ Test(pad, attributes_before_opset_11)
     /* numpy: np.pad(arange(1, 7).reshape(2, 3), ((1, 0), (0, 2)), constant_values=1.5) */
     d5_attr c[2] = {attr_ints("pads", IVALS(1, 0, 0, 2), 4), attr_float("value", 1.5)};
     d5_tensor x = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6));
-    check("Pad", &x, 1, with_opset(&o, 2, c, 2), 2, SHAPE(3, 5),
-          VALS(1.5, 1.5, 1.5, 1.5, 1.5, 1, 2, 3, 1.5, 1.5, 4, 5, 6, 1.5, 1.5));
+    op_check("Pad", &x, 1, with_opset(&o, 2, c, 2), 2, SHAPE(3, 5),
+             VALS(1.5, 1.5, 1.5, 1.5, 1.5, 1, 2, 3, 1.5, 1.5, 4, 5, 6, 1.5, 1.5));
     /* numpy: np.pad(..., ((0, 0), (2, 1)), 'reflect') */
     d5_attr r[2] = {attr_ints("pads", IVALS(0, 2, 0, 1), 4), attr_string("mode", "reflect")};
     x = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6));
-    check("Pad", &x, 1, with_opset(&o, 10, r, 2), 2, SHAPE(2, 6),
-          VALS(3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5));
+    op_check("Pad", &x, 1, with_opset(&o, 10, r, 2), 2, SHAPE(2, 6),
+             VALS(3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5));
     /* numpy: np.pad(..., ((1, 1), (1, 0)), 'edge'), with opset 1's name paddings. */
     d5_attr e[2] = {attr_ints("paddings", IVALS(1, 1, 1, 0), 4), attr_string("mode", "edge")};
     x = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6));
-    check("Pad", &x, 1, with_opset(&o, 1, e, 2), 2, SHAPE(4, 4),
-          VALS(1, 1, 2, 3, 1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6));
+    op_check("Pad", &x, 1, with_opset(&o, 1, e, 2), 2, SHAPE(4, 4),
+             VALS(1, 1, 2, 3, 1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6));
     /* No value: zeros. */
     x = tf32(1, SHAPE(2), VALS(7, 8));
     d5_attr z = attr_ints("pads", IVALS(1, 1), 2);
-    check("Pad", &x, 1, with_opset(&o, 2, &z, 1), 1, SHAPE(4), VALS(0, 7, 8, 0));
-    d5_tensor_desc d = fdesc(2, SHAPE(3, 4));
+    op_check("Pad", &x, 1, with_opset(&o, 2, &z, 1), 1, SHAPE(4), VALS(0, 7, 8, 0));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(3, 4));
     expect_gradient("Pad", &d, 1, NULL, with_opset(&o, 10, r, 2), 1);
     expect_gradient("Pad", &d, 1, NULL, with_opset(&o, 2, c, 2), 1);
 }
@@ -281,54 +225,54 @@ Test(pad, arity_attributes_and_modes_follow_the_opset)
 {
     opset_attrs o;
     d5_tensor x = tf32(1, SHAPE(2), NULL);
-    check_fails("Pad", &x, 1, with_opset(&o, 2, NULL, 0), 1, D5_ERR_INVALID,
-                "Pad: opset 2 requires the attribute pads");
+    op_check_fails("Pad", &x, 1, with_opset(&o, 2, NULL, 0), 1, D5_ERR_INVALID,
+                   "Pad: opset 2 requires the attribute pads");
     d5_attr short_pads = attr_ints("pads", IVALS(1), 1);
     x = tf32(1, SHAPE(2), NULL);
-    check_fails("Pad", &x, 1, with_opset(&o, 2, &short_pads, 1), 1, D5_ERR_INVALID,
-                "Pad: attribute pads has 1 values, expected 2");
+    op_check_fails("Pad", &x, 1, with_opset(&o, 2, &short_pads, 1), 1, D5_ERR_INVALID,
+                   "Pad: attribute pads has 1 values, expected 2");
     d5_attr pads = attr_ints("pads", IVALS(1, 1), 2);
     d5_tensor in[2] = {tf32(1, SHAPE(2), NULL), ti64(1, SHAPE(2), IVALS(1, 1))};
-    check_fails("Pad", in, 2, with_opset(&o, 10, &pads, 1), 1, D5_ERR_INVALID,
-                "Pad: opset 10 takes 1 input (pads and value are attributes), got 2");
+    op_check_fails("Pad", in, 2, with_opset(&o, 10, &pads, 1), 1, D5_ERR_INVALID,
+                   "Pad: opset 10 takes 1 input (pads and value are attributes), got 2");
     x = tf32(1, SHAPE(2), NULL);
-    check_fails("Pad", &x, 1, with_opset(&o, 11, &pads, 1), 1, D5_ERR_INVALID,
-                "Pad: opset 11 takes pads and constant_value as inputs 1 and 2, not as "
-                "attributes");
+    op_check_fails("Pad", &x, 1, with_opset(&o, 11, &pads, 1), 1, D5_ERR_INVALID,
+                   "Pad: opset 11 takes pads and constant_value as inputs 1 and 2, not as "
+                   "attributes");
     x = tf32(1, SHAPE(2), NULL);
-    check_fails("Pad", &x, 1, with_opset(&o, 13, NULL, 0), 1, D5_ERR_INVALID,
-                "Pad: opset 13 takes 2 to 3 inputs, got 1");
+    op_check_fails("Pad", &x, 1, with_opset(&o, 13, NULL, 0), 1, D5_ERR_INVALID,
+                   "Pad: opset 13 takes 2 to 3 inputs, got 1");
     d5_tensor in2[4] = {tf32(1, SHAPE(2), NULL), ti64(1, SHAPE(2), IVALS(1, 1)),
                         tf32(0, NULL, VALS(0)), ti64(1, SHAPE(1), IVALS(0))};
-    check_fails("Pad", in2, 4, with_opset(&o, 17, NULL, 0), 1, D5_ERR_INVALID,
-                "Pad: input 3 (axes) belongs to opset 18 and later, not to opset 17");
+    op_check_fails("Pad", in2, 4, with_opset(&o, 17, NULL, 0), 1, D5_ERR_INVALID,
+                   "Pad: input 3 (axes) belongs to opset 18 and later, not to opset 17");
     d5_attr wrap = attr_string("mode", "wrap");
     d5_tensor in3[2] = {tf32(1, SHAPE(2), NULL), ti64(1, SHAPE(2), IVALS(1, 1))};
-    check_fails("Pad", in3, 2, with_opset(&o, 18, &wrap, 1), 1, D5_ERR_INVALID,
-                "Pad: mode 'wrap' belongs to opset 19 and later, not to opset 18");
+    op_check_fails("Pad", in3, 2, with_opset(&o, 18, &wrap, 1), 1, D5_ERR_INVALID,
+                   "Pad: mode 'wrap' belongs to opset 19 and later, not to opset 18");
 }
 
 Test(reshape, shape_attribute_before_opset_5)
 {
     opset_attrs o;
     d5_attr shape = attr_ints("shape", IVALS(4, 0, -1), 3);
-    d5_tensor x = tiota(3, SHAPE(2, 3, 4));
+    d5_tensor x = op_iota(3, SHAPE(2, 3, 4));
     d5_tensor y;
     run_op("Reshape", "ref", &x, 1, with_opset(&o, 4, &shape, 1), &y, 1);
-    expect_shape(&y, 3, SHAPE(4, 3, 2));
+    op_expect_shape(&y, 3, SHAPE(4, 3, 2));
     cr_assert_eq(memcmp(x.data, y.data, 24 * sizeof(float)), 0);
     d5_tensor_free(&y);
     d5_tensor_free(&x);
-    x = tiota(1, SHAPE(4));
-    check_fails("Reshape", &x, 1, with_opset(&o, 4, NULL, 0), 1, D5_ERR_INVALID,
-                "Reshape: opset 4 requires the attribute shape");
-    d5_tensor in[2] = {tiota(1, SHAPE(4)), ti64(1, SHAPE(2), IVALS(2, 2))};
-    check_fails("Reshape", in, 2, with_opset(&o, 1, &shape, 1), 1, D5_ERR_INVALID,
-                "Reshape: opset 1 takes 1 input (shape is an attribute), got 2");
-    d5_tensor in2[2] = {tiota(1, SHAPE(4)), ti64(1, SHAPE(2), IVALS(2, 2))};
-    check_fails("Reshape", in2, 2, with_opset(&o, 5, &shape, 1), 1, D5_ERR_INVALID,
-                "Reshape: opset 5 takes shape as input 1, not as an attribute");
-    x = tiota(1, SHAPE(4));
-    check_fails("Reshape", &x, 1, with_opset(&o, 14, NULL, 0), 1, D5_ERR_INVALID,
-                "Reshape: opset 14 takes 2 inputs (data, shape), got 1");
+    x = op_iota(1, SHAPE(4));
+    op_check_fails("Reshape", &x, 1, with_opset(&o, 4, NULL, 0), 1, D5_ERR_INVALID,
+                   "Reshape: opset 4 requires the attribute shape");
+    d5_tensor in[2] = {op_iota(1, SHAPE(4)), ti64(1, SHAPE(2), IVALS(2, 2))};
+    op_check_fails("Reshape", in, 2, with_opset(&o, 1, &shape, 1), 1, D5_ERR_INVALID,
+                   "Reshape: opset 1 takes 1 input (shape is an attribute), got 2");
+    d5_tensor in2[2] = {op_iota(1, SHAPE(4)), ti64(1, SHAPE(2), IVALS(2, 2))};
+    op_check_fails("Reshape", in2, 2, with_opset(&o, 5, &shape, 1), 1, D5_ERR_INVALID,
+                   "Reshape: opset 5 takes shape as input 1, not as an attribute");
+    x = op_iota(1, SHAPE(4));
+    op_check_fails("Reshape", &x, 1, with_opset(&o, 14, NULL, 0), 1, D5_ERR_INVALID,
+                   "Reshape: opset 14 takes 2 inputs (data, shape), got 1");
 }
