@@ -104,9 +104,7 @@ _Static_assert(sizeof sampler_names / sizeof sampler_names[0] == D5_SAMPLER_SHAR
 #define SAMPLER_LIST "ordered, shuffled, partitioned or sharded-batch"
 #define AUGMENT_LIST "crop[:PAD], flip, normalize, cutout[:SIDE]"
 
-/* Prints "d5 train: <what> (see 'd5 train --help')" and returns D5_EXIT_USAGE. */
-static int usage(const char *fmt, ...) D5_PRINTF(1, 2);
-static int usage(const char *fmt, ...)
+int train_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -122,7 +120,7 @@ static int32_t parse_sampler(const char *name)
 {
     for (int32_t k = 0; k <= D5_SAMPLER_SHARDED_BATCH; k++)
         if (strcmp(name, sampler_names[k]) == 0) return k;
-    usage("--sampler '%s': unknown sampler; expected " SAMPLER_LIST, name);
+    train_usage("--sampler '%s': unknown sampler; expected " SAMPLER_LIST, name);
     return -1;
 }
 
@@ -134,7 +132,7 @@ static int item_value(const char *item, const char *colon, int def, int max)
     errno = 0;
     long v = strtol(colon + 1, &end, 10);
     if (errno || end == colon + 1 || *end || v < 1 || v > max) {
-        usage("--augment item '%s': expects an integer in 1..%d", item, max);
+        train_usage("--augment item '%s': expects an integer in 1..%d", item, max);
         return -1;
     }
     return (int)v;
@@ -153,9 +151,9 @@ static int parse_augment(const char *list, d5_augment *a)
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char item[64];
         if (len == 0 || len >= sizeof item)
-            return usage("--augment '%s': %s; expected a comma-separated list of " AUGMENT_LIST
-                         ", or none",
-                         list, len ? "an item is too long" : "an empty item");
+            return train_usage(
+                "--augment '%s': %s; expected a comma-separated list of " AUGMENT_LIST ", or none",
+                list, len ? "an item is too long" : "an empty item");
         memcpy(item, p, len);
         item[len] = 0;
         const char *colon = strchr(item, ':');
@@ -164,12 +162,13 @@ static int parse_augment(const char *list, d5_augment *a)
         int k = 0;
         while (k < 4 && !(strlen(names[k]) == nlen && strncmp(item, names[k], nlen) == 0)) k++;
         if (k == 4)
-            return usage("--augment '%s': unknown augmentation '%s'; expected a comma-separated "
-                         "list of " AUGMENT_LIST ", or none",
-                         list, item);
-        if (seen[k]++) return usage("--augment '%s': '%s' is given twice", list, names[k]);
+            return train_usage(
+                "--augment '%s': unknown augmentation '%s'; expected a comma-separated "
+                "list of " AUGMENT_LIST ", or none",
+                list, item);
+        if (seen[k]++) return train_usage("--augment '%s': '%s' is given twice", list, names[k]);
         if (colon && (k == 1 || k == 2))
-            return usage("--augment '%s': '%s' takes no value", list, names[k]);
+            return train_usage("--augment '%s': '%s' takes no value", list, names[k]);
         int v = 1;
         if (k == 0) v = item_value(item, colon, 4, 1024);
         if (k == 3) v = item_value(item, colon, 16, 4096);
@@ -442,163 +441,6 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
     return s;
 }
 
-/* ---- --distributed: the job around the trainer ---- */
-
-typedef struct job {
-    d5_comm *comm; /* NULL: not distributed */
-    d5_dist *dist;
-    d5_dist_params dp;
-    const char *comm_name;
-    int32_t rank, size, workers;
-    int32_t worker; /* 0 .. workers-1; -1 on a server */
-    int server;     /* this rank serves parameters */
-    int64_t epoch_steps;
-    d5_trainer *t;
-    d5_sampler *smp;
-    d5_dist_result res;
-    int finished; /* res holds figures */
-} job;
-
-/* Ends the job: frees what it holds (the communicator last: it finalises
- * MPI) and returns rc. */
-static int job_end(job *jb, int rc)
-{
-    d5_dist_result_free(&jb->res);
-    d5_trainer_free(jb->t);
-    d5_sampler_free(jb->smp);
-    d5_dist_free(jb->dist);
-    d5_comm_free(jb->comm);
-    memset(jb, 0, sizeof *jb);
-    return rc;
-}
-
-/* A failure after the job started: the other ranks may be waiting for this
- * one, so a job of several ranks is ended on every rank (MPI_Abort). */
-static int job_fail(job *jb, d5_status s)
-{
-    if (!jb->comm || jb->size == 1) return job_end(jb, cli_fail("train", s));
-    fprintf(stderr, "d5 train: rank %d of %d: %s: %s\n", (int)jb->rank, (int)jb->size,
-            d5_status_str(s), d5_last_error());
-    fprintf(stderr, "d5 train: rank %d ends the job\n", (int)jb->rank);
-    fflush(stderr);
-    d5_comm_abort(jb->comm, D5_EXIT_CHECK);
-    return job_end(jb, D5_EXIT_CHECK);
-}
-
-/* The communicator and the checks every rank makes alike before anything
- * starts: -1 to go on, or an exit status (rank 0 says why). */
-static int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
-                     int32_t sampler, int batch)
-{
-    d5_comm_params cp = d5_comm_default_params();
-    cp.backend = comm_name;
-    cp.timeout_s = timeout;
-    jb->dp = *dp;
-    jb->comm_name = comm_name;
-    d5_status s = d5_comm_create(&cp, &jb->comm);
-    if (s != D5_OK) return cli_fail("train", s);
-    jb->rank = d5_comm_rank(jb->comm);
-    jb->size = d5_comm_size(jb->comm);
-    s = d5_dist_create(jb->comm, dp, &jb->dist);
-    if (s != D5_OK) {
-        if (jb->rank == 0)
-            usage("--distributed %s: %s", d5_dist_scheme_name(dp->scheme), d5_last_error());
-        return job_end(jb, D5_EXIT_USAGE);
-    }
-    jb->workers = d5_dist_workers(jb->dist);
-    jb->worker = d5_dist_worker(jb->dist);
-    jb->server = d5_dist_is_server(jb->dist);
-    if (sampler == D5_SAMPLER_SHARDED_BATCH && batch % jb->workers != 0) {
-        if (jb->rank == 0)
-            usage("--batch %d is not divisible by the %d workers: --sampler sharded-batch "
-                  "splits each global batch evenly",
-                  batch, (int)jb->workers);
-        return job_end(jb, D5_EXIT_USAGE);
-    }
-    /* Created again once the steps per epoch are known. */
-    d5_dist_free(jb->dist);
-    jb->dist = NULL;
-    return -1;
-}
-
-/* Every rank's verdict on a check, so that all go on or all stop. */
-static int job_agree_ok(job *jb, int ok)
-{
-    double v = ok ? 1 : 0;
-    if (d5_comm_agree(jb->comm, &v, 1, D5_COMM_MIN) != D5_OK) return 0;
-    return v > 0;
-}
-
-static d5_status job_dist(job *jb)
-{
-    jb->dp.epoch_steps = jb->epoch_steps;
-    return d5_dist_create(jb->comm, &jb->dp, &jb->dist);
-}
-
-/* A worker: the trainer with the distributed sampler and the scheme. */
-static d5_status job_train(job *jb, d5_network *net, const d5_dataset *train,
-                           const d5_dataset *test, d5_optimizer *opt, const d5_trainer_params *tp,
-                           const d5_sampler_params *sp, d5_timer *timer, d5_train_result *res)
-{
-    d5_status s = job_dist(jb);
-    if (s == D5_OK) s = d5_sampler_create(train, sp, &jb->smp);
-    if (s == D5_OK) s = d5_trainer_create(net, tp, &jb->t);
-    if (s == D5_OK) s = d5_trainer_set_sampler(jb->t, jb->smp);
-    if (s == D5_OK) s = d5_trainer_set_timer(jb->t, timer);
-    if (s == D5_OK) s = d5_comm_attach_timer(jb->comm, timer);
-    if (s == D5_OK) s = d5_dist_attach(jb->dist, jb->t, opt);
-    if (s == D5_OK) s = d5_trainer_run(jb->t, NULL, test, 0, res);
-    return s;
-}
-
-/* A server rank: a trainer of the same network for its parameters, never run. */
-static d5_status job_serve(job *jb, d5_network *net, d5_optimizer *opt, const d5_trainer_params *tp)
-{
-    d5_trainer_params p = *tp;
-    p.checkpoint = NULL;
-    p.progress = 0;
-    d5_status s = job_dist(jb);
-    if (s == D5_OK) s = d5_trainer_create(net, &p, &jb->t);
-    if (s == D5_OK) s = d5_dist_serve(jb->dist, jb->t, opt);
-    return s;
-}
-
-static d5_status job_finish(job *jb)
-{
-    d5_status s = d5_dist_finish(jb->dist, jb->t, &jb->res);
-    jb->finished = s == D5_OK;
-    return s;
-}
-
-/* The figures of the finished job, printed (f) or as the JSON block (f NULL:
- * returned; NULL when printed). */
-static json_t *job_report(job *jb, FILE *f, const char *sampler, int batch, int64_t local_batch)
-{
-    char why[96];
-    train_dist_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.r = &jb->res;
-    rep.comm = jb->comm_name;
-    rep.sampler = sampler;
-    rep.local_batch = local_batch;
-    rep.global_batch = strcmp(sampler, "sharded-batch") == 0 ? batch : local_batch * jb->workers;
-    rep.oversubscribed = comm_oversubscribed(jb->comm, why, sizeof why);
-    rep.why = why;
-    rep.staleness_bound = jb->dp.scheme == D5_DIST_SSP ? jb->dp.staleness : -1;
-    rep.bucket_mb = jb->dp.scheme == D5_DIST_DSGD ? jb->dp.bucket_mb : -1;
-    if (!f) return train_dist_json(&rep);
-    train_dist_print(f, &rep);
-    return NULL;
-}
-
-/* The loss curve of a synchronous scheme: the mean over workers per step
- * (with sharded-batch, the loss of the global batch). */
-static void job_global_losses(job *jb, d5_train_result *res)
-{
-    int64_t n = jb->res.steps < res->nlosses ? jb->res.steps : res->nlosses;
-    for (int64_t k = 0; k < n; k++) res->losses[k] = (float)jb->res.losses[k];
-}
-
 int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
@@ -724,27 +566,30 @@ int cmd_train(int argc, char **argv)
     if (rc >= 0) return rc;
     int32_t scheme = -1;
     if (distributed && d5_dist_scheme_parse(distributed, &scheme) != D5_OK)
-        return usage("--distributed: %s", d5_last_error());
+        return train_usage("--distributed: %s", d5_last_error());
     if (!distributed && (comm_name || servers >= 0 || staleness >= 0 || average_every >= 0 ||
                          bucket_mb >= 0 || hash_every > 0))
-        return usage("--comm, --servers, --staleness, --average-every, --bucket-mb and "
-                     "--hash-every configure --distributed, which is not given");
+        return train_usage("--comm, --servers, --staleness, --average-every, --bucket-mb and "
+                           "--hash-every configure --distributed, which is not given");
     if (distributed && compare)
-        return usage("--compare-backend does not combine with --distributed");
+        return train_usage("--compare-backend does not combine with --distributed");
     if (distributed && scheme != D5_DIST_LOCAL && (target > 0 || budget > 0))
-        return usage("--target-accuracy and --time-budget would stop the workers at different "
-                     "steps; with --distributed only the local scheme takes them");
+        return train_usage(
+            "--target-accuracy and --time-budget would stop the workers at different "
+            "steps; with --distributed only the local scheme takes them");
     if (comm_name && strcmp(comm_name, "nccl") == 0)
-        return usage("--comm nccl: NCCL reduces device memory and the trainer's gradients are "
-                     "in host memory; take mpi, ring or recdbl");
+        return train_usage(
+            "--comm nccl: NCCL reduces device memory and the trainer's gradients are "
+            "in host memory; take mpi, ring or recdbl");
     if (!sampler) sampler = distributed ? "partitioned" : "shuffled";
     d5_sampler_params sp = d5_sampler_default_params();
     sp.kind = parse_sampler(sampler);
     if (sp.kind < 0) return D5_EXIT_USAGE;
     if (distributed && scheme != D5_DIST_LOCAL && sp.kind < D5_SAMPLER_PARTITIONED)
-        return usage("--sampler %s gives every worker the same batches; with --distributed %s "
-                     "take partitioned or sharded-batch",
-                     sampler, distributed);
+        return train_usage(
+            "--sampler %s gives every worker the same batches; with --distributed %s "
+            "take partitioned or sharded-batch",
+            sampler, distributed);
     if ((rc = parse_augment(augment, &sp.augment)) >= 0) return rc;
     if ((rc = cli_check_backends("train", "backend", backend, 1)) >= 0 ||
         (rc = cli_check_backends("train", "compare-backend", compare, 1)) >= 0)

@@ -3,6 +3,8 @@
  * statistics when there are others. */
 #include "train_dist.h"
 
+#include "comm_cli.h"
+
 #include "d5/stats.h"
 
 #include <math.h>
@@ -151,4 +153,144 @@ json_t *train_dist_json(const train_dist_report *rep)
                                         r->compute_s[k], "exposed_comm_s", r->exposed_s[k]));
     json_object_set_new(o, "per_step", steps);
     return o;
+}
+
+/* Ends the job: frees what it holds (the communicator last: it finalises
+ * MPI) and returns rc. */
+int job_end(job *jb, int rc)
+{
+    d5_dist_result_free(&jb->res);
+    d5_trainer_free(jb->t);
+    d5_sampler_free(jb->smp);
+    d5_dist_free(jb->dist);
+    d5_comm_free(jb->comm);
+    memset(jb, 0, sizeof *jb);
+    return rc;
+}
+
+/* A failure after the job started: the other ranks may be waiting for this
+ * one, so a job of several ranks is ended on every rank (MPI_Abort). */
+int job_fail(job *jb, d5_status s)
+{
+    if (!jb->comm || jb->size == 1) return job_end(jb, cli_fail("train", s));
+    fprintf(stderr, "d5 train: rank %d of %d: %s: %s\n", (int)jb->rank, (int)jb->size,
+            d5_status_str(s), d5_last_error());
+    fprintf(stderr, "d5 train: rank %d ends the job\n", (int)jb->rank);
+    fflush(stderr);
+    d5_comm_abort(jb->comm, D5_EXIT_CHECK);
+    return job_end(jb, D5_EXIT_CHECK);
+}
+
+/* The communicator and the checks every rank makes alike before anything
+ * starts: -1 to go on, or an exit status (rank 0 says why). */
+int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
+              int32_t sampler, int batch)
+{
+    d5_comm_params cp = d5_comm_default_params();
+    cp.backend = comm_name;
+    cp.timeout_s = timeout;
+    jb->dp = *dp;
+    jb->comm_name = comm_name;
+    d5_status s = d5_comm_create(&cp, &jb->comm);
+    if (s != D5_OK) return cli_fail("train", s);
+    jb->rank = d5_comm_rank(jb->comm);
+    jb->size = d5_comm_size(jb->comm);
+    s = d5_dist_create(jb->comm, dp, &jb->dist);
+    if (s != D5_OK) {
+        if (jb->rank == 0)
+            train_usage("--distributed %s: %s", d5_dist_scheme_name(dp->scheme), d5_last_error());
+        return job_end(jb, D5_EXIT_USAGE);
+    }
+    jb->workers = d5_dist_workers(jb->dist);
+    jb->worker = d5_dist_worker(jb->dist);
+    jb->server = d5_dist_is_server(jb->dist);
+    if (sampler == D5_SAMPLER_SHARDED_BATCH && batch % jb->workers != 0) {
+        if (jb->rank == 0)
+            train_usage("--batch %d is not divisible by the %d workers: --sampler sharded-batch "
+                        "splits each global batch evenly",
+                        batch, (int)jb->workers);
+        return job_end(jb, D5_EXIT_USAGE);
+    }
+    /* Created again once the steps per epoch are known. */
+    d5_dist_free(jb->dist);
+    jb->dist = NULL;
+    return -1;
+}
+
+/* Every rank's verdict on a check, so that all go on or all stop. */
+int job_agree_ok(job *jb, int ok)
+{
+    double v = ok ? 1 : 0;
+    if (d5_comm_agree(jb->comm, &v, 1, D5_COMM_MIN) != D5_OK) return 0;
+    return v > 0;
+}
+
+static d5_status job_dist(job *jb)
+{
+    jb->dp.epoch_steps = jb->epoch_steps;
+    return d5_dist_create(jb->comm, &jb->dp, &jb->dist);
+}
+
+/* A worker: the trainer with the distributed sampler and the scheme. */
+d5_status job_train(job *jb, d5_network *net, const d5_dataset *train, const d5_dataset *test,
+                    d5_optimizer *opt, const d5_trainer_params *tp, const d5_sampler_params *sp,
+                    d5_timer *timer, d5_train_result *res)
+{
+    d5_status s = job_dist(jb);
+    if (s == D5_OK) s = d5_sampler_create(train, sp, &jb->smp);
+    if (s == D5_OK) s = d5_trainer_create(net, tp, &jb->t);
+    if (s == D5_OK) s = d5_trainer_set_sampler(jb->t, jb->smp);
+    if (s == D5_OK) s = d5_trainer_set_timer(jb->t, timer);
+    if (s == D5_OK) s = d5_comm_attach_timer(jb->comm, timer);
+    if (s == D5_OK) s = d5_dist_attach(jb->dist, jb->t, opt);
+    if (s == D5_OK) s = d5_trainer_run(jb->t, NULL, test, 0, res);
+    return s;
+}
+
+/* A server rank: a trainer of the same network for its parameters, never run. */
+d5_status job_serve(job *jb, d5_network *net, d5_optimizer *opt, const d5_trainer_params *tp)
+{
+    d5_trainer_params p = *tp;
+    p.checkpoint = NULL;
+    p.progress = 0;
+    d5_status s = job_dist(jb);
+    if (s == D5_OK) s = d5_trainer_create(net, &p, &jb->t);
+    if (s == D5_OK) s = d5_dist_serve(jb->dist, jb->t, opt);
+    return s;
+}
+
+d5_status job_finish(job *jb)
+{
+    d5_status s = d5_dist_finish(jb->dist, jb->t, &jb->res);
+    jb->finished = s == D5_OK;
+    return s;
+}
+
+/* The figures of the finished job, printed (f) or as the JSON block (f NULL:
+ * returned; NULL when printed). */
+json_t *job_report(job *jb, FILE *f, const char *sampler, int batch, int64_t local_batch)
+{
+    char why[96];
+    train_dist_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.r = &jb->res;
+    rep.comm = jb->comm_name;
+    rep.sampler = sampler;
+    rep.local_batch = local_batch;
+    rep.global_batch = strcmp(sampler, "sharded-batch") == 0 ? batch : local_batch * jb->workers;
+    rep.oversubscribed = comm_oversubscribed(jb->comm, why, sizeof why);
+    rep.why = why;
+    rep.staleness_bound = jb->dp.scheme == D5_DIST_SSP ? jb->dp.staleness : -1;
+    rep.bucket_mb = jb->dp.scheme == D5_DIST_DSGD ? jb->dp.bucket_mb : -1;
+    if (!f) return train_dist_json(&rep);
+    train_dist_print(f, &rep);
+    return NULL;
+}
+
+/* The loss curve of a synchronous scheme: the mean over workers per step
+ * (with sharded-batch, the loss of the global batch). */
+void job_global_losses(job *jb, d5_train_result *res)
+{
+    int64_t n = jb->res.steps < res->nlosses ? jb->res.steps : res->nlosses;
+    for (int64_t k = 0; k < n; k++) res->losses[k] = (float)jb->res.losses[k];
 }
