@@ -4,6 +4,7 @@
 #include "scaling.h"
 
 #include "d5/distributed.h"
+#include "d5/report.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -251,21 +252,6 @@ d5_status scaling_write_json(const char *path, const scaling_context *ctx, const
     return s;
 }
 
-/* A CSV text field, quoted when it holds a comma, a quote or a line break. */
-static void csv_text(FILE *f, const char *t)
-{
-    if (!strpbrk(t, ",\"\r\n")) {
-        fputs(t, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *t; t++) {
-        if (*t == '"') fputc('"', f);
-        fputc(*t, f);
-    }
-    fputc('"', f);
-}
-
 /* A CSV field: the number, or empty where there is none. */
 static void field(FILE *f, double x)
 {
@@ -288,7 +274,7 @@ d5_status scaling_write_csv(const char *path, const scaling_row *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         const scaling_row *r = &rows[i];
         fprintf(f, "%s,%lld,", r->modelled ? "true" : "false", (long long)r->ranks);
-        csv_text(f, r->scheme);
+        d5_csv_field(f, r->scheme);
         field(f, r->workers);
         field(f, r->servers);
         field(f, r->global_batch);

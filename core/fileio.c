@@ -1,7 +1,9 @@
 /* Files written atomically: a temporary file beside the target, renamed over
- * it once complete. */
+ * it once complete; CSV fields. */
 #define _GNU_SOURCE
 #include "internal.h"
+
+#include "d5/report.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -132,4 +134,18 @@ d5_status d5_file_check_regular(const char *path, const char *what)
                                               : "not a regular file";
     return d5_error(D5_ERR_IO, "'%s' is %s; the %s must be a regular file", path, kind,
                     what ? what : "input");
+}
+
+void d5_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
 }

@@ -114,15 +114,10 @@ static d5_status csv_row(void *ctx, d5_timer *t, d5_timer_id id, d5_timer_clock 
                          const d5_timer_series *ser, const d5_stats *st)
 {
     FILE *f = ctx;
-    /* Keys are written in quotes with quotes doubled (RFC 4180). */
-    fputc('"', f);
-    for (const char *p = d5_timer_key_name(t, id); *p; p++) {
-        if (*p == '"') fputc('"', f);
-        fputc(*p, f);
-    }
+    d5_csv_field(f, d5_timer_key_name(t, id));
     fprintf(
         f,
-        "\",%s,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+        ",%s,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
         d5_timer_clock_name(t, clock), st->n, st->min, st->p5, st->q1, st->median, st->ci_low,
         st->ci_high, st->q3, st->p95, st->max, st->mean, st->stdev, st->iqr, total_of(ser));
     return D5_OK;
@@ -134,12 +129,8 @@ static d5_status csv_samples_row(void *ctx, d5_timer *t, d5_timer_id id, d5_time
     (void)st;
     FILE *f = ctx;
     for (size_t i = 0; i < ser->n; i++) {
-        fputc('"', f);
-        for (const char *p = d5_timer_key_name(t, id); *p; p++) {
-            if (*p == '"') fputc('"', f);
-            fputc(*p, f);
-        }
-        fprintf(f, "\",%s,%zu,%.17g,%.17g\n", d5_timer_clock_name(t, clock), i, ser->start_ns[i],
+        d5_csv_field(f, d5_timer_key_name(t, id));
+        fprintf(f, ",%s,%zu,%.17g,%.17g\n", d5_timer_clock_name(t, clock), i, ser->start_ns[i],
                 ser->duration_ns[i]);
     }
     return D5_OK;

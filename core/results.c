@@ -313,16 +313,6 @@ d5_status d5_results_write_json(const d5_results *r, const char *path)
 
 /* ---- CSV ---- */
 
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Counter columns: the union of counter names, in order of first appearance. */
 static size_t counter_columns(const d5_results *r, const char **names, size_t max)
 {
@@ -350,17 +340,17 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
           f);
     for (size_t k = 0; k < ncols; k++) {
         fputc(',', f);
-        csv_field(f, cols[k]);
+        d5_csv_field(f, cols[k]);
     }
     fputc('\n', f);
     for (size_t i = 0; i < r->n; i++) {
         const entry *e = &r->e[i];
         const d5_stats *st = &e->stats;
-        csv_field(f, e->name);
+        d5_csv_field(f, e->name);
         fprintf(f, ",%s,", e->unit);
         if (e->error) {
             fputs("0,,,,,,,,,,,", f);
-            csv_field(f, e->error);
+            d5_csv_field(f, e->error);
             fputs(",,,", f);
         } else {
             fprintf(f, "%zu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,,%d,%d,%.4g",
@@ -390,7 +380,7 @@ d5_status d5_results_write_samples_csv(const d5_results *r, const char *path)
     fputs("name,unit,index,value\n", af.f);
     for (size_t i = 0; i < r->n; i++)
         for (size_t j = 0; j < r->e[i].n; j++) {
-            csv_field(af.f, r->e[i].name);
+            d5_csv_field(af.f, r->e[i].name);
             fprintf(af.f, ",%s,%zu,%.17g\n", r->e[i].unit, j, r->e[i].samples[j]);
         }
     return d5__afile_commit(&af);

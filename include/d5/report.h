@@ -24,6 +24,10 @@ extern "C" {
 
 /* Writes "812 ns", "12.4 us", "3.05 ms", "1.20 s" (3 significant digits). */
 D5_API void d5_format_duration(double ns, char *buf, size_t size);
+/* Writes s as one CSV field (RFC 4180): as it is, or in double quotes with
+ * quotes doubled where it holds a comma, a quote or a line break. Every CSV
+ * file d5 writes quotes its text this way. */
+D5_API void d5_csv_field(FILE *f, const char *s);
 
 /* ---- The region timer ---------------------------------------------------------- */
 
