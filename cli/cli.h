@@ -42,6 +42,13 @@ typedef struct cli_spec {
     int *pos_count;
 } cli_spec;
 
+/* The fields every command sets: name, synopsis, description and its option
+ * table (an array, counted here). Positional arguments follow as designated
+ * initialisers: {CLI_SPEC("run", "...", "...", opts), .positional = "MODEL", ...}. */
+#define CLI_SPEC(cmd_, synopsis_, description_, opts_)                                             \
+    .command = (cmd_), .synopsis = (synopsis_), .description = (description_), .opts = (opts_),    \
+    .nopts = sizeof(opts_) / sizeof((opts_)[0])
+
 /* Parses argv[1..] (argv[0] is the command name). Positional arguments other
  * than the spec's one are an error; a missing one too. Returns -1 to go on, or
  * an exit code: D5_EXIT_OK after printing --help, D5_EXIT_USAGE after printing

@@ -333,7 +333,7 @@ int cmd_allreduce(int argc, char **argv)
         {"comm-timeout", CLI_DOUBLE, &o.timeout_s, "S", COMM_TIMEOUT_HELP, 0, 1e6},
         {"threads", CLI_INT, &o.threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
-    const cli_spec spec = {
+    const cli_spec spec = {CLI_SPEC(
         "allreduce",
         "[-b SIZE] [-e SIZE] [-f F] [--sizes deepbench|FILE] [--comm mpi|ring|recdbl|nccl] "
         "[--dtype f32|f64] [--check] [--time S] [--json FILE] [--trace FILE] [--comm-timeout S]",
@@ -345,12 +345,7 @@ int cmd_allreduce(int argc, char **argv)
         "busbw = algbw * 2(P-1)/P, and with --check the elements that differ from the exact\n"
         "sum. Ranks beyond the node's CPUs are reported as oversubscribed: such timings are\n"
         "not meaningful.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = comm_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     d5_dtype t;

@@ -286,7 +286,7 @@ int cmd_bench(int argc, char **argv)
         {"quick", CLI_FLAG, &cfg.quick, NULL, "short budgets (0.3 s each) for a smoke run", 0, 0},
         {"threads", CLI_INT, &cfg.threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
-    const cli_spec spec = {
+    const cli_spec spec = {CLI_SPEC(
         "bench",
         "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]\n"
         "       [--threads N]",
@@ -305,12 +305,7 @@ int cmd_bench(int argc, char **argv)
         "suite's sections: open in ui.perfetto.dev), sections.csv and history.jsonl (replay\n"
         "it into Weights & Biases with scripts/wandb_replay.py). The folder appears only\n"
         "when complete; an existing folder is never overwritten.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (cfg.quick) cfg.time_s = cfg.machine_time_s = 0.3;

@@ -121,9 +121,8 @@ int cmd_compile_op(int argc, char **argv)
         {"flags", CLI_STRING, &flags, "FLAGS", "extra compiler flags, space separated", 0, 0},
         {"force", CLI_FLAG, &force, NULL, "compile even when the cache has the result", 0, 0},
     };
-    const cli_spec spec = {
-        "compile-op",
-        "SRC... --name NAME [-D K=V]... [-o LIB] [--flags \"...\"] [--force]",
+    const cli_spec spec = {CLI_SPEC(
+        "compile-op", "SRC... --name NAME [-D K=V]... [-o LIB] [--flags \"...\"] [--force]",
         "Compiles custom operator sources (.c with the C compiler, .cpp/.cc/.cxx with the C++\n"
         "compiler, .cu with nvcc) into one shared object that exports its operators with\n"
         "D5_OPERATOR_EXPORT (include <d5/operator.h>). The result is cached under\n"
@@ -131,12 +130,7 @@ int cmd_compile_op(int argc, char **argv)
         "compilers and d5's operator ABI, so unchanged operators are not rebuilt. Compiler\n"
         "errors are shown as the compiler prints them (exit 3). The library is then loaded and\n"
         "must export NAME. Use it with: d5 test-operator NAME --backend custom:LIB:NAME",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = cli_parse(&spec, nrest, rest);
     if (rc >= 0) return rc;
     if (!name || nsrc == 0) {

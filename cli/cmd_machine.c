@@ -15,19 +15,13 @@ int cmd_machine(int argc, char **argv)
         {"no-measure", CLI_FLAG, &no_measure, NULL, "describe the machine only, measure nothing", 0,
          0},
     };
-    const cli_spec spec = {
-        "machine",
-        "[--json FILE] [--threads N] [--time S] [--no-measure]",
+    const cli_spec spec = {CLI_SPEC(
+        "machine", "[--json FILE] [--threads N] [--time S] [--no-measure]",
         "Describes the CPU, caches, memory, OpenBLAS and CUDA devices (or why there are none),\n"
         "then measures the FP32 FMA peak of one core and of all cores and the memory bandwidth\n"
         "of a STREAM-triad-like kernel. Each figure is the median over repetitions with its\n"
         "95% confidence interval, and the best run; later commands use them for % of peak.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);

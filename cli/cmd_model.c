@@ -72,21 +72,16 @@ int cmd_model(int argc, char **argv)
         if (i > 0 && strcmp(argv[i], "--list") == 0) want_name = 0;
     }
     const cli_spec spec = {
-        .command = "model",
-        .synopsis = "NAME [--batch N] [--classes K] [--seed S] [--opset V] -o FILE.onnx | --list",
-        .description =
+        CLI_SPEC(
+            "model", "NAME [--batch N] [--classes K] [--seed S] [--opset V] -o FILE.onnx | --list",
             "Builds a built-in model with seeded random weights and writes it as an ONNX file\n"
             "(graph input 'input' [N,C,H,W] float32, output 'logits' [N,classes]). The same\n"
             "NAME, options and seed give the same file. Models: lenet, mlp (MNIST); resnet18,\n"
             "resnet34, resnet50 (ImageNet, as torchvision); resnet20/32/44/56, resnet18-cifar\n"
             "and wide-resnet-28-10 (CIFAR). 'd5 model --list' shows them with their parameter\n"
             "counts.",
-        .opts = opts,
-        .nopts = sizeof opts / sizeof opts[0],
-        .positional = want_name ? "NAME" : NULL,
-        .pos_value = want_name ? &name : NULL,
-        NULL,
-        NULL};
+            opts),
+        .positional = want_name ? "NAME" : NULL, .pos_value = want_name ? &name : NULL};
     int rc = cli_parse(&spec, argc, args);
     if (rc >= 0) return rc;
     if (list) return list_models();

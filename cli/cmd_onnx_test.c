@@ -100,20 +100,18 @@ int cmd_onnx_test(int argc, char **argv)
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
     };
     const cli_spec spec = {
-        "onnx-test",
-        "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] [--quiet]\n"
-        "       [--threads N]",
-        "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
-        "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
-        "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
-        "worst element, or skip with the operator or feature d5 does not support. The last\n"
-        "line is 'N passed, N failed, N skipped'. Exit 1 if any test failed.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        "DIR",
-        NULL,
-        &dirs,
-        &ndirs};
+        CLI_SPEC(
+            "onnx-test",
+            "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] "
+            "[--quiet]\n"
+            "       [--threads N]",
+            "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
+            "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
+            "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
+            "worst element, or skip with the operator or feature d5 does not support. The last\n"
+            "line is 'N passed, N failed, N skipped'. Exit 1 if any test failed.",
+            opts),
+        .positional = "DIR", .pos_list = &dirs, .pos_count = &ndirs};
     int rc = cli_parse(&spec, argc, argv);
     if (rc < 0) rc = cli_check_backends("onnx-test", "backend", backend, 1);
     if (rc < 0 && !cli_output_ok("onnx-test", "--json", json, 0)) rc = D5_EXIT_INPUT;

@@ -159,7 +159,7 @@ int cmd_pingpong(int argc, char **argv)
          0},
         {"comm-timeout", CLI_DOUBLE, &o.timeout_s, "S", COMM_TIMEOUT_HELP, 0, 1e6},
     };
-    const cli_spec spec = {
+    const cli_spec spec = {CLI_SPEC(
         "pingpong",
         "[-b SIZE] [-e SIZE] [-f F] [--fit] [--time S] [--json FILE] [--comm-timeout S]",
         "Measures the round trip of a message between ranks 0 and 1 of the job (mpirun -n 2\n"
@@ -167,12 +167,7 @@ int cmd_pingpong(int argc, char **argv)
         "and bandwidth, size / latency. With --fit, the alpha-beta model of a message's time\n"
         "and how far it is from each measurement: the model that level 3's scaling estimates\n"
         "use.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = comm_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     uint64_t lo, hi, *sizes = NULL;

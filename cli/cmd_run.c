@@ -259,21 +259,18 @@ int cmd_run(int argc, char **argv)
          "write a Chrome/Perfetto trace of one iteration, node by node", 0, 0},
     };
     const cli_spec spec = {
-        "run",
-        "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
-        "       [--threads N] [--backprop] [--json FILE] [--trace FILE] [--time S]",
-        "Loads an ONNX model, compiles it (shapes, constant folding, a backend per node,\n"
-        "a memory plan) and measures it: latency median with its 95% confidence interval\n"
-        "(warm-up excluded, repetitions until the interval is tight or the time budget is\n"
-        "spent) and throughput. Then each node is timed alone: a per-operator breakdown and\n"
-        "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
-        "planned activation arena plus the parameters; peak RSS is the process's.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        "MODEL",
-        &model,
-        NULL,
-        NULL};
+        CLI_SPEC(
+            "run",
+            "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
+            "       [--threads N] [--backprop] [--json FILE] [--trace FILE] [--time S]",
+            "Loads an ONNX model, compiles it (shapes, constant folding, a backend per node,\n"
+            "a memory plan) and measures it: latency median with its 95% confidence interval\n"
+            "(warm-up excluded, repetitions until the interval is tight or the time budget is\n"
+            "spent) and throughput. Then each node is timed alone: a per-operator breakdown and\n"
+            "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
+            "planned activation arena plus the parameters; peak RSS is the process's.",
+            opts),
+        .positional = "MODEL", .pos_value = &model};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;

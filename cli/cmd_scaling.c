@@ -381,31 +381,33 @@ int cmd_scaling(int argc, char **argv)
     const char **pos = NULL;
     int npos = 0;
     const cli_spec spec = {
-        "scaling",
-        "--ranks LIST --mode strong|weak [--launcher CMD] [--print-only]\n"
-        "       [--model-ranks LIST] [--fit FILE.json] [--json FILE] [--csv FILE]\n"
-        "       -- d5 train --distributed SCHEME [TRAIN OPTIONS]",
-        "Runs a scaling series of distributed training: the d5 train command after '--', on each\n"
-        "rank count P of --ranks in turn, under the launcher (mpirun -n P), each run writing its\n"
-        "JSON. 'd5' there is this d5 binary. Prints one row per P: ranks, workers, global batch,\n"
-        "step time (median [95% CI]), throughput in samples/s, speedup and efficiency against\n"
-        "the 1-rank run (X_P / X_1 and X_P / (P X_1), from throughputs), and the share of the\n"
-        "step spent in exposed communication. Rows whose run had more ranks than CPUs are marked\n"
-        "oversubscribed: such timings are not meaningful. A failed run stops the series with\n"
-        "its exit status; the rows before it are still printed and written.\n\n"
-        "Strong scaling keeps the global batch, weak scaling the batch of one rank: d5 train's\n"
-        "--batch is each worker's with the partitioned sampler (the default; strong runs get\n"
-        "B/P) and the global one with --sampler sharded-batch (weak runs get B*P).\n"
-        "--model-ranks adds rows labelled\n"
-        "modelled: compute time from the measured runs (strong: the smallest run's, scaled by\n"
-        "1/P; weak: the largest run's) plus a ring allreduce of the gradients, 2(P-1) alpha +\n"
-        "2(P-1)/P S beta, with alpha and beta from --fit or from d5 pingpong --fit run first.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        &pos,
-        &npos};
+        CLI_SPEC(
+            "scaling",
+            "--ranks LIST --mode strong|weak [--launcher CMD] [--print-only]\n"
+            "       [--model-ranks LIST] [--fit FILE.json] [--json FILE] [--csv FILE]\n"
+            "       -- d5 train --distributed SCHEME [TRAIN OPTIONS]",
+            "Runs a scaling series of distributed training: the d5 train command after '--', on "
+            "each\n"
+            "rank count P of --ranks in turn, under the launcher (mpirun -n P), each run writing "
+            "its\n"
+            "JSON. 'd5' there is this d5 binary. Prints one row per P: ranks, workers, global "
+            "batch,\n"
+            "step time (median [95% CI]), throughput in samples/s, speedup and efficiency against\n"
+            "the 1-rank run (X_P / X_1 and X_P / (P X_1), from throughputs), and the share of the\n"
+            "step spent in exposed communication. Rows whose run had more ranks than CPUs are "
+            "marked\n"
+            "oversubscribed: such timings are not meaningful. A failed run stops the series with\n"
+            "its exit status; the rows before it are still printed and written.\n\n"
+            "Strong scaling keeps the global batch, weak scaling the batch of one rank: d5 "
+            "train's\n"
+            "--batch is each worker's with the partitioned sampler (the default; strong runs get\n"
+            "B/P) and the global one with --sampler sharded-batch (weak runs get B*P).\n"
+            "--model-ranks adds rows labelled\n"
+            "modelled: compute time from the measured runs (strong: the smallest run's, scaled by\n"
+            "1/P; weak: the largest run's) plus a ring allreduce of the gradients, 2(P-1) alpha +\n"
+            "2(P-1)/P S beta, with alpha and beta from --fit or from d5 pingpong --fit run first.",
+            opts),
+        .pos_list = &pos, .pos_count = &npos};
     int dash = argc;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--") == 0) {

@@ -59,19 +59,15 @@ int cmd_summary(int argc, char **argv)
         {"json", CLI_STRING, &json, "FILE", "also write the table as JSON", 0, 0},
     };
     const cli_spec spec = {
-        "summary",
-        "MODEL.onnx [--batch N] [--json FILE]",
-        "Prints a summary of an ONNX model like torchinfo's: for every node its name,\n"
-        "operator, input and output shapes, parameters it introduces (initializers it is\n"
-        "the first to read), their share of the total, and multiply-adds (half the FLOPs of\n"
-        "the node's reference implementation); then total parameters, multiply-adds,\n"
-        "parameter bytes and the bytes of all values a forward pass writes.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        "MODEL",
-        &model,
-        NULL,
-        NULL};
+        CLI_SPEC(
+            "summary", "MODEL.onnx [--batch N] [--json FILE]",
+            "Prints a summary of an ONNX model like torchinfo's: for every node its name,\n"
+            "operator, input and output shapes, parameters it introduces (initializers it is\n"
+            "the first to read), their share of the total, and multiply-adds (half the FLOPs of\n"
+            "the node's reference implementation); then total parameters, multiply-adds,\n"
+            "parameter bytes and the bytes of all values a forward pass writes.",
+            opts),
+        .positional = "MODEL", .pos_value = &model};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);

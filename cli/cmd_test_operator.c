@@ -188,24 +188,25 @@ int cmd_test_operator(int argc, char **argv)
     };
     const char *op = NULL;
     const cli_spec spec = {
-        "test-operator",
-        "OP [--sizes SPEC] [--backend LIST] [--validate] [--gradient] [--json FILE] [--csv FILE] "
-        "[--max-time S]",
-        "Times operator OP (an ONNX operator name: Gemm, MatMul, Conv, Relu, ...) on each\n"
-        "problem size and backend: median with its 95% CI over adaptive repetitions, GFLOP/s,\n"
-        "% of the machine's measured FP32 peak, and with --validate the largest difference\n"
-        "from the ref backend. Sizes: Gemm/MatMul take M,N,K[,a_t,b_t]; Conv takes DeepBench's\n"
-        "W,H,C,N,K,S,R,pad_w,pad_h,wstride,hstride; other operators take shape=AxBx... for\n"
-        "every input. DeepBench's lists (Baidu DeepBench, Apache-2.0) live in bench/deepbench.\n"
-        "Custom operators (built with 'd5 compile-op') run in a child process: a crash or hang\n"
-        "is reported as a row and the sweep goes on. 'd5 test-operator --list x' lists the "
-        "backends and operators.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        "OP",
-        &op,
-        NULL,
-        NULL};
+        CLI_SPEC(
+            "test-operator",
+            "OP [--sizes SPEC] [--backend LIST] [--validate] [--gradient] [--json FILE] [--csv "
+            "FILE] "
+            "[--max-time S]",
+            "Times operator OP (an ONNX operator name: Gemm, MatMul, Conv, Relu, ...) on each\n"
+            "problem size and backend: median with its 95% CI over adaptive repetitions, GFLOP/s,\n"
+            "% of the machine's measured FP32 peak, and with --validate the largest difference\n"
+            "from the ref backend. Sizes: Gemm/MatMul take M,N,K[,a_t,b_t]; Conv takes "
+            "DeepBench's\n"
+            "W,H,C,N,K,S,R,pad_w,pad_h,wstride,hstride; other operators take shape=AxBx... for\n"
+            "every input. DeepBench's lists (Baidu DeepBench, Apache-2.0) live in "
+            "bench/deepbench.\n"
+            "Custom operators (built with 'd5 compile-op') run in a child process: a crash or "
+            "hang\n"
+            "is reported as a row and the sweep goes on. 'd5 test-operator --list x' lists the "
+            "backends and operators.",
+            opts),
+        .positional = "OP", .pos_value = &op};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (o.list) return list_operators();

@@ -321,24 +321,36 @@ static json_t *number_or_null(double x)
     return isnan(x) ? json_null() : json_real(x);
 }
 
+/* The per-epoch figures as CSV, written atomically. */
+static d5_status write_csv(const d5_train_result *r, const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return d5_error(D5_ERR_NOMEM, "%s: out of memory for the CSV", path);
+    fprintf(f, "epoch,batches,samples,train_loss,train_accuracy,test_loss,test_accuracy,"
+               "seconds,samples_per_s,batches_per_s,loader_samples_per_s\n");
+    for (int32_t i = 0; i < r->nepochs; i++) {
+        const d5_epoch_stats *e = &r->epochs[i];
+        fprintf(f, "%d,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (int)e->epoch,
+                (long long)e->batches, (long long)e->samples, e->train_loss, e->train_accuracy,
+                e->test_loss, e->test_accuracy, e->seconds, e->samples_per_s, e->batches_per_s,
+                e->io_samples_per_s);
+    }
+    d5_status s = fclose(f) == 0 ? d5_file_write_atomic(path, buf, len)
+                                 : d5_error(D5_ERR_NOMEM, "%s: out of memory for the CSV", path);
+    free(buf);
+    return s;
+}
+
 static int write_outputs(const d5_train_result *r, const char *json, const char *csv,
                          json_t *config, json_t *regions, json_t *dist)
 {
-    if (csv) {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", csv);
-        FILE *f = fopen(tmp, "w");
-        if (!f) return -1;
-        fprintf(f, "epoch,batches,samples,train_loss,train_accuracy,test_loss,test_accuracy,"
-                   "seconds,samples_per_s,batches_per_s,loader_samples_per_s\n");
-        for (int32_t i = 0; i < r->nepochs; i++) {
-            const d5_epoch_stats *e = &r->epochs[i];
-            fprintf(f, "%d,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (int)e->epoch,
-                    (long long)e->batches, (long long)e->samples, e->train_loss, e->train_accuracy,
-                    e->test_loss, e->test_accuracy, e->seconds, e->samples_per_s, e->batches_per_s,
-                    e->io_samples_per_s);
-        }
-        if (fclose(f) != 0 || rename(tmp, csv) != 0) return -1;
+    if (csv && write_csv(r, csv) != D5_OK) {
+        json_decref(config);
+        json_decref(regions);
+        json_decref(dist);
+        return -1;
     }
     if (json) {
         json_t *epochs = json_array(), *losses = json_array();
@@ -532,7 +544,7 @@ int cmd_train(int argc, char **argv)
         {"mlflow", CLI_STRING, &mlflow, "DIR", "log the run's regions as an MLflow run", 0, 0},
         {"trace", CLI_STRING, &trace, "FILE", "Chrome/Perfetto trace of every region", 0, 0},
     };
-    const cli_spec spec = {
+    const cli_spec spec = {CLI_SPEC(
         "train",
         "[--model NAME|FILE.onnx] [--dataset NAME[:DIR]] [--optimizer NAME] [--lr X]\n"
         "       [--batch B] [--epochs N] [--target-accuracy A] [--seed S] [--threads T]\n"
@@ -556,12 +568,7 @@ int cmd_train(int argc, char **argv)
         "consistent schemes and the staleness of asgd and ssp. Timings are flagged when ranks\n"
         "outnumber this node's CPUs. Example: mpirun -n 2 d5 train --distributed dsgd\n"
         "--sampler sharded-batch --batch 64 (two workers of 32, the step of one with 64).",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     int32_t scheme = -1;

@@ -3,16 +3,10 @@
 
 int cmd_version(int argc, char **argv)
 {
-    const cli_spec spec = {"version",
-                           "",
-                           "Prints d5's version, the commit and compiler it was built "
-                           "with, and the versions of the libraries it uses.",
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           NULL,
-                           NULL};
+    const cli_spec spec = {.command = "version",
+                           .synopsis = "",
+                           .description = "Prints d5's version, the commit and compiler it was "
+                                          "built with, and the versions of the libraries it uses."};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     d5_build_info b;

@@ -3,6 +3,8 @@
 #include "comm_cli.h"
 #include "sizes.h"
 
+#include "d5/timer.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -148,13 +150,6 @@ char **comm_short_aliases(int argc, char **argv)
 
 /* ---- The agreed measurement ---- */
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
 typedef struct timed {
     d5_comm *comm;
     comm_op_fn op;
@@ -175,10 +170,10 @@ static void region(d5_timer *timer, const char *key, int start)
 static d5_status time_batch(timed *t, uint32_t k, double *per_op)
 {
     region(t->p->timer, D5_KEY_BATCH, 1);
-    double t0 = now_ns();
+    double t0 = (double)d5_monotonic_ns();
     d5_status s = D5_OK;
     for (uint32_t i = 0; s == D5_OK && i < k; i++) s = t->op(t->ctx);
-    double v[2] = {s != D5_OK, (now_ns() - t0) / k * t->p->scale};
+    double v[2] = {s != D5_OK, ((double)d5_monotonic_ns() - t0) / k * t->p->scale};
     region(t->p->timer, D5_KEY_BATCH, 0);
     /* After a time-out the communicator takes no more calls (and the others
      * are told by theirs). */
@@ -222,12 +217,12 @@ d5_status comm_measure(d5_comm *c, comm_op_fn op, void *ctx, const comm_measure_
         if (s != D5_OK) return s;
         per = fmin(per, again);
     }
-    double real = fmax(per / p->scale, 1.0), agree = now_ns(), v = 0;
+    double real = fmax(per / p->scale, 1.0), agree = (double)d5_monotonic_ns(), v = 0;
     for (int i = 0; i < 3; i++) {
         d5_status s = d5_comm_agree(c, &v, 1, D5_COMM_MAX);
         if (s != D5_OK) return s;
     }
-    v = (now_ns() - agree) / 3;
+    v = ((double)d5_monotonic_ns() - agree) / 3;
     d5_status s = d5_comm_agree(c, &v, 1, D5_COMM_MAX);
     if (s != D5_OK) return s;
     t.batch = (uint32_t)fmin(fmax(ceil(1e6 / real), 1), 4096);

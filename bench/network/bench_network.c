@@ -298,16 +298,11 @@ int main(int argc, char **argv)
         {"json", CLI_STRING, &json, "FILE", "write the results as JSON (Google Benchmark schema)",
          0, 0},
     };
-    const cli_spec spec = {"bench-network",
-                           "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--json FILE]",
-                           "Whole-network inference, load time and memory: d5 against ONNX "
-                           "Runtime\n(onnxruntime-node, CPU) on the same ONNX files.",
-                           opts,
-                           sizeof opts / sizeof opts[0],
-                           NULL,
-                           NULL,
-                           NULL,
-                           NULL};
+    const cli_spec spec = {CLI_SPEC(
+        "bench-network", "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--json FILE]",
+        "Whole-network inference, load time and memory: d5 against ONNX "
+        "Runtime\n(onnxruntime-node, CPU) on the same ONNX files.",
+        opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);

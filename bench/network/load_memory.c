@@ -14,6 +14,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_network.h"
 
+#include "d5/timer.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,13 +36,6 @@ typedef struct load_ctx {
     size_t calls;
 } load_ctx;
 
-static double mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* One load: read, set the batch, compile; timed; then freed. */
 static d5_status load_once(void *arg, double *sample)
 {
@@ -48,12 +43,12 @@ static d5_status load_once(void *arg, double *sample)
     d5_network *net = NULL;
     d5_executor *ex = NULL;
     d5_executor_options eo = d5_executor_default_options();
-    double t0 = mono_ns();
+    double t0 = (double)d5_monotonic_ns();
     d5_status s = d5_onnx_load(c->path, &net);
     if (s == D5_OK) s = d5_network_set_batch(net, LOAD_BATCH, 0);
-    double t1 = mono_ns();
+    double t1 = (double)d5_monotonic_ns();
     if (s == D5_OK) s = d5_executor_create(net, &eo, &ex);
-    double t2 = mono_ns();
+    double t2 = (double)d5_monotonic_ns();
     if (s == D5_OK && !c->have_plan) {
         d5_executor_memory(ex, &c->plan);
         c->have_plan = 1;

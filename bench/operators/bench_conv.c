@@ -174,15 +174,9 @@ int main(int argc, char **argv)
         {"time", CLI_DOUBLE, &seconds, "S", "time budget per measurement (default 2)", 0.01, 600},
         {"no-ref", CLI_FLAG, &skip_ref, NULL, "skip the reference backend", 0, 0},
     };
-    const cli_spec spec = {"bench-conv",
-                           "[--time S] [--no-ref]",
-                           "Conv forward: d5 backends against oneDNN called directly.",
-                           opts,
-                           sizeof opts / sizeof opts[0],
-                           NULL,
-                           NULL,
-                           NULL,
-                           NULL};
+    const cli_spec spec = {CLI_SPEC("bench-conv", "[--time S] [--no-ref]",
+                                    "Conv forward: d5 backends against oneDNN called directly.",
+                                    opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);

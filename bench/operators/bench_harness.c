@@ -12,17 +12,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include "d5/timer.h"
+
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 typedef struct ctx {
     d5_op *op;
@@ -46,15 +41,9 @@ int main(int argc, char **argv)
         {"blocks", CLI_INT, &blocks, "B", "alternating blocks per side (default 10)", 1, 1000},
         {"reps", CLI_INT, &reps, "R", "calls per block (default 50)", 1, 100000},
     };
-    const cli_spec spec = {"bench-harness",
-                           "[--m M --n N --k K] [--blocks B] [--reps R]",
-                           "Overhead of d5's operator harness over a bare cblas_sgemm loop.",
-                           opts,
-                           sizeof opts / sizeof opts[0],
-                           NULL,
-                           NULL,
-                           NULL,
-                           NULL};
+    const cli_spec spec = {
+        CLI_SPEC("bench-harness", "[--m M --n N --k K] [--blocks B] [--reps R]",
+                 "Overhead of d5's operator harness over a bare cblas_sgemm loop.", opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
@@ -86,10 +75,10 @@ int main(int argc, char **argv)
                     n);
     for (int blk = 0; blk < blocks && s == D5_OK; blk++) {
         for (int r = 0; r < reps; r++) {
-            double t0 = now_ns();
+            double t0 = (double)d5_monotonic_ns();
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f,
                         y, n);
-            bare[nb++] = now_ns() - t0;
+            bare[nb++] = (double)d5_monotonic_ns() - t0;
         }
         d5_measure_params mp = d5_measure_default_params();
         mp.warmup = 1;

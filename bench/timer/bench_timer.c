@@ -64,16 +64,10 @@ int main(int argc, char **argv)
          600},
     };
     const cli_spec spec = {
-        "bench-timer",
-        "[--python PATH] [--time S]",
-        "Cost of one timer start+end pair: d5 (TSC and monotonic clocks, by name\n"
-        "and by id) against a MAELSTROM-style Python timer, in one run.",
-        opts,
-        sizeof opts / sizeof opts[0],
-        NULL,
-        NULL,
-        NULL,
-        NULL};
+        CLI_SPEC("bench-timer", "[--python PATH] [--time S]",
+                 "Cost of one timer start+end pair: d5 (TSC and monotonic clocks, by name\n"
+                 "and by id) against a MAELSTROM-style Python timer, in one run.",
+                 opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
