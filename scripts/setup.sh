@@ -26,6 +26,8 @@ packages=(
   # otherwise.)
   # level 3: MPI (the communicator, mpirun for d5 allreduce, d5 pingpong and the tests)
   openmpi-bin libopenmpi-dev
+  # the suite under memcheck (scripts/valgrind.sh)
+  valgrind
 )
 
 missing=()
