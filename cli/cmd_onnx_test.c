@@ -83,6 +83,7 @@ static const char *base(const char *path)
 int cmd_onnx_test(int argc, char **argv)
 {
     const char *json = NULL, *backend = NULL, *filter = NULL, **dirs = NULL;
+    const char *optimize = NULL;
     int ndirs = 0, quiet = 0, threads = 0;
     double rtol = 1e-3, atol = 1e-7;
     char backend_help[160];
@@ -98,13 +99,15 @@ int cmd_onnx_test(int argc, char **argv)
         {"json", CLI_STRING, &json, "FILE", "write every outcome as JSON to FILE", 0, 0},
         {"quiet", CLI_FLAG, &quiet, NULL, "print failures and the summary only", 0, 0},
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
+        {"optimize", CLI_STRING, &optimize, "none|basic|all",
+         "graph optimisation passes before compiling each model (default all)", 0, 0},
     };
     const cli_spec spec = {
         CLI_SPEC(
             "onnx-test",
             "DIR... [--backend LIST] [--filter TEXT] [--rtol X] [--atol X] [--json FILE] "
             "[--quiet]\n"
-            "       [--threads N]",
+            "       [--threads N] [--optimize LEVEL]",
             "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
             "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
             "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
@@ -114,6 +117,8 @@ int cmd_onnx_test(int argc, char **argv)
         .positional = "DIR", .pos_list = &dirs, .pos_count = &ndirs};
     int rc = cli_parse(&spec, argc, argv);
     if (rc < 0) rc = cli_check_backends("onnx-test", "backend", backend, 1);
+    d5_optimize_level level = D5_OPTIMIZE_ALL;
+    if (rc < 0) rc = netload_optimize_level("onnx-test", optimize, 0, &level);
     if (rc < 0 && !cli_output_ok("onnx-test", "--json", json, 0)) rc = D5_EXIT_INPUT;
     if (rc < 0) {
         /* Conformance measures nothing: the count is set without the echo. */
@@ -139,6 +144,7 @@ int cmd_onnx_test(int argc, char **argv)
     p.backend = backend;
     p.rtol = rtol;
     p.atol = atol;
+    p.optimize = level;
     int tty = isatty(2);
     for (size_t i = 0; i < tests.n && s == D5_OK; i++) {
         const char *name = base(tests.items[i]);

@@ -175,13 +175,15 @@ static void print_backends(const d5_executor *ex, const char *requested)
 
 static d5_status write_json(const char *path, const char *model, int64_t batch, const char *backend,
                             const d5_measurement *m, const d5_executor *ex, const d5_overhead *o,
-                            const d5_memory_plan *plan, double load_ms, int backprop)
+                            const d5_memory_plan *plan, double load_ms, int backprop,
+                            const char *optimized)
 {
     d5_results *r = NULL;
     size_t idx;
     d5_status s = d5_results_create(&r);
     if (s == D5_OK) s = d5_results_context(r, "model", model);
     if (s == D5_OK) s = d5_results_context(r, "backend_requested", backend);
+    if (s == D5_OK) s = d5_results_context(r, "optimize", optimized);
     if (s == D5_OK) s = backends_context(r, ex);
     if (s == D5_OK) s = d5_results_context_number(r, "batch", (double)batch);
     if (s == D5_OK) s = cli_contention_context(r);
@@ -225,7 +227,7 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
 int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *inputs = NULL, *save = NULL, *backend = NULL;
-    const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL;
+    const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL, *optimize = NULL;
     int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
     double seconds = 5, rel_ci = 0.02;
     char backend_help[160];
@@ -247,6 +249,8 @@ int cmd_run(int argc, char **argv)
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
         {"backprop", CLI_FLAG, &backprop, NULL,
          "time inference and backpropagation from the first output (seeded with ones)", 0, 0},
+        {"optimize", CLI_STRING, &optimize, "none|basic|all",
+         "graph optimisation passes before compiling (default all; none with --backprop)", 0, 0},
         {"time", CLI_DOUBLE, &seconds, "S", "time budget of each measurement (default 5)", 0.01,
          3600},
         {"rel-ci", CLI_DOUBLE, &rel_ci, "X",
@@ -262,9 +266,12 @@ int cmd_run(int argc, char **argv)
         CLI_SPEC(
             "run",
             "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
-            "       [--threads N] [--backprop] [--json FILE] [--trace FILE] [--time S]",
-            "Loads an ONNX model, compiles it (shapes, constant folding, a backend per node,\n"
-            "a memory plan) and measures it: latency median with its 95% confidence interval\n"
+            "       [--threads N] [--backprop] [--optimize LEVEL] [--json FILE] [--trace FILE]\n"
+            "       [--time S]",
+            "Loads an ONNX model, optimises the graph for inference (--optimize: identities\n"
+            "removed, BatchNormalization folded into the Conv before it), compiles it (shapes,\n"
+            "constant folding, a backend per node, a memory plan) and measures it: latency median "
+            "with its 95% confidence interval\n"
             "(warm-up excluded, repetitions until the interval is tight or the time budget is\n"
             "spent) and throughput. Then each node is timed alone: a per-operator breakdown and\n"
             "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
@@ -274,6 +281,8 @@ int cmd_run(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;
+    d5_optimize_level level;
+    if ((rc = netload_optimize_level("run", optimize, backprop, &level)) >= 0) return rc;
     /* NULL: the default list, whose backends that cannot run here are skipped. */
     const char *backend_option = backend;
     if (!backend) backend = d5_backend_default_list();
@@ -301,6 +310,19 @@ int cmd_run(int argc, char **argv)
     if (bad != D5_OK) {
         d5_network_free(net);
         return cli_bad_backend_option("run", "node-backend", node_backends, bad);
+    }
+    d5_optimize_report opt;
+    memset(&opt, 0, sizeof opt);
+    double t_opt = mono_ms();
+    if (s == D5_OK) s = d5_network_optimize(net, level, &opt);
+    double optimize_ms = mono_ms() - t_opt;
+    if (s == D5_OK && d5_executor_check_node_backends(net, node_backends) != D5_OK) {
+        fprintf(stderr,
+                "d5 run: --node-backend %s names a node that --optimize %s removed; give "
+                "--optimize none to keep every node\n",
+                node_backends, d5_optimize_name(level));
+        d5_network_free(net);
+        return D5_EXIT_USAGE;
     }
     if (s == D5_OK && lib) s = probe_library(lib, 30);
     if (s == D5_OK && lib) s = d5_op_library_open(lib, &library);
@@ -334,7 +356,11 @@ int cmd_run(int argc, char **argv)
     printf("model       %s: %d nodes scheduled, %d folded at load, %lld parameters, file %s\n",
            model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
            (long long)d5_network_param_elements(net), a);
-    printf("load        %.1f ms to read, %.1f ms to compile\n", load_ms, compile_ms);
+    char opt_text[512];
+    netload_optimize_text(&opt, opt_text, sizeof opt_text);
+    printf("optimize    %s\n", opt_text);
+    printf("load        %.1f ms to read, %.1f ms to optimise, %.1f ms to compile\n", load_ms,
+           optimize_ms, compile_ms);
     print_backends(ex, backend);
 
     d5_measure_params mp = d5_measure_default_params();
@@ -389,7 +415,7 @@ int cmd_run(int argc, char **argv)
     }
     cli_contention_end("run", NULL);
     if (json && (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
-                                load_ms + compile_ms, backprop)) != D5_OK)
+                                load_ms + optimize_ms + compile_ms, backprop, opt_text)) != D5_OK)
         goto fail;
     d5_overhead_free(&o);
     d5_measurement_free(&m);

@@ -49,18 +49,21 @@ static void group(double x, char *buf, size_t size)
 
 int cmd_summary(int argc, char **argv)
 {
-    const char *model = NULL, *json = NULL;
+    const char *model = NULL, *json = NULL, *optimize = "none";
     int batch = 0;
     const cli_opt opts[] = {
         {"batch", CLI_INT, &batch, "N",
          "batch size: the first dimension of every input (default: the model's, 1 where it is "
          "symbolic)",
          1, 1 << 20},
+        {"optimize", CLI_STRING, &optimize, "none|basic|all",
+         "summarise the graph after these optimisation passes (default none: as in the file)", 0,
+         0},
         {"json", CLI_STRING, &json, "FILE", "also write the table as JSON", 0, 0},
     };
     const cli_spec spec = {
         CLI_SPEC(
-            "summary", "MODEL.onnx [--batch N] [--json FILE]",
+            "summary", "MODEL.onnx [--batch N] [--optimize LEVEL] [--json FILE]",
             "Prints a summary of an ONNX model like torchinfo's: for every node its name,\n"
             "operator, input and output shapes, parameters it introduces (initializers it is\n"
             "the first to read), their share of the total, and multiply-adds (half the FLOPs of\n"
@@ -70,13 +73,18 @@ int cmd_summary(int argc, char **argv)
         .positional = "MODEL", .pos_value = &model};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    d5_optimize_level level;
+    if ((rc = netload_optimize_level("summary", optimize, 0, &level)) >= 0) return rc;
     cli_echo(stdout, &spec);
     if (!cli_output_ok("summary", "--json", json, 0)) return D5_EXIT_INPUT;
     printf("#   %-14s = %s\n", "MODEL", model);
 
     d5_network *net = NULL;
     d5_executor *ex = NULL;
+    d5_optimize_report opt;
+    memset(&opt, 0, sizeof opt);
     d5_status s = netload_open(model, batch, 1, &net);
+    if (s == D5_OK) s = d5_network_optimize(net, level, &opt);
     if (s == D5_OK) s = d5_network_infer_shapes(net);
     d5_executor_options eo = d5_executor_default_options();
     eo.backend = "ref";
@@ -138,17 +146,21 @@ int cmd_summary(int argc, char **argv)
     char a[32], b[32];
     group(total_params, a, sizeof a);
     group(total_macs, b, sizeof b);
+    char opt_text[512];
+    netload_optimize_text(&opt, opt_text, sizeof opt_text);
     printf("\nnodes: %d run, %d folded at load\n", (int)d5_executor_node_count(ex),
            (int)d5_executor_folded_count(ex));
+    printf("optimisation:      %s\n", opt_text);
     printf("total parameters:  %s\n", a);
     printf("total mult-adds:   %s (%.3f G)\n", b, total_macs / 1e9);
     printf("parameter size:    %.2f MB\n", param_bytes / 1e6);
     printf("forward pass size: %.2f MB (every value written once)\n", act_bytes / 1e6);
     free(seen);
     if (json) {
-        json_t *root = json_pack("{s:s, s:i, s:o, s:f, s:f, s:f, s:f}", "model", model, "batch",
-                                 batch, "nodes", rows, "params", total_params, "macs", total_macs,
-                                 "param_bytes", param_bytes, "activation_bytes", act_bytes);
+        json_t *root =
+            json_pack("{s:s, s:i, s:s, s:o, s:f, s:f, s:f, s:f}", "model", model, "batch", batch,
+                      "optimize", opt_text, "nodes", rows, "params", total_params, "macs",
+                      total_macs, "param_bytes", param_bytes, "activation_bytes", act_bytes);
         int bad = netload_write_json(root, json);
         json_decref(root);
         if (bad) {

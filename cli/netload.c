@@ -1,6 +1,7 @@
 /* Loading a model for the network commands (run, summary, onnx-test): the
  * file, the batch size, the inputs. */
 #define _POSIX_C_SOURCE 200809L
+#include "cli.h"
 #include "netload.h"
 
 #include <stdio.h>
@@ -119,4 +120,36 @@ int netload_write_json(json_t *root, const char *path)
     d5_status s = d5_file_write_atomic(path, text, strlen(text));
     free(text);
     return s == D5_OK ? 0 : -1;
+}
+
+int netload_optimize_level(const char *cmd, const char *text, int backprop,
+                           d5_optimize_level *level)
+{
+    if (!text) {
+        *level = backprop ? D5_OPTIMIZE_NONE : D5_OPTIMIZE_ALL;
+        return -1;
+    }
+    if (d5_optimize_parse(text, level) != D5_OK) {
+        fprintf(stderr, "d5 %s: --optimize %s: expected none, basic or all\n", cmd, text);
+        return D5_EXIT_USAGE;
+    }
+    if (backprop && *level != D5_OPTIMIZE_NONE) {
+        fprintf(stderr,
+                "d5 %s: --optimize %s folds parameters into others; --backprop needs the "
+                "graph as it is (--optimize none)\n",
+                cmd, text);
+        return D5_EXIT_USAGE;
+    }
+    return -1;
+}
+
+void netload_optimize_text(const d5_optimize_report *r, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "%s", d5_optimize_name((d5_optimize_level)r->level));
+    for (int32_t i = 0; i < r->npasses && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s %s %d", i ? "," : ":", r->passes[i].name,
+                               (int)r->passes[i].applied);
+    if (at < size)
+        snprintf(buf + at, size - at, "; %d nodes -> %d", (int)r->nodes_before,
+                 (int)r->nodes_after);
 }

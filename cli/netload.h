@@ -21,4 +21,13 @@ void netload_inputs_free(d5_tensor *t, int32_t n);
  * appears whole or not at all. 0 on success. */
 int netload_write_json(json_t *root, const char *path);
 
+/* --optimize: the level named by `text`, or when text is NULL all for
+ * inference and none with backprop. Returns -1 to go on, or the exit status
+ * after printing what is wrong (an unknown level, a folding level with
+ * backprop). */
+int netload_optimize_level(const char *cmd, const char *text, int backprop,
+                           d5_optimize_level *level);
+/* "all: eliminate-identity 0, fold-batchnorm 19; 71 nodes -> 52" */
+void netload_optimize_text(const d5_optimize_report *r, char *buf, size_t size);
+
 #endif

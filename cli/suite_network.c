@@ -1,4 +1,5 @@
-/* The network part of `d5 bench`: built-in models compiled on the default
+/* The network part of `d5 bench`: built-in models optimised for inference
+ * (d5_network_optimize, all passes) and compiled on the default
  * backends, their inference timed whole and node by node (FrameworkOverhead). */
 #include "cli.h"
 
@@ -25,6 +26,7 @@ static d5_status one(d5_results *r, const char *model, int64_t batch, double max
     size_t idx;
     memset(&o, 0, sizeof o);
     d5_status s = d5_model_build(model, &mp, &net);
+    if (s == D5_OK) s = d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL);
     if (s == D5_OK) s = d5_executor_create(net, NULL, &ex);
     d5_measure_params p = d5_measure_default_params();
     p.max_time_s = max_time;

@@ -517,6 +517,71 @@ d5_status d5_network_remove_node(d5_network *net, const char *name)
     return s == D5_OK ? drop_orphans(net) : s;
 }
 
+d5_status d5__network_remove_nodes(d5_network *net, const unsigned char *dead)
+{
+    int32_t *remap = d5_alloc((size_t)(net->nnodes ? net->nnodes : 1) * sizeof *remap, "remap");
+    if (!remap) return D5_ERR_NOMEM;
+    int32_t k = 0;
+    for (int32_t i = 0; i < net->nnodes; i++) {
+        if (dead[i]) {
+            node_clear(&net->nodes[i]);
+            remap[i] = -1;
+            continue;
+        }
+        remap[i] = k;
+        if (k != i) net->nodes[k] = net->nodes[i];
+        k++;
+    }
+    net->nnodes = k;
+    for (int32_t i = 0; i < net->nvalues; i++) {
+        d5__value *v = &net->values[i];
+        if (v->producer < 0) continue;
+        v->producer = remap[v->producer];
+        if (v->producer < 0) v->known = 0;
+    }
+    d5_free(remap);
+    d5_status s = index_rebuild(net, &net->node_index, node_name, net->nnodes);
+    return s == D5_OK ? drop_orphans(net) : s;
+}
+
+d5_status d5__network_move_output(d5_network *net, int32_t node, int32_t slot, int32_t value)
+{
+    d5__node *n = &net->nodes[node];
+    d5__value *to = &net->values[value];
+    char *copy = d5_strdup(to->name, "node output");
+    if (!copy) return D5_ERR_NOMEM;
+    int32_t from = d5__network_value(net, n->outputs[slot]);
+    if (from >= 0) {
+        net->values[from].producer = -1;
+        net->values[from].known = 0;
+    }
+    d5_free(n->outputs[slot]);
+    n->outputs[slot] = copy;
+    to->producer = node;
+    return D5_OK;
+}
+
+d5_status d5__network_drop_unread(d5_network *net)
+{
+    unsigned char *read = d5_calloc((size_t)(net->nvalues ? net->nvalues : 1), 1, "read values");
+    if (!read) return D5_ERR_NOMEM;
+    for (int32_t i = 0; i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = d5__network_value(net, net->nodes[i].inputs[j]);
+            if (v >= 0) read[v] = 1;
+        }
+    for (int32_t i = 0; i < net->nvalues; i++) {
+        d5__value *v = &net->values[i];
+        /* Becoming an unproduced intermediate, drop_orphans takes it away. */
+        if (v->kind == D5_VALUE_INITIALIZER && !read[i] && !v->is_output) {
+            v->kind = D5_VALUE_INTERMEDIATE;
+            v->producer = -1;
+        }
+    }
+    d5_free(read);
+    return drop_orphans(net);
+}
+
 d5_status d5_network_set_node_input(d5_network *net, const char *node, int32_t slot,
                                     const char *value)
 {

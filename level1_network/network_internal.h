@@ -55,6 +55,17 @@ struct d5_network {
 int32_t d5__network_value(const d5_network *net, const char *name);
 int32_t d5__network_node(const d5_network *net, const char *name);
 
+/* Graph rewriting for the optimisation passes (optimize.c). */
+/* Removes every node i with dead[i] set, in one pass, keeping the order of the
+ * others; values only they wrote go unless declared graph outputs. */
+d5_status d5__network_remove_nodes(d5_network *net, const unsigned char *dead);
+/* Output `slot` of node `node` becomes value `value` (which no node writes);
+ * the value it wrote before is left unproduced, and dropped by the next
+ * d5__network_remove_nodes unless it is a graph output. */
+d5_status d5__network_move_output(d5_network *net, int32_t node, int32_t slot, int32_t value);
+/* Drops initializers that no node reads and that are not graph outputs. */
+d5_status d5__network_drop_unread(d5_network *net);
+
 /* 1 when value v is a parameter: a floating-point initializer that some node
  * reads as a weight (not as a setting such as BatchNormalization's running
  * statistics or Resize's scales). */

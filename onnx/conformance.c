@@ -14,7 +14,7 @@
 
 d5_onnx_test_params d5_onnx_test_default_params(void)
 {
-    d5_onnx_test_params p = {NULL, 1e-3, 1e-7};
+    d5_onnx_test_params p = {NULL, 1e-3, 1e-7, D5_OPTIMIZE_ALL};
     return p;
 }
 
@@ -226,6 +226,7 @@ d5_status d5_onnx_test_run(const char *dir, const d5_onnx_test_params *params,
     if (!exists(path)) return d5_error(D5_ERR_IO, "%s: no model.onnx in this folder", dir);
     d5_network *net = NULL;
     d5_status s = d5_onnx_load(path, &net);
+    if (s == D5_OK) s = d5_network_optimize(net, (d5_optimize_level)p.optimize, NULL);
     if (s != D5_OK) {
         set_result(r, s == D5_ERR_UNSUPPORTED ? D5_ONNX_TEST_SKIP : D5_ONNX_TEST_FAIL, "%s",
                    d5_last_error());

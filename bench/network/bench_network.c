@@ -4,15 +4,15 @@
  * Each case builds a built-in model (include/d5/models.h, seed 1), saves it
  * with d5_onnx_save, and times inference on both sides with the same input
  * (ort_bench.js generates the same seeded values) and the same thread count:
- * d5 loads the file with d5_onnx_load and compiles it with the executor's
- * default backends; ONNX Runtime runs it with all graph optimisations. The two
+ * d5 loads the file with d5_onnx_load, optimises the graph (--optimize, default
+ * all) and compiles it with the executor's default backends; ONNX Runtime runs
+ * it with all graph optimisations. The two
  * sides alternate in blocks (d5, ORT, d5, ORT, ...) with an equal share of the
  * time budget, their samples are pooled, and the table gives medians with 95%
  * confidence intervals, the ratio d5/ORT of the medians, the Mann-Whitney U
  * p-value and the largest difference between the two outputs. Then
- * FrameworkOverhead of LeNet at batch 64, and, measured first so that the
- * process's peak RSS is its own, the load time and memory of the largest
- * built-in model.
+ * FrameworkOverhead of LeNet at batch 64 and CIFAR ResNet-20 at batch 32, and, measured first so
+ * that the process's peak RSS is its own, the load time and memory of the largest built-in model.
  *
  *     bench/network/install.sh build/ort
  *     d5-bench-network --ort-dir build/ort [--time 5] [--json FILE]
@@ -39,7 +39,8 @@ typedef struct bench_case {
     int64_t batch;
 } bench_case;
 
-static const bench_case cases[] = {{"lenet", 1}, {"lenet", 64}, {"resnet18-cifar", 32}};
+static const bench_case cases[] = {{"lenet", 1},    {"lenet", 64},   {"resnet20", 32},
+                                   {"resnet18", 1}, {"resnet50", 1}, {"resnet18-cifar", 32}};
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
 /* A growable array of samples. */
@@ -103,6 +104,7 @@ typedef struct bench_ctx {
     char ort_skip[512];  /* why, when unavailable */
     double seconds;
     int blocks;
+    d5_optimize_level optimize;
     d5_results *r;
     char ort_version[64];
 } bench_ctx;
@@ -146,7 +148,7 @@ static d5_status run_case(bench_ctx *b, const bench_case *c, const char *path)
     pool dp = {0}, op = {0};
     ort_result last = {0};
     const ort_side *ort = b->ort;
-    d5_status s = net_side_open(path, c->batch, &d);
+    d5_status s = net_side_open(path, c->batch, b->optimize, &d);
     if (s != D5_OK) return s;
     d5_measure_params mp = d5_measure_default_params();
     mp.warmup = BENCH_WARMUP;
@@ -206,17 +208,17 @@ static d5_status run_case(bench_ctx *b, const bench_case *c, const char *path)
 }
 
 /* FrameworkOverhead: the whole graph against the sum of its nodes timed alone. */
-static d5_status run_overhead(bench_ctx *b, const char *path, int64_t batch)
+static d5_status run_overhead(bench_ctx *b, const char *model, const char *path, int64_t batch)
 {
     net_side d;
     d5_overhead o;
     memset(&o, 0, sizeof o);
-    d5_status s = net_side_open(path, batch, &d);
+    d5_status s = net_side_open(path, batch, b->optimize, &d);
     if (s != D5_OK) return s;
     d5_measure_params mp = d5_measure_default_params();
     mp.warmup = BENCH_WARMUP;
     mp.max_time_s = b->seconds / 4 > 0.05 ? b->seconds / 4 : 0.05;
-    cli_progress(1, 1, "FrameworkOverhead of lenet at batch %lld", (long long)batch);
+    cli_progress(1, 1, "FrameworkOverhead of %s at batch %lld", model, (long long)batch);
     s = d5_overhead_measure(d.ex, &mp, &o);
     if (s == D5_OK) {
         char g[BENCH_CI_STR], lo[32], m[32], hi[32];
@@ -224,7 +226,7 @@ static d5_status run_overhead(bench_ctx *b, const char *path, int64_t batch)
         d5_format_duration(o.sum_median, m, sizeof m);
         d5_format_duration(o.sum_lo, lo, sizeof lo);
         d5_format_duration(o.sum_hi, hi, sizeof hi);
-        printf("\nFrameworkOverhead, lenet batch %lld (%d nodes; d5 only)\n", (long long)batch,
+        printf("\nFrameworkOverhead, %s batch %lld (%d nodes; d5 only)\n", model, (long long)batch,
                (int)o.nodes);
         printf("  whole graph        %s (n=%zu)\n", g, o.graph.n);
         printf("  sum of nodes alone %s [%s, %s]\n", m, lo, hi);
@@ -232,7 +234,7 @@ static d5_status run_overhead(bench_ctx *b, const char *path, int64_t batch)
                100 * o.overhead_lo, 100 * o.overhead_hi);
         size_t idx;
         char key[128];
-        snprintf(key, sizeof key, "overhead/lenet/batch:%lld/graph", (long long)batch);
+        snprintf(key, sizeof key, "overhead/%s/batch:%lld/graph", model, (long long)batch);
         s = d5_results_add(b->r, key, &o.graph, "ns", &idx);
         if (s == D5_OK) s = d5_results_counter(b->r, idx, "overhead", o.overhead, "ratio");
         if (s == D5_OK) s = d5_results_counter(b->r, idx, "overhead_lo", o.overhead_lo, "ratio");
@@ -280,7 +282,7 @@ static void clean_up(const char *dir)
 int main(int argc, char **argv)
 {
     cli_wait_policy_restart(argv); /* d5's OpenMP wait policy, as the d5 tool has it */
-    const char *ort_dir = NULL, *node = "node", *json = NULL, *keep_dir = NULL;
+    const char *ort_dir = NULL, *node = "node", *json = NULL, *keep_dir = NULL, *optimize = "all";
     const char *script = D5_SOURCE_DIR "/bench/network/ort_bench.js";
     double seconds = 5;
     int threads = 2, blocks = 2, failures = 0;
@@ -295,17 +297,25 @@ int main(int argc, char **argv)
         {"script", CLI_STRING, &script, "FILE", "ort_bench.js (default: the source tree's)", 0, 0},
         {"models-dir", CLI_STRING, &keep_dir, "DIR",
          "write the ONNX files into DIR and keep them (default: a temporary folder)", 0, 0},
+        {"optimize", CLI_STRING, &optimize, "none|basic|all",
+         "d5's graph optimisation passes (default all, as ORT's)", 0, 0},
         {"json", CLI_STRING, &json, "FILE", "write the results as JSON (Google Benchmark schema)",
          0, 0},
     };
     const cli_spec spec = {CLI_SPEC(
-        "bench-network", "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--json FILE]",
+        "bench-network",
+        "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--optimize LEVEL] [--json FILE]",
         "Whole-network inference, load time and memory: d5 against ONNX "
         "Runtime\n(onnxruntime-node, CPU) on the same ONNX files.",
         opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
+    d5_optimize_level level;
+    if (d5_optimize_parse(optimize, &level) != D5_OK) {
+        fprintf(stderr, "bench-network: --optimize %s: expected none, basic or all\n", optimize);
+        return D5_EXIT_USAGE;
+    }
 
     char dir[4096];
     if (keep_dir) {
@@ -330,7 +340,7 @@ int main(int argc, char **argv)
     if (s == D5_OK) s = d5_threads_set(threads);
     if (s != D5_OK) return cli_fail("bench-network", s);
 
-    bench_ctx b = {dir, NULL, "", seconds, blocks, r, ""};
+    bench_ctx b = {dir, NULL, "", seconds, blocks, level, r, ""};
     ort_side ort = {node, script, ort_dir, dir, threads};
     if (ort_probe(&ort) == D5_OK)
         b.ort = &ort;
@@ -338,11 +348,11 @@ int main(int argc, char **argv)
         snprintf(b.ort_skip, sizeof b.ort_skip, "%s", d5_last_error());
     if (!b.ort) printf("ORT: skipped (%s)\n", b.ort_skip);
     bench_print_load("start");
-    printf("# threads %d on both sides; ORT: CPU execution provider, intra-op %d, inter-op 1, "
-           "graph optimisation all\n",
-           threads, threads);
+    printf("# threads %d on both sides; d5: graph optimisation %s; ORT: CPU execution provider, "
+           "intra-op %d, inter-op 1, graph optimisation all\n",
+           threads, optimize, threads);
 
-    if ((s = bench_load_memory(dir, b.ort, seconds, r)) != D5_OK) {
+    if ((s = bench_load_memory(dir, b.ort, seconds, level, r)) != D5_OK) {
         failures++;
         report_failure("load", s, r);
     }
@@ -366,11 +376,17 @@ int main(int argc, char **argv)
     }
     if (b.ort_version[0]) printf("ORT: onnxruntime-node %s\n", b.ort_version);
 
-    s = model_file(dir, "lenet", path, sizeof path);
-    if (s == D5_OK) s = run_overhead(&b, path, 64);
-    if (s != D5_OK) {
-        failures++;
-        report_failure("overhead/lenet/batch:64", s, r);
+    static const bench_case overhead_cases[] = {{"lenet", 64}, {"resnet20", 32}};
+    for (size_t i = 0; i < sizeof overhead_cases / sizeof overhead_cases[0]; i++) {
+        const bench_case *c = &overhead_cases[i];
+        s = model_file(dir, c->model, path, sizeof path);
+        if (s == D5_OK) s = run_overhead(&b, c->model, path, c->batch);
+        if (s != D5_OK) {
+            char what[128];
+            snprintf(what, sizeof what, "overhead/%s/batch:%lld", c->model, (long long)c->batch);
+            failures++;
+            report_failure(what, s, r);
+        }
     }
 
     printf("\n");
@@ -379,6 +395,7 @@ int main(int argc, char **argv)
     s = d5_results_context_number(r, "threads", threads);
     if (s == D5_OK) s = d5_results_context_number(r, "time_per_side_s", seconds);
     if (s == D5_OK) s = d5_results_context(r, "ort", b.ort ? b.ort_version : b.ort_skip);
+    if (s == D5_OK) s = d5_results_context(r, "optimize", optimize);
     if (s == D5_OK && json) s = d5_results_write_json(r, json);
     d5_results_free(r);
     if (s != D5_OK) return cli_fail("bench-network", s);

@@ -16,9 +16,10 @@ typedef struct net_side {
     char shape[64]; /* input dimensions after the batch: "3x32x32" */
 } net_side;
 
-/* Loads `path` with d5_onnx_load, sets the batch, compiles it with the
- * executor's default backends and feeds the seeded input. */
-d5_status net_side_open(const char *path, int64_t batch, net_side *out);
+/* Loads `path` with d5_onnx_load, sets the batch, runs the graph
+ * optimisation passes of `level`, compiles it with the executor's default
+ * backends and feeds the seeded input. */
+d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, net_side *out);
 void net_side_close(net_side *s);
 
 /* Fills n floats with the xorshift32 sequence of ort_bench.js (uniform in
@@ -49,6 +50,7 @@ void bench_bytes_str(double bytes, char *buf, size_t size);
  * load_memory.c). Runs first, in a process that has not run anything large,
  * so that peak RSS is the load's own. `ort` is NULL when ONNX Runtime is
  * unavailable. Adds "load/..." entries to r. */
-d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds, d5_results *r);
+d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds,
+                            d5_optimize_level level, d5_results *r);
 
 #endif

@@ -50,7 +50,7 @@ static d5_status input_desc(const d5_network *net, const char *path, d5_tensor_d
     return D5_OK;
 }
 
-d5_status net_side_open(const char *path, int64_t batch, net_side *out)
+d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, net_side *out)
 {
     memset(out, 0, sizeof *out);
     d5_tensor_desc desc;
@@ -58,6 +58,7 @@ d5_status net_side_open(const char *path, int64_t batch, net_side *out)
     d5_status s = d5_onnx_load(path, &out->net);
     if (s == D5_OK) s = d5_network_set_batch(out->net, batch, 0);
     if (s == D5_OK) s = input_desc(out->net, path, &desc);
+    if (s == D5_OK) s = d5_network_optimize(out->net, level, NULL);
     if (s == D5_OK) s = d5_executor_create(out->net, &eo, &out->ex);
     if (s == D5_OK) s = d5_tensor_alloc(&desc, &out->input);
     if (s == D5_OK) {

@@ -3,7 +3,8 @@
  *
  * The model is built and saved by a child process, so that this process's
  * peak RSS (getrusage's maxrss, which only grows) covers nothing but loading.
- * d5's load is d5_onnx_load, the batch, and d5_executor_create (shapes,
+ * d5's load is d5_onnx_load, the batch, the graph optimisation passes and
+ * d5_executor_create (shapes,
  * constant folding, backends, operator instances, the memory plan): what it
  * takes before the first inference can run, as ONNX Runtime's session
  * creation is. Each load is timed, then freed outside the timing. Memory is
@@ -30,6 +31,7 @@
 
 typedef struct load_ctx {
     const char *path;
+    d5_optimize_level level;
     d5_memory_plan plan;
     int have_plan;
     double read_ns[LOAD_MAX_KEPT], compile_ns[LOAD_MAX_KEPT];
@@ -46,6 +48,7 @@ static d5_status load_once(void *arg, double *sample)
     double t0 = (double)d5_monotonic_ns();
     d5_status s = d5_onnx_load(c->path, &net);
     if (s == D5_OK) s = d5_network_set_batch(net, LOAD_BATCH, 0);
+    if (s == D5_OK) s = d5_network_optimize(net, c->level, NULL);
     double t1 = (double)d5_monotonic_ns();
     if (s == D5_OK) s = d5_executor_create(net, &eo, &ex);
     double t2 = (double)d5_monotonic_ns();
@@ -127,7 +130,8 @@ static d5_status add_load(d5_results *r, const char *key, const d5_measurement *
     return s;
 }
 
-d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds, d5_results *r)
+d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds,
+                            d5_optimize_level level, d5_results *r)
 {
     const char *name;
     int64_t params;
@@ -143,7 +147,7 @@ d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds
     double file = (double)st.st_size;
 
     cli_progress(2, 3, "loading %s with d5", name);
-    load_ctx lc = {path, {0}, 0, {0}, {0}, 0};
+    load_ctx lc = {path, level, {0}, 0, {0}, {0}, 0};
     d5_measure_params mp = d5_measure_default_params();
     mp.warmup = LOAD_WARMUP;
     mp.min_reps = 3;
@@ -199,7 +203,7 @@ d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds
     }
     d5_format_duration(median_of(lc.read_ns, lc.calls), a, sizeof a);
     d5_format_duration(median_of(lc.compile_ns, lc.calls), b, sizeof b);
-    printf("d5 load: read %s + compile %s (medians)\n", a, b);
+    printf("d5 load: read and optimise %s + compile %s (medians)\n", a, b);
     bench_bytes_str((double)lc.plan.param_bytes, a, sizeof a);
     bench_bytes_str((double)lc.plan.arena_bytes, b, sizeof b);
     bench_bytes_str((double)lc.plan.unshared_bytes, c, sizeof c);

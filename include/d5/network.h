@@ -188,6 +188,48 @@ D5_API D5_NODISCARD d5_status d5_network_set_input_desc(d5_network *net, const c
  * is D5_ERR_SHAPE naming it and its dim_param. */
 D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
 
+/* ---- Graph optimisation ---------------------------------------------------------- */
+
+/* Passes that rewrite a network for inference before an executor compiles it.
+ * Each keeps every graph output equal to the unoptimised graph's within
+ * float32 rounding; several change parameters (a BatchNormalization folded
+ * into the convolution before it), so an optimised network is for inference,
+ * not for training. Constant subgraphs are folded by the executor itself.
+ *
+ *   level  pass                 what it does
+ *   basic  eliminate-identity   Identity, and Dropout at inference, removed; readers rewired
+ *   basic  fold-batchnorm       BatchNormalization (inference) after a Conv folded into its
+ *                               weights and bias
+ *
+ * A pass leaves alone what it cannot prove equal: a value that is a graph
+ * output or read by more than one node, weights that are graph inputs, types
+ * other than float32. */
+typedef enum d5_optimize_level {
+    D5_OPTIMIZE_NONE = 0,
+    D5_OPTIMIZE_BASIC = 1,
+    D5_OPTIMIZE_ALL = 2
+} d5_optimize_level;
+
+#define D5_OPTIMIZE_MAX_PASSES 8
+
+typedef struct d5_optimize_report {
+    int32_t level; /* a d5_optimize_level */
+    int32_t nodes_before, nodes_after;
+    int32_t npasses; /* the passes of the level, in the order they ran */
+    struct {
+        const char *name; /* "fold-batchnorm" */
+        int32_t applied;  /* rewrites made */
+    } passes[D5_OPTIMIZE_MAX_PASSES];
+} d5_optimize_report;
+
+/* "none", "basic", "all"; D5_ERR_INVALID naming what was given otherwise. */
+D5_API D5_NODISCARD d5_status d5_optimize_parse(const char *text, d5_optimize_level *level);
+D5_API const char *d5_optimize_name(d5_optimize_level level);
+/* Runs the passes of `level` and below; report (may be NULL) says what each did.
+ * On failure the network may be partly rewritten (every rewrite keeps it valid). */
+D5_API D5_NODISCARD d5_status d5_network_optimize(d5_network *net, d5_optimize_level level,
+                                                  d5_optimize_report *report);
+
 /* Attribute a network passes to every operator it creates: the opset version. */
 #define D5_ATTR_OPSET "__opset"
 

@@ -73,6 +73,7 @@ typedef enum d5_onnx_test_outcome {
 typedef struct d5_onnx_test_params {
     const char *backend; /* executor preference list; NULL: the executor's default */
     double rtol, atol;   /* |got - want| <= atol + rtol * |want| (default 1e-3, 1e-7) */
+    int32_t optimize;    /* a d5_optimize_level run before compiling (default all) */
 } d5_onnx_test_params;
 
 typedef struct d5_onnx_test_result {

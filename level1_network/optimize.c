@@ -1,0 +1,268 @@
+/* Graph optimisation passes: rewrites of a network for inference, run once at
+ * load before the executor compiles it. One row per pass in `passes` below;
+ * each pass proves what it rewrites equal and leaves alone what it cannot (a
+ * value read by several nodes or declared a graph output, weights that are
+ * graph inputs, types other than float32). See network.h. */
+#include "network_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef d5_status (*pass_fn)(d5_network *net, int32_t *applied);
+
+/* ---- Helpers ---- */
+
+static int32_t value_of(const d5_network *net, const char *name)
+{
+    return name && name[0] ? d5__network_value(net, name) : -1;
+}
+
+static int is_op(const d5__node *n, const char *op_type)
+{
+    return !n->domain[0] && strcmp(n->op_type, op_type) == 0;
+}
+
+/* The float32 initializer behind input `slot` of n, or NULL. */
+static d5__value *f32_init(d5_network *net, const d5__node *n, int32_t slot)
+{
+    if (slot >= n->nin) return NULL;
+    int32_t v = value_of(net, n->inputs[slot]);
+    if (v < 0 || net->values[v].kind != D5_VALUE_INITIALIZER) return NULL;
+    return net->values[v].init.desc.dtype == D5_F32 ? &net->values[v] : NULL;
+}
+
+/* How many node inputs read each value (a node reading a value twice counts twice). */
+static d5_status count_readers(const d5_network *net, int32_t **out)
+{
+    int32_t *n = d5_calloc((size_t)(net->nvalues ? net->nvalues : 1), sizeof *n, "reader counts");
+    if (!n) return D5_ERR_NOMEM;
+    for (int32_t i = 0; i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) n[v]++;
+        }
+    *out = n;
+    return D5_OK;
+}
+
+/* A name no value has yet: base, or base_2, base_3, ... */
+static d5_status fresh_name(const d5_network *net, const char *base, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", base);
+    for (int k = 2; d5__network_value(net, buf) >= 0; k++) {
+        if (k > 1000000) return d5_error(D5_ERR_INVALID, "no free value name near '%s'", base);
+        snprintf(buf, size, "%s_%d", base, k);
+    }
+    if (strlen(buf) + 1 >= size) return d5_error(D5_ERR_INVALID, "value name '%s' too long", base);
+    return D5_OK;
+}
+
+/* ---- eliminate-identity ---- */
+
+/* A node that passes its first input through unchanged at inference. */
+static int passes_through(const d5_network *net, const d5__node *n)
+{
+    if (n->nin < 1 || !n->inputs[0][0] || n->nout != 1) return 0;
+    if (is_op(n, "Identity")) return 1;
+    if (!is_op(n, "Dropout")) return 0;
+    int64_t opset = d5_network_opset(net, "");
+    if (opset < 7) {
+        int64_t is_test = 0;
+        return d5_attrs_int(&n->attrs_view, "is_test", 0, &is_test) == D5_OK && is_test != 0;
+    }
+    if (opset < 12 || n->nin < 3 || !n->inputs[2][0]) return 1;
+    int32_t v = value_of(net, n->inputs[2]); /* training_mode: a constant false only */
+    const d5__value *t = v >= 0 ? &net->values[v] : NULL;
+    return t && t->kind == D5_VALUE_INITIALIZER && t->init.desc.dtype == D5_BOOL &&
+           d5_tensor_desc_numel(&t->init.desc) == 1 && !*(const unsigned char *)t->init.data;
+}
+
+static d5_status eliminate_identity(d5_network *net, int32_t *applied)
+{
+    int32_t *order = d5_alloc((size_t)(net->nnodes ? net->nnodes : 1) * sizeof *order, "order");
+    int32_t *alias = d5_alloc((size_t)(net->nvalues ? net->nvalues : 1) * sizeof *alias, "aliases");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = order && alias && dead ? d5_network_check(net, order) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nvalues; i++) alias[i] = -1;
+    /* In topological order, so that a chain of identities resolves in one step each. */
+    for (int32_t k = 0; s == D5_OK && k < net->nnodes; k++) {
+        const d5__node *n = &net->nodes[order[k]];
+        if (!passes_through(net, n)) continue;
+        int32_t x = value_of(net, n->inputs[0]), y = value_of(net, n->outputs[0]);
+        if (x < 0 || y < 0 || net->values[y].is_output) continue;
+        alias[y] = alias[x] >= 0 ? alias[x] : x;
+        dead[order[k]] = 1;
+        (*applied)++;
+    }
+    for (int32_t i = 0; s == D5_OK && *applied && i < net->nnodes; i++) {
+        d5__node *n = &net->nodes[i];
+        for (int32_t j = 0; s == D5_OK && !dead[i] && j < n->nin; j++) {
+            int32_t v = value_of(net, n->inputs[j]);
+            if (v < 0 || alias[v] < 0) continue;
+            char *name = d5_strdup(net->values[alias[v]].name, "node input");
+            if (!name) {
+                s = D5_ERR_NOMEM;
+                break;
+            }
+            d5_free(n->inputs[j]);
+            n->inputs[j] = name;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(order);
+    d5_free(alias);
+    d5_free(dead);
+    return s;
+}
+
+/* ---- fold-batchnorm ---- */
+
+/* BatchNormalization in inference mode with one output and per-channel operands. */
+static int bn_inference(const d5_network *net, const d5__node *n)
+{
+    int64_t opset = d5_network_opset(net, ""), v = 0;
+    if (!is_op(n, "BatchNormalization") || n->nin != 5 || n->nout != 1 || opset < 7) return 0;
+    if (d5_attrs_find(&n->attrs_view, "spatial")) return 0;
+    return opset < 14 || (d5_attrs_int(&n->attrs_view, "training_mode", 0, &v) == D5_OK && v == 0);
+}
+
+/* Conv(X, W, B) -> BatchNormalization(scale, bias, mean, var) becomes
+ * Conv(X, W * a, (B - mean) * a + bias) with a = scale / sqrt(var + epsilon),
+ * per output channel, computed in double. */
+static d5_status fold_one(d5_network *net, int32_t ci, const d5__node *bn, double eps)
+{
+    d5__node *conv = &net->nodes[ci];
+    const d5__value *w = f32_init(net, conv, 1);
+    const d5__value *b = conv->nin > 2 && conv->inputs[2][0] ? f32_init(net, conv, 2) : NULL;
+    const d5__value *p[4];
+    for (int32_t i = 0; i < 4; i++) p[i] = f32_init(net, bn, i + 1);
+    if (!w || (conv->nin > 2 && conv->inputs[2][0] && !b) || !p[0] || !p[1] || !p[2] || !p[3])
+        return D5_ERR_UNSUPPORTED;
+    int64_t m = w->init.desc.ndim >= 1 ? w->init.desc.shape[0] : 0;
+    for (int32_t i = 0; i < 4; i++)
+        if (p[i]->init.desc.ndim != 1 || p[i]->init.desc.shape[0] != m) return D5_ERR_UNSUPPORTED;
+    if (m <= 0 || (b && d5_tensor_desc_numel(&b->init.desc) != m)) return D5_ERR_UNSUPPORTED;
+    d5_tensor nw = {0}, nb = {0};
+    d5_tensor_desc bd;
+    d5_status s = d5_tensor_alloc(&w->init.desc, &nw);
+    if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 1, &m, &bd);
+    if (s == D5_OK) s = d5_tensor_alloc(&bd, &nb);
+    if (s != D5_OK) {
+        d5_tensor_free(&nw);
+        return s;
+    }
+    const float *scale = p[0]->init.data, *bias = p[1]->init.data, *mean = p[2]->init.data,
+                *var = p[3]->init.data, *wd = w->init.data, *bdata = b ? b->init.data : NULL;
+    float *ow = nw.data, *ob = nb.data;
+    int64_t per = d5_tensor_desc_numel(&w->init.desc) / m;
+    for (int64_t c = 0; c < m; c++) {
+        double a = (double)scale[c] / sqrt((double)var[c] + eps);
+        for (int64_t k = 0; k < per; k++) ow[c * per + k] = (float)(wd[c * per + k] * a);
+        ob[c] = (float)(((bdata ? (double)bdata[c] : 0.0) - mean[c]) * a + bias[c]);
+    }
+    char wname[512], bname[512];
+    char base[480];
+    snprintf(base, sizeof base, "%.440s.folded_W", conv->name);
+    s = fresh_name(net, base, wname, sizeof wname);
+    snprintf(base, sizeof base, "%.440s.folded_B", conv->name);
+    if (s == D5_OK) s = fresh_name(net, base, bname, sizeof bname);
+    if (s == D5_OK)
+        s = d5_network_add_initializer_take(net, wname, &nw);
+    else
+        d5_tensor_free(&nw);
+    if (s == D5_OK)
+        s = d5_network_add_initializer_take(net, bname, &nb);
+    else
+        d5_tensor_free(&nb);
+    /* The node array did not move (initializers are values), but re-read it. */
+    conv = &net->nodes[ci];
+    if (s == D5_OK) s = d5_network_set_node_input(net, conv->name, 1, wname);
+    if (s == D5_OK) s = d5_network_set_node_input(net, conv->name, 2, bname);
+    return s;
+}
+
+static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
+{
+    int32_t *readers = NULL;
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = dead ? count_readers(net, &readers) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
+        const d5__node *bn = &net->nodes[i];
+        if (!bn_inference(net, bn)) continue;
+        int32_t x = value_of(net, bn->inputs[0]), y = value_of(net, bn->outputs[0]);
+        if (x < 0 || y < 0 || net->values[x].is_output || readers[x] != 1) continue;
+        int32_t ci = net->values[x].producer;
+        if (ci < 0 || dead[ci] || !is_op(&net->nodes[ci], "Conv") || net->nodes[ci].nout != 1)
+            continue;
+        double eps = 1e-5;
+        if (d5_attrs_float(&bn->attrs_view, "epsilon", 1e-5, &eps) != D5_OK) continue;
+        s = fold_one(net, ci, bn, eps);
+        if (s == D5_ERR_UNSUPPORTED) {
+            s = D5_OK;
+            continue;
+        }
+        /* Value indices are stable until nodes are removed: the conv now writes y. */
+        if (s == D5_OK) s = d5__network_move_output(net, ci, 0, value_of(net, bn->outputs[0]));
+        if (s == D5_OK) {
+            dead[i] = 1;
+            (*applied)++;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    if (s == D5_OK && *applied) s = d5__network_drop_unread(net);
+    d5_free(readers);
+    d5_free(dead);
+    return s;
+}
+
+/* ---- The passes ---- */
+
+static const struct {
+    const char *name;
+    d5_optimize_level level;
+    pass_fn run;
+} passes[] = {
+    {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity},
+    {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm},
+};
+
+static const char *const level_names[] = {"none", "basic", "all"};
+
+d5_status d5_optimize_parse(const char *text, d5_optimize_level *level)
+{
+    for (int32_t i = 0; text && i < 3; i++)
+        if (strcmp(text, level_names[i]) == 0) {
+            *level = (d5_optimize_level)i;
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_INVALID, "optimisation level '%s': expected none, basic or all",
+                    text ? text : "(null)");
+}
+
+const char *d5_optimize_name(d5_optimize_level level)
+{
+    return level >= 0 && level <= D5_OPTIMIZE_ALL ? level_names[level] : "unknown";
+}
+
+d5_status d5_network_optimize(d5_network *net, d5_optimize_level level, d5_optimize_report *report)
+{
+    d5_optimize_report r;
+    memset(&r, 0, sizeof r);
+    if (!net) return d5_error(D5_ERR_INVALID, "d5_network_optimize: no network");
+    if (level < D5_OPTIMIZE_NONE || level > D5_OPTIMIZE_ALL)
+        return d5_error(D5_ERR_INVALID, "d5_network_optimize: level %d is not a d5_optimize_level",
+                        (int)level);
+    r.level = level;
+    r.nodes_before = net->nnodes;
+    d5_status s = D5_OK;
+    for (size_t i = 0; s == D5_OK && i < sizeof passes / sizeof passes[0]; i++) {
+        if (passes[i].level > level) continue;
+        int32_t k = r.npasses++;
+        r.passes[k].name = passes[i].name;
+        s = passes[i].run(net, &r.passes[k].applied);
+    }
+    r.nodes_after = net->nnodes;
+    if (report) *report = r;
+    return s;
+}

@@ -1,0 +1,326 @@
+/* Graph optimisation passes: each rewrite leaves the outputs equal to the
+ * unoptimised graph's, and what a pass cannot prove equal stays as it is. */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int count_op(const d5_network *net, const char *op_type)
+{
+    int n = 0;
+    for (int32_t i = 0; i < d5_network_node_count(net); i++) {
+        d5_node_info info;
+        d5_network_node_at(net, i, &info);
+        n += strcmp(info.op_type, op_type) == 0;
+    }
+    return n;
+}
+
+/* Running statistics, scales and shifts of every BatchNormalization drawn at
+ * random, so that folding them is not the identity it is on fresh models. */
+static void randomise_batchnorms(d5_network *net, unsigned seed)
+{
+    srand(seed);
+    for (int32_t i = 0; i < d5_network_node_count(net); i++) {
+        d5_node_info info;
+        d5_network_node_at(net, i, &info);
+        if (strcmp(info.op_type, "BatchNormalization") != 0) continue;
+        for (int32_t k = 1; k < 5; k++) {
+            int32_t v;
+            d5_value_info vi;
+            cr_assert_eq(d5_network_find_value(net, info.inputs[k], &v), D5_OK);
+            d5_network_value_at(net, v, &vi);
+            float *d = d5_network_initializer_data(net, info.inputs[k]);
+            cr_assert_not_null(d);
+            for (int64_t j = 0; j < d5_tensor_desc_numel(&vi.desc); j++) {
+                float u = (float)rand() / (float)RAND_MAX;
+                d[j] = k == 4 ? 0.5f + u : k == 1 ? 0.5f + u : u - 0.5f; /* var > 0 */
+            }
+        }
+    }
+}
+
+/* Runs net on seeded inputs (every input filled from seed) and returns a copy
+ * of output 0. */
+static float *run_output(d5_network *net, int64_t *n)
+{
+    d5_executor *ex = NULL;
+    cr_assert_eq(d5_executor_create(net, NULL, &ex), D5_OK, "%s", d5_last_error());
+    for (int32_t i = 0; i < d5_network_input_count(net); i++) {
+        int32_t v;
+        d5_value_info vi;
+        cr_assert_eq(d5_network_find_value(net, d5_network_input_name(net, i), &v), D5_OK);
+        d5_network_value_at(net, v, &vi);
+        d5_tensor t;
+        cr_assert_eq(d5_tensor_alloc(&vi.desc, &t), D5_OK);
+        float *x = t.data;
+        for (int64_t j = 0; j < d5_tensor_desc_numel(&vi.desc); j++)
+            x[j] = (float)sin(0.37 * (double)j + i);
+        cr_assert_eq(d5_executor_feed(ex, vi.name, &t), D5_OK, "%s", d5_last_error());
+        d5_tensor_free(&t);
+    }
+    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+    d5_tensor y;
+    cr_assert_eq(d5_executor_fetch(ex, d5_network_output_name(net, 0), &y), D5_OK);
+    *n = d5_tensor_desc_numel(&y.desc);
+    float *copy = malloc((size_t)*n * sizeof *copy);
+    cr_assert_not_null(copy);
+    memcpy(copy, y.data, (size_t)*n * sizeof *copy);
+    d5_executor_free(ex);
+    return copy;
+}
+
+/* Optimises a clone of net at `level` and checks that output 0 is the same
+ * within float32 rounding (relative to the output's largest magnitude). */
+static d5_optimize_report optimise_and_compare(d5_network *net, d5_optimize_level level)
+{
+    d5_network *opt = NULL;
+    cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(opt, level, &r), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_check(opt, NULL), D5_OK, "%s", d5_last_error());
+    int64_t na, nb;
+    float *a = run_output(net, &na), *b = run_output(opt, &nb);
+    cr_assert_eq(na, nb);
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < na; i++) {
+        scale = fmax(scale, fabs(a[i]));
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+    }
+    cr_expect_leq(worst, 1e-5 * fmax(scale, 1.0), "largest difference %g (outputs up to %g)", worst,
+                  scale);
+    free(a);
+    free(b);
+    d5_network_free(opt);
+    return r;
+}
+
+static d5_network *model(const char *name, int64_t batch)
+{
+    d5_model_params p = d5_model_default_params();
+    p.batch = batch;
+    p.seed = 7;
+    d5_network *net = NULL;
+    cr_assert_eq(d5_model_build(name, &p, &net), D5_OK, "%s", d5_last_error());
+    return net;
+}
+
+static int32_t applied(const d5_optimize_report *r, const char *pass)
+{
+    for (int32_t i = 0; i < r->npasses; i++)
+        if (strcmp(r->passes[i].name, pass) == 0) return r->passes[i].applied;
+    return -1;
+}
+
+/* Every BatchNormalization of the ResNets follows a Conv and is folded. */
+static void fold_model(const char *name, int64_t batch)
+{
+    d5_network *net = model(name, batch);
+    randomise_batchnorms(net, 11);
+    int bns = count_op(net, "BatchNormalization"), convs = count_op(net, "Conv");
+    cr_assert_gt(bns, 0);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), bns);
+    cr_expect_eq(r.nodes_before - r.nodes_after, bns);
+    d5_network *opt = NULL;
+    cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
+    cr_assert_eq(d5_network_optimize(opt, D5_OPTIMIZE_BASIC, NULL), D5_OK);
+    cr_expect_eq(count_op(opt, "BatchNormalization"), 0);
+    cr_expect_eq(count_op(opt, "Conv"), convs);
+    /* The statistics went with the nodes; one weight and one bias per conv remain. */
+    cr_expect_lt(d5_network_value_count(opt), d5_network_value_count(net));
+    d5_network_free(opt);
+    d5_network_free(net);
+}
+
+Test(optimize, folds_batchnorm_resnet20)
+{
+    fold_model("resnet20", 3);
+}
+Test(optimize, folds_batchnorm_resnet18)
+{
+    fold_model("resnet18", 1);
+}
+
+Test(optimize, none_changes_nothing)
+{
+    d5_network *net = model("resnet20", 1);
+    int32_t before = d5_network_node_count(net);
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_NONE, &r), D5_OK);
+    cr_expect_eq(r.npasses, 0);
+    cr_expect_eq(d5_network_node_count(net), before);
+    cr_expect_eq(r.nodes_after, before);
+    d5_network_free(net);
+}
+
+Test(optimize, levels_parse)
+{
+    d5_optimize_level l;
+    cr_assert_eq(d5_optimize_parse("none", &l), D5_OK);
+    cr_expect_eq(l, D5_OPTIMIZE_NONE);
+    cr_assert_eq(d5_optimize_parse("basic", &l), D5_OK);
+    cr_expect_eq(l, D5_OPTIMIZE_BASIC);
+    cr_assert_eq(d5_optimize_parse("all", &l), D5_OK);
+    cr_expect_eq(l, D5_OPTIMIZE_ALL);
+    cr_expect_eq(d5_optimize_parse("fast", &l), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "'fast'"), "%s", d5_last_error());
+    cr_expect_eq(d5_optimize_parse(NULL, &l), D5_ERR_INVALID);
+    cr_expect_str_eq(d5_optimize_name(D5_OPTIMIZE_BASIC), "basic");
+    cr_expect_eq(d5_network_optimize(NULL, D5_OPTIMIZE_ALL, NULL), D5_ERR_INVALID);
+}
+
+/* ---- Small graphs built by hand ---- */
+
+static d5_tensor_desc desc(int32_t ndim, const int64_t *shape)
+{
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    return d;
+}
+
+static void add_f32(d5_network *net, const char *name, int32_t ndim, const int64_t *shape,
+                    float base)
+{
+    d5_tensor_desc d = desc(ndim, shape);
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&d); i++)
+        ((float *)t.data)[i] = base + 0.01f * (float)(i % 17);
+    cr_assert_eq(d5_network_add_initializer_take(net, name, &t), D5_OK, "%s", d5_last_error());
+}
+
+static void node(d5_network *net, const char *name, const char *op, const char *const *in,
+                 int32_t nin, const char *out, const d5_attrs *attrs)
+{
+    const char *outs[] = {out};
+    cr_assert_eq(d5_network_add_node(net, name, op, NULL, in, nin, outs, 1, attrs, NULL), D5_OK,
+                 "%s", d5_last_error());
+}
+
+/* x[2,3,6,6] -> Conv(w[4,3,3,3]) -> c, and BatchNormalization(c) -> `bn_out`
+ * with per-channel operands s, b, m, v of 4. */
+static d5_network *conv_bn(int opset, const d5_attrs *bn_attrs, const char *bn_out)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create("conv_bn", &net), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, "", opset), D5_OK);
+    const int64_t xs[] = {2, 3, 6, 6}, ws[] = {4, 3, 3, 3}, cs[] = {4};
+    d5_tensor_desc xd = desc(4, xs);
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    add_f32(net, "w", 4, ws, -0.05f);
+    add_f32(net, "s", 1, cs, 0.8f);
+    add_f32(net, "b", 1, cs, 0.1f);
+    add_f32(net, "m", 1, cs, -0.2f);
+    add_f32(net, "v", 1, cs, 0.6f);
+    const char *cin[] = {"x", "w"}, *bin[] = {"c", "s", "b", "m", "v"};
+    node(net, "conv", "Conv", cin, 2, "c", NULL);
+    node(net, "bn", "BatchNormalization", bin, 5, bn_out, bn_attrs);
+    return net;
+}
+
+Test(optimize, folds_conv_without_bias)
+{
+    d5_network *net = conv_bn(15, NULL, "y");
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_BASIC);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 1);
+    cr_expect_eq(r.nodes_after, 1);
+    d5_network_free(net);
+}
+
+Test(optimize, keeps_batchnorm_in_training_mode)
+{
+    d5_attr tm = {.name = "training_mode", .type = D5_ATTR_INT, .i = 1};
+    d5_attrs a = {&tm, 1};
+    d5_network *net = conv_bn(15, &a, "y");
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
+    cr_expect_eq(count_op(net, "BatchNormalization"), 1);
+    d5_network_free(net);
+}
+
+Test(optimize, keeps_batchnorm_when_conv_output_is_read_twice)
+{
+    d5_network *net = conv_bn(15, NULL, "y");
+    const char *rin[] = {"c"};
+    node(net, "relu", "Relu", rin, 1, "r", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "r", NULL), D5_OK);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
+    cr_expect_eq(count_op(net, "BatchNormalization"), 1);
+    d5_network_free(net);
+}
+
+Test(optimize, keeps_batchnorm_when_conv_output_is_a_graph_output)
+{
+    d5_network *net = conv_bn(15, NULL, "y");
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "c", NULL), D5_OK);
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
+    d5_network_free(net);
+}
+
+/* x -> Identity -> a -> Relu -> r -> Dropout -> d -> Sigmoid -> y, and
+ * y -> Identity -> z (a graph output, kept: its name is the interface). */
+Test(optimize, eliminates_identities)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create("ids", &net), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
+    const int64_t xs[] = {3, 5};
+    d5_tensor_desc xd = desc(2, xs);
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    const char *i0[] = {"x"}, *i1[] = {"a"}, *i2[] = {"r"}, *i3[] = {"d"}, *i4[] = {"y"};
+    node(net, "id0", "Identity", i0, 1, "a", NULL);
+    node(net, "relu", "Relu", i1, 1, "r", NULL);
+    node(net, "drop", "Dropout", i2, 1, "d", NULL);
+    node(net, "sig", "Sigmoid", i3, 1, "y", NULL);
+    node(net, "id1", "Identity", i4, 1, "z", NULL);
+    cr_assert_eq(d5_network_add_output(net, "z", NULL), D5_OK);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_BASIC);
+    cr_expect_eq(applied(&r, "eliminate-identity"), 2);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_BASIC, NULL), D5_OK);
+    cr_expect_eq(d5_network_node_count(net), 3);
+    cr_expect_eq(count_op(net, "Dropout"), 0);
+    cr_expect_eq(count_op(net, "Identity"), 1);
+    int32_t idx;
+    d5_node_info relu;
+    cr_assert_eq(d5_network_find_node(net, "relu", &idx), D5_OK);
+    d5_network_node_at(net, idx, &relu);
+    cr_expect_str_eq(relu.inputs[0], "x");
+    d5_network_free(net);
+}
+
+/* Dropout with training_mode true (a constant) or an input is left alone. */
+Test(optimize, keeps_dropout_in_training_mode)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create("drop", &net), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
+    const int64_t xs[] = {4, 4};
+    d5_tensor_desc xd = desc(2, xs), bd;
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_BOOL, 0, NULL, &bd), D5_OK);
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_alloc(&bd, &t), D5_OK);
+    *(unsigned char *)t.data = 1;
+    cr_assert_eq(d5_network_add_initializer_take(net, "train", &t), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "mode", &bd, NULL), D5_OK);
+    const char *a[] = {"x", "", "train"}, *b[] = {"d1", "", "mode"};
+    node(net, "d1", "Dropout", a, 3, "d1", NULL);
+    node(net, "d2", "Dropout", b, 3, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
+    cr_expect_eq(applied(&r, "eliminate-identity"), 0);
+    cr_expect_eq(count_op(net, "Dropout"), 2);
+    d5_network_free(net);
+}
