@@ -127,6 +127,8 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
         s = d5__dnnl_check(
             dnnl_memory_create(&c->bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
             "bias memory");
+    /* Weights known now stay constant: reordered into the primitive's layout once. */
+    if (s == D5_OK) s = d5__dnnl_arg_pack(&c->f_wei, &c->ctx, in[1].data, "Conv");
     if (s != D5_OK) {
         destroy(c);
         return s;

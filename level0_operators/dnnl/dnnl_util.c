@@ -112,7 +112,18 @@ d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr,
         return D5_OK;
     }
     *mem = a->inner_mem;
-    return reorder(a->to_inner, a->user_mem, a->inner_mem, c, op);
+    return a->packed ? D5_OK : reorder(a->to_inner, a->user_mem, a->inner_mem, c, op);
+}
+
+d5_status d5__dnnl_arg_pack(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, const char *op)
+{
+    if (a->same || !ptr) return D5_OK;
+    a->packed = 0;
+    dnnl_memory_t mem;
+    d5_status s = d5__dnnl_arg_in(a, c, ptr, &mem, op);
+    if (s == D5_OK) s = d5__dnnl_check(dnnl_stream_wait(c->stream), op, "stream");
+    a->packed = s == D5_OK;
+    return s;
 }
 
 d5_status d5__dnnl_arg_out(d5_dnnl_arg *a, void *ptr, dnnl_memory_t *mem)

@@ -31,6 +31,7 @@ typedef struct d5_dnnl_arg {
     dnnl_memory_t user_mem, inner_mem;
     dnnl_primitive_t to_inner, to_user;
     int same;
+    int packed; /* a constant already in inner_mem (d5__dnnl_arg_pack) */
 } d5_dnnl_arg;
 
 /* Sets up `a` for `user_md` and the primitive's `inner_md` (pass user_md for
@@ -43,6 +44,11 @@ void d5__dnnl_arg_free(d5_dnnl_arg *a);
 d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, dnnl_memory_t *mem,
                           const char *op);
 d5_status d5__dnnl_arg_out(d5_dnnl_arg *a, void *ptr, dnnl_memory_t *mem);
+/* For an input known at create (a weight of an inference graph): reorders
+ * `ptr` into the primitive's layout once, so that d5__dnnl_arg_in no longer
+ * reorders it (weights prepacked at load, not at every run). Nothing to do
+ * when the layouts are the same. */
+d5_status d5__dnnl_arg_pack(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, const char *op);
 /* After the primitive ran: reorders an output back into the user's layout. */
 d5_status d5__dnnl_arg_finish(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const char *op);
 
