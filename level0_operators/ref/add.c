@@ -14,6 +14,6 @@ static double add_da(double a, double b, double y)
     return 1;
 }
 
-static const d5_binary_fn add_fn = {"Add", add, add_da, add_da};
+static const d5_binary_fn add_fn = {"Add", add, add_da, add_da, D5_BINARY_FLOAT};
 
 D5_BINARY_OPERATOR(Add, add_fn);

@@ -88,15 +88,5 @@ static d5_status cumsum_backward(void *state, const d5_rt *gout, int32_t nout, c
     return D5_OK;
 }
 
-static double cumsum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
-}
-
 D5_REF_OPERATOR(CumSum, 2, 2, 1, 1, cumsum_create, cumsum_forward, cumsum_backward, NULL,
-                cumsum_flops);
+                d5__flops_per_input);

@@ -19,6 +19,6 @@ static double div_db(double a, double b, double y)
     return -a / (b * b);
 }
 
-static const d5_binary_fn div_fn = {"Div", divide, div_da, div_db};
+static const d5_binary_fn div_fn = {"Div", divide, div_da, div_db, D5_BINARY_FLOAT};
 
 D5_BINARY_OPERATOR(Div, div_fn);

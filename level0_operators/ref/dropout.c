@@ -132,15 +132,5 @@ static d5_status dropout_backward(void *state, const d5_rt *gout, int32_t nout, 
     return D5_OK;
 }
 
-static double dropout_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
-}
-
 D5_REF_OPERATOR(Dropout, 1, 3, 1, 2, dropout_create, dropout_forward, dropout_backward, NULL,
-                dropout_flops);
+                d5__flops_per_input);

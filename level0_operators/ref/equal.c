@@ -9,6 +9,6 @@ static double equal(double a, double b)
     return a == b;
 }
 
-static const d5_binary_fn equal_fn = {"Equal", equal, NULL, NULL};
+static const d5_binary_fn equal_fn = {"Equal", equal, NULL, NULL, D5_BINARY_ANY};
 
-D5_COMPARE_OPERATOR(Equal, equal_fn, 1);
+D5_BINARY_OPERATOR_NO_BACKWARD(Equal, equal_fn);

@@ -21,32 +21,6 @@ static double erf_df(double x, double y, double alpha)
     return TWO_OVER_SQRT_PI * exp(-x * x);
 }
 
-static const d5_unary_fn erf_fn = {"Erf", erf_f, erf_df};
+static const d5_unary_fn erf_fn = {.name = "Erf", .f = erf_f, .df = erf_df};
 
-static d5_status erf_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)attrs;
-    (void)nout;
-    (void)state;
-    return d5__unary_create("Erf", in, nin, out);
-}
-
-static d5_status erf_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)nout;
-    return d5__unary_forward(&erf_fn, 0, in, out);
-}
-
-static d5_status erf_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)state;
-    (void)nout;
-    (void)nin;
-    return d5__unary_backward(&erf_fn, 0, gout, in, out, gin);
-}
-
-D5_REF_OPERATOR(Erf, 1, 1, 1, 1, erf_create, erf_forward, erf_backward, NULL, d5__unary_flops);
+D5_UNARY_OPERATOR(Erf, erf_fn);

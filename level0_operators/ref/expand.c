@@ -38,8 +38,7 @@ static d5_status expand_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     (void)state;
     (void)nin;
     (void)nout;
-    for (int64_t i = 0; i < out[0].numel; i++)
-        out[0].data[i] = in[0].data[d5__broadcast_index(out[0].desc, in[0].desc, i)];
+    d5__gather_forward(d5__broadcast_index, in, out);
     return D5_OK;
 }
 
@@ -49,9 +48,7 @@ static d5_status expand_backward(void *state, const d5_rt *gout, int32_t nout, c
     (void)state;
     (void)nout;
     (void)nin;
-    if (gin[0].data)
-        for (int64_t i = 0; i < out[0].numel; i++)
-            gin[0].data[d5__broadcast_index(out[0].desc, in[0].desc, i)] += gout[0].data[i];
+    d5__gather_backward(d5__broadcast_index, gout, in, out, gin);
     return D5_OK;
 }
 

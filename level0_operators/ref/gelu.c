@@ -34,7 +34,7 @@ static double gelu_df(double x, double y, double tanh_approx)
     return 0.5 * (1 + erf(x * SQRT_HALF)) + x * INV_SQRT_TWO_PI * exp(-0.5 * x * x);
 }
 
-static const d5_unary_fn gelu_fn = {"Gelu", gelu_f, gelu_df};
+static const d5_unary_fn gelu_fn = {.name = "Gelu", .f = gelu_f, .df = gelu_df};
 
 static d5_status gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int32_t nout, void **state)
@@ -48,26 +48,12 @@ static d5_status gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
         return d5_error(D5_ERR_INVALID,
                         "Gelu: attribute approximate is '%s', expected 'none' or 'tanh'",
                         approximate);
-    double *st = d5_alloc(sizeof *st, "Gelu");
+    d5_unary_state *st = d5_alloc(sizeof *st, "Gelu");
     if (!st) return D5_ERR_NOMEM;
-    *st = strcmp(approximate, "tanh") == 0 ? 1 : 0;
+    *st = (d5_unary_state){&gelu_fn, {strcmp(approximate, "tanh") == 0 ? 1 : 0, 0}};
     *state = st;
     return D5_OK;
 }
 
-static d5_status gelu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
-{
-    (void)nin;
-    (void)nout;
-    return d5__unary_forward(&gelu_fn, *(const double *)state, in, out);
-}
-
-static d5_status gelu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)nout;
-    (void)nin;
-    return d5__unary_backward(&gelu_fn, *(const double *)state, gout, in, out, gin);
-}
-
-D5_REF_OPERATOR(Gelu, 1, 1, 1, 1, gelu_create, gelu_forward, gelu_backward, NULL, d5__unary_flops);
+D5_REF_OPERATOR(Gelu, 1, 1, 1, 1, gelu_create, d5__unary_forward, d5__unary_backward, NULL,
+                d5__flops_per_input);

@@ -63,15 +63,5 @@ static d5_status gap_backward(void *state, const d5_rt *gout, int32_t nout, cons
     return D5_OK;
 }
 
-static double gap_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
-}
-
 D5_REF_OPERATOR(GlobalAveragePool, 1, 1, 1, 1, gap_create, gap_forward, gap_backward, NULL,
-                gap_flops);
+                d5__flops_per_input);

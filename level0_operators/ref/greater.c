@@ -9,6 +9,6 @@ static double greater(double a, double b)
     return a > b;
 }
 
-static const d5_binary_fn greater_fn = {"Greater", greater, NULL, NULL};
+static const d5_binary_fn greater_fn = {"Greater", greater, NULL, NULL, D5_BINARY_NUMERIC};
 
-D5_COMPARE_OPERATOR(Greater, greater_fn, 0);
+D5_BINARY_OPERATOR_NO_BACKWARD(Greater, greater_fn);

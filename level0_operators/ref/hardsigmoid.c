@@ -5,10 +5,6 @@
  * https://onnx.ai/onnx/operators/onnx__HardSigmoid.html */
 #include "unary.h"
 
-typedef struct hardsigmoid {
-    double alpha, beta;
-} hardsigmoid;
-
 /* The shared element-wise machinery passes one parameter: the kernels below
  * apply beta themselves and hand alpha to the derivative. */
 static double hardsigmoid_f(double z, double alpha)
@@ -23,43 +19,24 @@ static double hardsigmoid_df(double x, double y, double alpha)
     return y > 0 && y < 1 ? alpha : 0;
 }
 
-static const d5_unary_fn hardsigmoid_fn = {"HardSigmoid", hardsigmoid_f, hardsigmoid_df};
-
-static d5_status hardsigmoid_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)nout;
-    hardsigmoid h;
-    d5_status s = d5__unary_create("HardSigmoid", in, nin, out);
-    if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 0.2, &h.alpha);
-    if (s == D5_OK) s = d5_attrs_float(attrs, "beta", 0.5, &h.beta);
-    if (s != D5_OK) return s;
-    hardsigmoid *st = d5_alloc(sizeof *st, "HardSigmoid");
-    if (!st) return D5_ERR_NOMEM;
-    *st = h;
-    *state = st;
-    return D5_OK;
-}
+static const d5_unary_fn hardsigmoid_fn = {.name = "HardSigmoid",
+                                           .f = hardsigmoid_f,
+                                           .df = hardsigmoid_df,
+                                           .attr = {"alpha", "beta"},
+                                           .def = {0.2, 0.5}};
 
 static d5_status hardsigmoid_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
                                      int32_t nout)
 {
     (void)nin;
     (void)nout;
-    const hardsigmoid *h = state;
+    const d5_unary_state *h = state;
+    double alpha = h->attr[0], beta = h->attr[1];
     for (int64_t i = 0; i < in[0].numel; i++)
-        out[0].data[i] = hardsigmoid_fn.f(h->alpha * in[0].data[i] + h->beta, 0);
+        out[0].data[i] = hardsigmoid_f(alpha * in[0].data[i] + beta, 0);
     return D5_OK;
 }
 
-static d5_status hardsigmoid_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                      int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)nout;
-    (void)nin;
-    const hardsigmoid *h = state;
-    return d5__unary_backward(&hardsigmoid_fn, h->alpha, gout, in, out, gin);
-}
-
-D5_REF_OPERATOR(HardSigmoid, 1, 1, 1, 1, hardsigmoid_create, hardsigmoid_forward,
-                hardsigmoid_backward, NULL, d5__unary_flops);
+D5_REF_CREATE_WITH(HardSigmoid, d5__unary_op_create, hardsigmoid_fn)
+D5_REF_OPERATOR(HardSigmoid, 1, 1, 1, 1, HardSigmoid_create, hardsigmoid_forward,
+                d5__unary_backward, NULL, d5__flops_per_input);

@@ -3,7 +3,7 @@
  * (HardSigmoid with alpha 1/6 and beta 1/2, times X). dY/dX is 0 below -3,
  * 1 above 3 and X / 3 + 1/2 between them.
  * https://onnx.ai/onnx/operators/onnx__HardSwish.html */
-#include "unary_op.h"
+#include "unary.h"
 
 static double hardswish_f(double x, double alpha)
 {
@@ -18,6 +18,6 @@ static double hardswish_df(double x, double y, double alpha)
     return x < -3 ? 0 : x > 3 ? 1 : x / 3 + 0.5;
 }
 
-static const d5_unary_fn hardswish_fn = {"HardSwish", hardswish_f, hardswish_df};
+static const d5_unary_fn hardswish_fn = {.name = "HardSwish", .f = hardswish_f, .df = hardswish_df};
 
 D5_UNARY_OPERATOR(HardSwish, hardswish_fn);

@@ -14,32 +14,7 @@ static double leakyrelu_df(double x, double y, double alpha)
     return x < 0 ? alpha : 1;
 }
 
-static const d5_unary_fn leakyrelu_fn = {"LeakyRelu", leakyrelu_f, leakyrelu_df};
+static const d5_unary_fn leakyrelu_fn = {
+    .name = "LeakyRelu", .f = leakyrelu_f, .df = leakyrelu_df, .attr = {"alpha"}, .def = {0.01}};
 
-static d5_status leakyrelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)nout;
-    d5_status s = d5__unary_create("LeakyRelu", in, nin, out);
-    if (s == D5_OK) s = d5__unary_alpha(attrs, 0.01, state);
-    return s;
-}
-
-static d5_status leakyrelu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
-{
-    (void)nin;
-    (void)nout;
-    return d5__unary_forward(&leakyrelu_fn, *(const double *)state, in, out);
-}
-
-static d5_status leakyrelu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)nout;
-    (void)nin;
-    return d5__unary_backward(&leakyrelu_fn, *(const double *)state, gout, in, out, gin);
-}
-
-D5_REF_OPERATOR(LeakyRelu, 1, 1, 1, 1, leakyrelu_create, leakyrelu_forward, leakyrelu_backward,
-                NULL, d5__unary_flops);
+D5_UNARY_OPERATOR(LeakyRelu, leakyrelu_fn);

@@ -8,6 +8,6 @@ static double less(double a, double b)
     return a < b;
 }
 
-static const d5_binary_fn less_fn = {"Less", less, NULL, NULL};
+static const d5_binary_fn less_fn = {"Less", less, NULL, NULL, D5_BINARY_NUMERIC};
 
-D5_COMPARE_OPERATOR(Less, less_fn, 0);
+D5_BINARY_OPERATOR_NO_BACKWARD(Less, less_fn);

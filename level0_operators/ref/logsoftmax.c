@@ -22,16 +22,15 @@ static d5_status logsoftmax_forward(void *state, const d5_rt *in, int32_t nin, d
     (void)nin;
     (void)nout;
     const d5_axis_view *g = state;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t i = 0; i < g->inner; i++) {
-            const double *x = in[0].data + o * g->n * g->inner + i;
-            double *y = out[0].data + o * g->n * g->inner + i;
-            double max = -INFINITY, sum = 0;
-            for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
-            for (int64_t k = 0; k < g->n; k++) sum += exp(x[k * g->inner] - max);
-            double shift = max + log(sum);
-            for (int64_t k = 0; k < g->n; k++) y[k * g->inner] = x[k * g->inner] - shift;
-        }
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        const double *x = in[0].data + d5__axis_row(g, r);
+        double *y = out[0].data + d5__axis_row(g, r);
+        double max = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
+        for (int64_t k = 0; k < g->n; k++) sum += exp(x[k * g->inner] - max);
+        double shift = max + log(sum);
+        for (int64_t k = 0; k < g->n; k++) y[k * g->inner] = x[k * g->inner] - shift;
+    }
     return D5_OK;
 }
 
@@ -43,29 +42,16 @@ static d5_status logsoftmax_backward(void *state, const d5_rt *gout, int32_t nou
     (void)nin;
     const d5_axis_view *g = state;
     if (!gin[0].data) return D5_OK;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t i = 0; i < g->inner; i++) {
-            int64_t base = o * g->n * g->inner + i;
-            const double *y = out[0].data + base, *dy = gout[0].data + base;
-            double *dx = gin[0].data + base, sum = 0;
-            for (int64_t k = 0; k < g->n; k++) sum += dy[k * g->inner];
-            for (int64_t k = 0; k < g->n; k++)
-                dx[k * g->inner] += dy[k * g->inner] - exp(y[k * g->inner]) * sum;
-        }
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        int64_t base = d5__axis_row(g, r);
+        const double *y = out[0].data + base, *dy = gout[0].data + base;
+        double *dx = gin[0].data + base, sum = 0;
+        for (int64_t k = 0; k < g->n; k++) sum += dy[k * g->inner];
+        for (int64_t k = 0; k < g->n; k++)
+            dx[k * g->inner] += dy[k * g->inner] - exp(y[k * g->inner]) * sum;
+    }
     return D5_OK;
 }
 
-/* max, subtract, exp, sum, log and subtract: about five operations per element.
- */
-static double logsoftmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                               const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return 5.0 * (double)d5_tensor_desc_numel(&in[0]);
-}
-
 D5_REF_OPERATOR(LogSoftmax, 1, 1, 1, 1, logsoftmax_create, logsoftmax_forward, logsoftmax_backward,
-                NULL, logsoftmax_flops);
+                NULL, d5__softmax_flops);

@@ -9,26 +9,18 @@
 
 #include <math.h>
 
-static d5_status extreme_create(const char *op, const d5_tensor *in, int32_t nin,
-                                d5_tensor_desc *out)
+/* Max (sign 1) or Min (sign -1): the state of both. */
+typedef struct extreme {
+    const char *name;
+    double sign;
+} extreme;
+
+static d5_status extreme_create(const extreme *e, const d5_tensor *in, int32_t nin,
+                                const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
-    out[0] = in[0].desc;
-    for (int32_t k = 0; k < nin; k++) {
-        if (!d5__has_input(in, nin, k))
-            return d5_error(D5_ERR_INVALID, "%s: input %d is required", op, (int)k);
-        if (in[k].desc.dtype == D5_BOOL)
-            return d5_error(D5_ERR_INVALID, "%s: input %d is bool, expected a numeric data type",
-                            op, (int)k);
-        if (in[k].desc.dtype != in[0].desc.dtype)
-            return d5_error(D5_ERR_INVALID, "%s: input %d has data type %s, input 0 %s", op, (int)k,
-                            d5_dtype_name((d5_dtype)in[k].desc.dtype),
-                            d5_dtype_name((d5_dtype)in[0].desc.dtype));
-        d5_tensor_desc so_far = out[0];
-        const d5_tensor_desc *both[2] = {&so_far, &in[k].desc};
-        d5_status s = d5__broadcast(op, both, 2, &out[0]);
-        if (s != D5_OK) return s;
-    }
-    return D5_OK;
+    (void)attrs;
+    *state = (void *)e; /* read only */
+    return d5__broadcast_create(e->name, in, nin, 0, out);
 }
 
 /* The input that supplies output element i: the first holding the largest
@@ -47,8 +39,11 @@ static int32_t selected(const d5_rt *in, int32_t nin, const d5_rt *out, int64_t 
     return best;
 }
 
-static d5_status extreme_forward(const d5_rt *in, int32_t nin, d5_rt *out, double sign)
+static d5_status extreme_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
+                                 int32_t nout)
 {
+    (void)nout;
+    double sign = ((const extreme *)state)->sign;
     for (int64_t i = 0; i < out[0].numel; i++) {
         const d5_rt *src = &in[selected(in, nin, &out[0], i, sign)];
         out[0].data[i] = src->data[d5__broadcast_index(out[0].desc, src->desc, i)];
@@ -56,9 +51,11 @@ static d5_status extreme_forward(const d5_rt *in, int32_t nin, d5_rt *out, doubl
     return D5_OK;
 }
 
-static d5_status extreme_backward(const d5_rt *gout, const d5_rt *in, int32_t nin, const d5_rt *out,
-                                  d5_rt *gin, double sign)
+static d5_status extreme_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                                  int32_t nin, const d5_rt *out, d5_rt *gin)
 {
+    (void)nout;
+    double sign = ((const extreme *)state)->sign;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int32_t k = selected(in, nin, &out[0], i, sign);
         if (gin[k].data)
@@ -76,32 +73,11 @@ static double extreme_flops(void *state, const d5_tensor_desc *in, int32_t nin,
     return (double)(nin - 1) * (double)d5_tensor_desc_numel(&out[0]);
 }
 
-/* The operator table of Max (SIGN 1) or Min (SIGN -1). */
-#define EXTREME_OPERATOR(NAME, SIGN)                                                               \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
-    {                                                                                              \
-        (void)attrs;                                                                               \
-        (void)nout;                                                                                \
-        (void)state;                                                                               \
-        return extreme_create(#NAME, in, nin, out);                                                \
-    }                                                                                              \
-    static d5_status NAME##_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,         \
-                                    int32_t nout)                                                  \
-    {                                                                                              \
-        (void)state;                                                                               \
-        (void)nout;                                                                                \
-        return extreme_forward(in, nin, out, SIGN);                                                \
-    }                                                                                              \
-    static d5_status NAME##_backward(void *state, const d5_rt *gout, int32_t nout,                 \
-                                     const d5_rt *in, int32_t nin, const d5_rt *out, d5_rt *gin)   \
-    {                                                                                              \
-        (void)state;                                                                               \
-        (void)nout;                                                                                \
-        return extreme_backward(gout, in, nin, out, gin, SIGN);                                    \
-    }                                                                                              \
-    D5_REF_OPERATOR(NAME, 1, INT32_MAX, 1, 1, NAME##_create, NAME##_forward, NAME##_backward,      \
-                    NULL, extreme_flops)
+static const extreme max_op = {"Max", 1}, min_op = {"Min", -1};
 
-EXTREME_OPERATOR(Max, 1);
-EXTREME_OPERATOR(Min, -1);
+D5_REF_CREATE_WITH(Max, extreme_create, max_op)
+D5_REF_OPERATOR(Max, 1, INT32_MAX, 1, 1, Max_create, extreme_forward, extreme_backward,
+                d5__ref_keep, extreme_flops);
+D5_REF_CREATE_WITH(Min, extreme_create, min_op)
+D5_REF_OPERATOR(Min, 1, INT32_MAX, 1, 1, Min_create, extreme_forward, extreme_backward,
+                d5__ref_keep, extreme_flops);

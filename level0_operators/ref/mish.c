@@ -2,7 +2,7 @@
  * element-wise on float32 or float64. With t = tanh(softplus(X)) and
  * sigmoid(X) = d softplus / dX, dY/dX = t + X * sigmoid(X) * (1 - t^2).
  * https://onnx.ai/onnx/operators/onnx__Mish.html */
-#include "unary_op.h"
+#include "unary.h"
 
 #include <math.h>
 
@@ -26,6 +26,6 @@ static double mish_df(double x, double y, double alpha)
     return t + x * sigmoid * (1 - t * t);
 }
 
-static const d5_unary_fn mish_fn = {"Mish", mish_f, mish_df};
+static const d5_unary_fn mish_fn = {.name = "Mish", .f = mish_f, .df = mish_df};
 
 D5_UNARY_OPERATOR(Mish, mish_fn);

@@ -40,8 +40,8 @@ static double pymod_f(double a, double b)
     return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
-static const d5_binary_fn fmod_fn = {"Mod", fmod_f, fmod_da, fmod_db};
-static const d5_binary_fn pymod_fn = {"Mod", pymod_f, NULL, NULL};
+static const d5_binary_fn fmod_fn = {"Mod", fmod_f, fmod_da, fmod_db, D5_BINARY_FLOAT};
+static const d5_binary_fn pymod_fn = {"Mod", pymod_f, NULL, NULL, D5_BINARY_FLOAT};
 
 static d5_status mod_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, int32_t nout, void **state)
@@ -92,7 +92,8 @@ static d5_status mod_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
                 return d5_error(D5_ERR_NUMERIC,
                                 "Mod: integer division by zero (element %lld of B is 0)",
                                 (long long)j);
-    return d5__binary_forward(m->fmod ? &fmod_fn : &pymod_fn, in, out);
+    d5__binary_eval(m->fmod ? &fmod_fn : &pymod_fn, in, out);
+    return D5_OK;
 }
 
 /* Only floating-point inputs have a gradient, and they always use fmod = 1;
@@ -103,8 +104,8 @@ static d5_status mod_backward(void *state, const d5_rt *gout, int32_t nout, cons
     (void)nout;
     (void)nin;
     const mod *m = state;
-    if (!m->is_float) return D5_OK;
-    return d5__binary_backward(&fmod_fn, gout, in, out, gin);
+    if (m->is_float) d5__binary_grad(&fmod_fn, gout, in, out, gin);
+    return D5_OK;
 }
 
 D5_REF_OPERATOR(Mod, 2, 2, 1, 1, mod_create, mod_forward, mod_backward, NULL, d5__binary_flops);

@@ -19,6 +19,6 @@ static double mul_db(double a, double b, double y)
     return a;
 }
 
-static const d5_binary_fn mul_fn = {"Mul", mul, mul_da, mul_db};
+static const d5_binary_fn mul_fn = {"Mul", mul, mul_da, mul_db, D5_BINARY_FLOAT};
 
 D5_BINARY_OPERATOR(Mul, mul_fn);

@@ -86,29 +86,16 @@ static d5_status nll_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
 }
 
 /* The class of position j (sample j / d, position j % d), or -1 when it is
- * ignore_index; D5_ERR_RANGE for a class outside [0, C) that is not ignored. */
+ * ignore_index. */
 static d5_status class_at(const nll *g, const d5_rt *target, int64_t j, int64_t *cls)
 {
-    int64_t t = (int64_t)target->data[j];
-    *cls = -1;
-    if (g->has_ignore && t == g->ignore_index) return D5_OK;
-    if (t < 0 || t >= g->c)
-        return d5_error(D5_ERR_RANGE, OP ": target %lld at position %lld is outside [0, %lld)",
-                        (long long)t, (long long)j, (long long)g->c);
-    *cls = t;
-    return D5_OK;
+    return d5__loss_class(OP, "target", target, j, g->c, g->has_ignore, g->ignore_index, cls);
 }
 
 /* The flat input index of class c at position j. */
 static int64_t at(const nll *g, int64_t j, int64_t c)
 {
     return (j / g->d * g->c + c) * g->d + j % g->d;
-}
-
-static double weight_of(const d5_rt *in, int32_t nin, int64_t cls)
-{
-    if (cls < 0) return 0;
-    return nin > 2 && in[2].data ? in[2].data[cls] : 1;
 }
 
 /* The sum of the weighted losses and of the weights; per-position losses into
@@ -121,7 +108,7 @@ static d5_status totals(const nll *g, const d5_rt *in, int32_t nin, double *loss
         int64_t cls;
         d5_status s = class_at(g, &in[1], j, &cls);
         if (s != D5_OK) return s;
-        double w = weight_of(in, nin, cls), l = cls < 0 ? 0 : -w * in[0].data[at(g, j, cls)];
+        double w = d5__loss_weight(in, nin, cls), l = cls < 0 ? 0 : -w * in[0].data[at(g, j, cls)];
         if (loss) loss[j] = l;
         *sum += l;
         *wsum += w;
@@ -159,7 +146,7 @@ static d5_status nll_backward(void *state, const d5_rt *gout, int32_t nout, cons
         double dl = none ? gout[0].data[j] : gout[0].data[0];
         if (mean) dl /= wsum;
         double x = in[0].data[at(g, j, cls)];
-        if (gin[0].data) gin[0].data[at(g, j, cls)] -= dl * weight_of(in, nin, cls);
+        if (gin[0].data) gin[0].data[at(g, j, cls)] -= dl * d5__loss_weight(in, nin, cls);
         /* The mean also depends on the weight through its denominator. */
         if (has_weight && gin[2].data) gin[2].data[cls] += dl * (-x - (mean ? out[0].data[0] : 0));
     }

@@ -116,6 +116,45 @@ d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, co
     return D5_OK;
 }
 
+d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
+                                 int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    const d5_reduce *r = state;
+    for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] = 0;
+    for (int64_t i = 0; i < in[0].numel; i++) out[0].data[d5__reduce_index(r, i)] += in[0].data[i];
+    if (r->mean)
+        for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] /= (double)r->count;
+    return D5_OK;
+}
+
+d5_status d5__reduce_sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)nout;
+    (void)nin;
+    (void)out;
+    const d5_reduce *r = state;
+    double n = r->mean ? (double)r->count : 1; /* x / 1 is x exactly */
+    if (gin[0].data)
+        for (int64_t i = 0; i < in[0].numel; i++)
+            gin[0].data[i] += gout[0].data[d5__reduce_index(r, i)] / n;
+    return D5_OK;
+}
+
+/* One addition per input element, and for the mean a division per output
+ * element. */
+double d5__reduce_sum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                            const d5_tensor_desc *out, int32_t nout)
+{
+    (void)nin;
+    (void)nout;
+    const d5_reduce *r = state;
+    return (double)d5_tensor_desc_numel(&in[0]) +
+           (r->mean ? (double)d5_tensor_desc_numel(&out[0]) : 0);
+}
+
 d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_reduction *out)
 {
     const char *r;
@@ -129,5 +168,18 @@ d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_redu
         *out = D5_LOSS_MEAN;
     else
         return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, sum or mean", op, r);
+    return D5_OK;
+}
+
+d5_status d5__loss_class(const char *op, const char *what, const d5_rt *target, int64_t j,
+                         int64_t c, int has_ignore, int64_t ignore_index, int64_t *cls)
+{
+    int64_t t = (int64_t)target->data[j];
+    *cls = -1;
+    if (has_ignore && t == ignore_index) return D5_OK;
+    if (t < 0 || t >= c)
+        return d5_error(D5_ERR_RANGE, "%s: %s %lld at position %lld is outside [0, %lld)", op, what,
+                        (long long)t, (long long)j, (long long)c);
+    *cls = t;
     return D5_OK;
 }

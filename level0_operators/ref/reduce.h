@@ -10,6 +10,7 @@ typedef struct d5_reduce {
     d5_tensor_desc in;            /* the input */
     uint8_t reduced[D5_MAX_DIMS]; /* 1 for each reduced axis */
     int64_t count;                /* input elements summed into each output element */
+    int mean;                     /* ReduceMean: the kernels below divide the sums by count */
 } d5_reduce;
 
 /* Plans the reduction of `in` over axes[0..naxes-1] (negative ones count from
@@ -30,11 +31,32 @@ int64_t d5__reduce_index(const d5_reduce *plan, int64_t i);
  * Stores a d5_reduce as *state. */
 d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, void **state);
+/* The kernels and FLOPs of ReduceSum and ReduceMean, whose state is the
+ * d5_reduce of d5__reduce_create. */
+d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
+                                 int32_t nout);
+/* Every input element gets the gradient of the sum (mean) it went into. */
+d5_status d5__reduce_sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                                  int32_t nin, const d5_rt *out, d5_rt *gin);
+double d5__reduce_sum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                            const d5_tensor_desc *out, int32_t nout);
 
 /* The `reduction` attribute of a loss. */
 typedef enum d5_loss_reduction { D5_LOSS_NONE, D5_LOSS_SUM, D5_LOSS_MEAN } d5_loss_reduction;
 
 /* Reads `reduction` ("none", "sum" or "mean"; default "mean"). */
 d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_reduction *out);
+/* The class named at position j of a loss's target (`what`: "target",
+ * "label"), or -1 when has_ignore and it is ignore_index; D5_ERR_RANGE naming
+ * the operator for a class outside [0, c) that is not ignored. */
+d5_status d5__loss_class(const char *op, const char *what, const d5_rt *target, int64_t j,
+                         int64_t c, int has_ignore, int64_t ignore_index, int64_t *cls);
+/* The weight of class cls from the optional input 2: 0 when cls < 0 (ignored),
+ * 1 without weights. */
+static inline double d5__loss_weight(const d5_rt *in, int32_t nin, int64_t cls)
+{
+    if (cls < 0) return 0;
+    return nin > 2 && in[2].data ? in[2].data[cls] : 1;
+}
 
 #endif

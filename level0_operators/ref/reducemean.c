@@ -11,43 +11,10 @@ static d5_status reducemean_create(const d5_tensor *in, int32_t nin, const d5_at
                                    d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    return d5__reduce_create("ReduceMean", in, nin, attrs, out, state);
+    d5_status s = d5__reduce_create("ReduceMean", in, nin, attrs, out, state);
+    if (s == D5_OK) ((d5_reduce *)*state)->mean = 1;
+    return s;
 }
 
-static d5_status reducemean_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                    int32_t nout)
-{
-    (void)nin;
-    (void)nout;
-    const d5_reduce *r = state;
-    for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] = 0;
-    for (int64_t i = 0; i < in[0].numel; i++) out[0].data[d5__reduce_index(r, i)] += in[0].data[i];
-    for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] /= (double)r->count;
-    return D5_OK;
-}
-
-/* Every input element gets the gradient of its mean divided by the count. */
-static d5_status reducemean_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                     int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)nout;
-    (void)nin;
-    (void)out;
-    const d5_reduce *r = state;
-    if (gin[0].data)
-        for (int64_t i = 0; i < in[0].numel; i++)
-            gin[0].data[i] += gout[0].data[d5__reduce_index(r, i)] / (double)r->count;
-    return D5_OK;
-}
-
-static double reducemean_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                               const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]) + (double)d5_tensor_desc_numel(&out[0]);
-}
-
-D5_REF_OPERATOR(ReduceMean, 1, 2, 1, 1, reducemean_create, reducemean_forward, reducemean_backward,
-                NULL, reducemean_flops);
+D5_REF_OPERATOR(ReduceMean, 1, 2, 1, 1, reducemean_create, d5__reduce_sum_forward,
+                d5__reduce_sum_backward, NULL, d5__reduce_sum_flops);

@@ -180,16 +180,6 @@ static d5_status reduction_backward(void *state, const d5_rt *gout, int32_t nout
     return D5_OK;
 }
 
-static double reduction_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                              const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
-}
-
 #define REDUCTION(NAME, KIND)                                                                      \
     static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
                                    d5_tensor_desc *out, int32_t nout, void **state)                \
@@ -198,7 +188,7 @@ static double reduction_flops(void *state, const d5_tensor_desc *in, int32_t nin
         return reduction_create(#NAME, KIND, in, nin, attrs, out, state);                          \
     }                                                                                              \
     D5_REF_OPERATOR(NAME, 1, 2, 1, 1, NAME##_create, reduction_forward, reduction_backward, NULL,  \
-                    reduction_flops)
+                    d5__flops_per_input)
 
 REDUCTION(ReduceMax, MAX);
 REDUCTION(ReduceMin, MIN);

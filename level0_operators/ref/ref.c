@@ -99,6 +99,11 @@ static int convertible(int32_t dtype)
            dtype == D5_I16 || dtype == D5_I8 || dtype == D5_U8 || dtype == D5_BOOL;
 }
 
+void d5__ref_keep(void *state)
+{
+    (void)state;
+}
+
 void d5__ref_destroy(void *state)
 {
     ref_state *s = state;

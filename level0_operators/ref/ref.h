@@ -72,6 +72,21 @@ void d5__ref_cost(void *state, double *flops, double *bytes);
     D5__REF_OPERATOR(NAME, MIN_IN, MAX_IN, MIN_OUT, MAX_OUT, CREATE, FORWARD, NULL, NULL,          \
                      D5_OP_F64, DESTROY, FLOPS)
 
+/* Defines NAME##_create, the create function of one operator of a family
+ * whose kernels are shared and told apart by IMPL, a static constant of the
+ * operator's file: it returns CREATE(&IMPL, in, nin, attrs, out, state). */
+#define D5_REF_CREATE_WITH(NAME, CREATE, IMPL)                                                     \
+    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
+                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    {                                                                                              \
+        (void)nout;                                                                                \
+        return CREATE(&IMPL, in, nin, attrs, out, state);                                          \
+    }
+
+/* The destroy function of an operator whose state points at static data
+ * (the IMPL of D5_REF_CREATE_WITH): it frees nothing. */
+void d5__ref_keep(void *state);
+
 #define D5__REF_OPERATOR(NAME, MIN_IN, MAX_IN, MIN_OUT, MAX_OUT, CREATE, FORWARD, BACKWARD,        \
                          DESC_BACKWARD, FLAGS, DESTROY, FLOPS)                                     \
     static const d5_ref_vtable ref_vtable_##NAME = {CREATE,  FORWARD, BACKWARD,                    \

@@ -36,14 +36,5 @@ static d5_status relu_backward(void *state, const d5_rt *gout, int32_t nout, con
     return D5_OK;
 }
 
-static double relu_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
-}
-
-D5_REF_OPERATOR(Relu, 1, 1, 1, 1, relu_create, relu_forward, relu_backward, NULL, relu_flops);
+D5_REF_OPERATOR(Relu, 1, 1, 1, 1, relu_create, relu_forward, relu_backward, NULL,
+                d5__flops_per_input);

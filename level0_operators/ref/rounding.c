@@ -6,7 +6,7 @@
  * https://onnx.ai/onnx/operators/onnx__Floor.html
  * https://onnx.ai/onnx/operators/onnx__Ceil.html
  * https://onnx.ai/onnx/operators/onnx__Round.html */
-#include "unary_op.h"
+#include "unary.h"
 
 #include <math.h>
 
@@ -38,9 +38,9 @@ static double round_f(double x, double alpha)
     return isfinite(x) ? r : x;
 }
 
-static const d5_unary_fn floor_fn = {"Floor", floor_f, zero};
-static const d5_unary_fn ceil_fn = {"Ceil", ceil_f, zero};
-static const d5_unary_fn round_fn = {"Round", round_f, zero};
+static const d5_unary_fn floor_fn = {.name = "Floor", .f = floor_f, .df = zero};
+static const d5_unary_fn ceil_fn = {.name = "Ceil", .f = ceil_f, .df = zero};
+static const d5_unary_fn round_fn = {.name = "Round", .f = round_f, .df = zero};
 
 D5_UNARY_OPERATOR(Floor, floor_fn);
 D5_UNARY_OPERATOR(Ceil, ceil_fn);

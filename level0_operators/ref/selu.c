@@ -8,34 +8,20 @@
 
 #include <math.h>
 
-typedef struct selu {
-    double alpha, gamma;
-} selu;
-
-static d5_status selu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)nout;
-    selu p;
-    d5_status s = d5__unary_create("Selu", in, nin, out);
-    if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.67326319217681884765625, &p.alpha);
-    if (s == D5_OK) s = d5_attrs_float(attrs, "gamma", 1.05070102214813232421875, &p.gamma);
-    if (s != D5_OK) return s;
-    selu *st = d5_alloc(sizeof *st, "Selu");
-    if (!st) return D5_ERR_NOMEM;
-    *st = p;
-    *state = st;
-    return D5_OK;
-}
+/* The kernels below use the attributes; f and df are not needed. */
+static const d5_unary_fn selu_fn = {.name = "Selu",
+                                    .attr = {"alpha", "gamma"},
+                                    .def = {1.67326319217681884765625, 1.05070102214813232421875}};
 
 static d5_status selu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
 {
     (void)nin;
     (void)nout;
-    const selu *p = state;
+    const d5_unary_state *p = state;
+    double alpha = p->attr[0], gamma = p->attr[1];
     for (int64_t i = 0; i < in[0].numel; i++) {
         double x = in[0].data[i];
-        out[0].data[i] = p->gamma * (x > 0 ? x : p->alpha * expm1(x));
+        out[0].data[i] = gamma * (x > 0 ? x : alpha * expm1(x));
     }
     return D5_OK;
 }
@@ -46,13 +32,16 @@ static d5_status selu_backward(void *state, const d5_rt *gout, int32_t nout, con
     (void)nout;
     (void)nin;
     (void)out;
-    const selu *p = state;
+    const d5_unary_state *p = state;
+    double alpha = p->attr[0], gamma = p->attr[1];
     if (gin[0].data)
         for (int64_t i = 0; i < in[0].numel; i++) {
             double x = in[0].data[i];
-            gin[0].data[i] += gout[0].data[i] * p->gamma * (x > 0 ? 1 : p->alpha * exp(x));
+            gin[0].data[i] += gout[0].data[i] * gamma * (x > 0 ? 1 : alpha * exp(x));
         }
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Selu, 1, 1, 1, 1, selu_create, selu_forward, selu_backward, NULL, d5__unary_flops);
+D5_REF_CREATE_WITH(Selu, d5__unary_op_create, selu_fn)
+D5_REF_OPERATOR(Selu, 1, 1, 1, 1, Selu_create, selu_forward, selu_backward, NULL,
+                d5__flops_per_input);

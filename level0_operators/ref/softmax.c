@@ -22,18 +22,17 @@ static d5_status softmax_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     (void)nin;
     (void)nout;
     const d5_axis_view *g = state;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t i = 0; i < g->inner; i++) {
-            const double *x = in[0].data + o * g->n * g->inner + i;
-            double *y = out[0].data + o * g->n * g->inner + i;
-            double max = -INFINITY, sum = 0;
-            for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
-            for (int64_t k = 0; k < g->n; k++) {
-                y[k * g->inner] = exp(x[k * g->inner] - max);
-                sum += y[k * g->inner];
-            }
-            for (int64_t k = 0; k < g->n; k++) y[k * g->inner] /= sum;
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        const double *x = in[0].data + d5__axis_row(g, r);
+        double *y = out[0].data + d5__axis_row(g, r);
+        double max = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
+        for (int64_t k = 0; k < g->n; k++) {
+            y[k * g->inner] = exp(x[k * g->inner] - max);
+            sum += y[k * g->inner];
         }
+        for (int64_t k = 0; k < g->n; k++) y[k * g->inner] /= sum;
+    }
     return D5_OK;
 }
 
@@ -45,28 +44,16 @@ static d5_status softmax_backward(void *state, const d5_rt *gout, int32_t nout, 
     (void)nin;
     const d5_axis_view *g = state;
     if (!gin[0].data) return D5_OK;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t i = 0; i < g->inner; i++) {
-            int64_t base = o * g->n * g->inner + i;
-            const double *y = out[0].data + base, *dy = gout[0].data + base;
-            double *dx = gin[0].data + base, dot = 0;
-            for (int64_t k = 0; k < g->n; k++) dot += dy[k * g->inner] * y[k * g->inner];
-            for (int64_t k = 0; k < g->n; k++)
-                dx[k * g->inner] += y[k * g->inner] * (dy[k * g->inner] - dot);
-        }
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        int64_t base = d5__axis_row(g, r);
+        const double *y = out[0].data + base, *dy = gout[0].data + base;
+        double *dx = gin[0].data + base, dot = 0;
+        for (int64_t k = 0; k < g->n; k++) dot += dy[k * g->inner] * y[k * g->inner];
+        for (int64_t k = 0; k < g->n; k++)
+            dx[k * g->inner] += y[k * g->inner] * (dy[k * g->inner] - dot);
+    }
     return D5_OK;
 }
 
-/* max, subtract, exp, sum and divide: five operations per element. */
-static double softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return 5.0 * (double)d5_tensor_desc_numel(&in[0]);
-}
-
 D5_REF_OPERATOR(Softmax, 1, 1, 1, 1, softmax_create, softmax_forward, softmax_backward, NULL,
-                softmax_flops);
+                d5__softmax_flops);

@@ -100,26 +100,11 @@ static double log_sum_exp(const double *x, int64_t c, int64_t d)
     return m + log(sum);
 }
 
-/* The label of position j, or -1 when it is ignore_index; D5_ERR_RANGE for a
- * label outside [0, C) that is not ignored. */
+/* The label of position j, or -1 when it is ignore_index. */
 static d5_status label_at(const sce *g, const d5_rt *labels, int64_t j, int64_t *label)
 {
-    int64_t l = (int64_t)labels->data[j];
-    *label = -1;
-    if (g->has_ignore && l == g->ignore_index) return D5_OK;
-    if (l < 0 || l >= g->c)
-        return d5_error(D5_ERR_RANGE,
-                        "SoftmaxCrossEntropyLoss: label %lld at position %lld is outside [0, %lld)",
-                        (long long)l, (long long)j, (long long)g->c);
-    *label = l;
-    return D5_OK;
-}
-
-/* The weight of a label: 0 when ignored, 1 without weights. */
-static double weight_of(const d5_rt *in, int32_t nin, int64_t label)
-{
-    if (label < 0) return 0;
-    return nin > 2 && in[2].data ? in[2].data[label] : 1;
+    return d5__loss_class("SoftmaxCrossEntropyLoss", "label", labels, j, g->c, g->has_ignore,
+                          g->ignore_index, label);
 }
 
 /* Fills loss[j] = weight * -log_prob[label] per position (when `loss` is not
@@ -139,7 +124,7 @@ static d5_status sce_losses(const sce *g, const d5_rt *in, int32_t nin, double *
                 for (int64_t k = 0; k < g->c; k++) log_prob[base + k * g->d] = x[k * g->d] - lse;
             d5_status s = label_at(g, &in[1], j, &label);
             if (s != D5_OK) return s;
-            double w = weight_of(in, nin, label);
+            double w = d5__loss_weight(in, nin, label);
             double l = label < 0 ? 0 : w * (lse - x[label * g->d]);
             if (loss) loss[j] = l;
             *total += l;
@@ -180,7 +165,7 @@ static d5_status sce_backward(void *state, const d5_rt *gout, int32_t nout, cons
             const double *x = in[0].data + base;
             double lse = log_sum_exp(x, g->c, g->d);
             (void)label_at(g, &in[1], j, &label);
-            double w = weight_of(in, nin, label);
+            double w = d5__loss_weight(in, nin, label);
             double gl = g->reduction == D5_LOSS_NONE  ? gout[0].data[j]
                         : g->reduction == D5_LOSS_SUM ? gout[0].data[0]
                                                       : gout[0].data[0] / wsum;

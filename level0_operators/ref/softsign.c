@@ -1,7 +1,7 @@
 /* Softsign (ONNX opset 1; opset 22 only adds data types): Y = X / (1 + |X|),
  * element-wise on float32 or float64. dY/dX = 1 / (1 + |X|)^2.
  * https://onnx.ai/onnx/operators/onnx__Softsign.html */
-#include "unary_op.h"
+#include "unary.h"
 
 #include <math.h>
 
@@ -18,6 +18,6 @@ static double softsign_df(double x, double y, double alpha)
     return 1 / (d * d);
 }
 
-static const d5_unary_fn softsign_fn = {"Softsign", softsign_f, softsign_df};
+static const d5_unary_fn softsign_fn = {.name = "Softsign", .f = softsign_f, .df = softsign_df};
 
 D5_UNARY_OPERATOR(Softsign, softsign_fn);

@@ -21,6 +21,6 @@ static double sub_db(double a, double b, double y)
     return -1;
 }
 
-static const d5_binary_fn sub_fn = {"Sub", sub, sub_da, sub_db};
+static const d5_binary_fn sub_fn = {"Sub", sub, sub_da, sub_db, D5_BINARY_FLOAT};
 
 D5_BINARY_OPERATOR(Sub, sub_fn);

@@ -16,32 +16,6 @@ static double tanh_df(double x, double y, double alpha)
     return 1 - y * y;
 }
 
-static const d5_unary_fn tanh_fn = {"Tanh", tanh_f, tanh_df};
+static const d5_unary_fn tanh_fn = {.name = "Tanh", .f = tanh_f, .df = tanh_df};
 
-static d5_status tanh_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
-{
-    (void)attrs;
-    (void)nout;
-    (void)state;
-    return d5__unary_create("Tanh", in, nin, out);
-}
-
-static d5_status tanh_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)nout;
-    return d5__unary_forward(&tanh_fn, 0, in, out);
-}
-
-static d5_status tanh_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
-{
-    (void)state;
-    (void)nout;
-    (void)nin;
-    return d5__unary_backward(&tanh_fn, 0, gout, in, out, gin);
-}
-
-D5_REF_OPERATOR(Tanh, 1, 1, 1, 1, tanh_create, tanh_forward, tanh_backward, NULL, d5__unary_flops);
+D5_UNARY_OPERATOR(Tanh, tanh_fn);

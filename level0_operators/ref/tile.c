@@ -51,8 +51,7 @@ static d5_status tile_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     (void)state;
     (void)nin;
     (void)nout;
-    for (int64_t i = 0; i < out[0].numel; i++)
-        out[0].data[i] = in[0].data[source(out[0].desc, in[0].desc, i)];
+    d5__gather_forward(source, in, out);
     return D5_OK;
 }
 
@@ -62,9 +61,7 @@ static d5_status tile_backward(void *state, const d5_rt *gout, int32_t nout, con
     (void)state;
     (void)nout;
     (void)nin;
-    if (gin[0].data)
-        for (int64_t i = 0; i < out[0].numel; i++)
-            gin[0].data[source(out[0].desc, in[0].desc, i)] += gout[0].data[i];
+    d5__gather_backward(source, gout, in, out, gin);
     return D5_OK;
 }
 

@@ -15,7 +15,7 @@
  *   https://onnx.ai/onnx/operators/onnx__Atanh.html
  * (Opset 22 only adds data types.) Outside a function's domain (Asin of 2,
  * Acosh of 0) the result is NaN, as in C's math library. */
-#include "unary_op.h"
+#include "unary.h"
 
 #include <math.h>
 
@@ -33,7 +33,7 @@
         (void)alpha;                                                                               \
         return DF;                                                                                 \
     }                                                                                              \
-    static const d5_unary_fn NAME##_fn = {#NAME, NAME##_f, NAME##_df};                             \
+    static const d5_unary_fn NAME##_fn = {.name = #NAME, .f = NAME##_f, .df = NAME##_df};          \
     D5_UNARY_OPERATOR(NAME, NAME##_fn)
 
 TRIG(Sin, sin(x), cos(x));

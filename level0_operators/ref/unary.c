@@ -8,39 +8,42 @@ d5_status d5__unary_create(const char *name, const d5_tensor *in, int32_t nin, d
     return s;
 }
 
-d5_status d5__unary_alpha(const d5_attrs *attrs, double def, void **state)
+d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_t nin,
+                              const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
-    double alpha;
-    d5_status s = d5_attrs_float(attrs, "alpha", def, &alpha);
+    d5_unary_state u = {fn, {fn->def[0], fn->def[1]}};
+    d5_status s = d5__unary_create(fn->name, in, nin, out);
+    for (int k = 0; k < 2 && s == D5_OK; k++)
+        if (fn->attr[k]) s = d5_attrs_float(attrs, fn->attr[k], fn->def[k], &u.attr[k]);
     if (s != D5_OK) return s;
-    double *st = d5_alloc(sizeof *st, "alpha");
+    d5_unary_state *st = d5_alloc(sizeof *st, fn->name);
     if (!st) return D5_ERR_NOMEM;
-    *st = alpha;
+    *st = u;
     *state = st;
     return D5_OK;
 }
 
-d5_status d5__unary_forward(const d5_unary_fn *fn, double alpha, const d5_rt *in, d5_rt *out)
+d5_status d5__unary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
 {
-    for (int64_t i = 0; i < in[0].numel; i++) out[0].data[i] = fn->f(in[0].data[i], alpha);
+    (void)nin;
+    (void)nout;
+    const d5_unary_state *u = state;
+    double (*f)(double, double) = u->fn->f;
+    double alpha = u->attr[0];
+    for (int64_t i = 0; i < in[0].numel; i++) out[0].data[i] = f(in[0].data[i], alpha);
     return D5_OK;
 }
 
-d5_status d5__unary_backward(const d5_unary_fn *fn, double alpha, const d5_rt *gout,
-                             const d5_rt *in, const d5_rt *out, d5_rt *gin)
+d5_status d5__unary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                             int32_t nin, const d5_rt *out, d5_rt *gin)
 {
+    (void)nout;
+    (void)nin;
+    const d5_unary_state *u = state;
+    double (*df)(double, double, double) = u->fn->df;
+    double alpha = u->attr[0];
     if (gin[0].data)
         for (int64_t i = 0; i < in[0].numel; i++)
-            gin[0].data[i] += gout[0].data[i] * fn->df(in[0].data[i], out[0].data[i], alpha);
+            gin[0].data[i] += gout[0].data[i] * df(in[0].data[i], out[0].data[i], alpha);
     return D5_OK;
-}
-
-double d5__unary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                       const d5_tensor_desc *out, int32_t nout)
-{
-    (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
-    return (double)d5_tensor_desc_numel(&in[0]);
 }

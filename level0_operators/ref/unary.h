@@ -1,7 +1,7 @@
 /* Shared machinery of the element-wise unary operators (Sigmoid, Tanh, Exp,
  * LeakyRelu, ...): each operator file supplies the scalar function and its
- * derivative. `alpha` is the operator's float attribute where it has one
- * (LeakyRelu, Elu) and is ignored otherwise. */
+ * derivative as a d5_unary_fn and ends with D5_UNARY_OPERATOR(Name, fn). The
+ * input is float32 or float64 and the output has its shape and data type. */
 #ifndef D5_REF_UNARY_H
 #define D5_REF_UNARY_H
 
@@ -11,18 +11,33 @@ typedef struct d5_unary_fn {
     const char *name;
     double (*f)(double x, double alpha);
     double (*df)(double x, double y, double alpha); /* dy/dx at x, y = f(x, alpha) */
+    /* The float attributes read at create (NULL: none) and their defaults;
+     * f and df get the first as `alpha` (0 when there is none). */
+    const char *attr[2];
+    double def[2];
 } d5_unary_fn;
+
+/* The state of an operator created by d5__unary_op_create. */
+typedef struct d5_unary_state {
+    const d5_unary_fn *fn;
+    double attr[2]; /* the values of fn->attr */
+} d5_unary_state;
 
 /* Checks that input 0 is floating point; the output has its shape and dtype. */
 d5_status d5__unary_create(const char *name, const d5_tensor *in, int32_t nin, d5_tensor_desc *out);
-/* Reads the float attribute `alpha` (default `def`) into a state holding one
- * double, for the operators that have one. */
-d5_status d5__unary_alpha(const d5_attrs *attrs, double def, void **state);
-d5_status d5__unary_forward(const d5_unary_fn *fn, double alpha, const d5_rt *in, d5_rt *out);
-d5_status d5__unary_backward(const d5_unary_fn *fn, double alpha, const d5_rt *gout,
-                             const d5_rt *in, const d5_rt *out, d5_rt *gin);
-/* One operation per element. */
-double d5__unary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                       const d5_tensor_desc *out, int32_t nout);
+/* d5__unary_create, then reads fn's attributes into a d5_unary_state. */
+d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_t nin,
+                              const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+/* The kernels of a d5_unary_state: y = f(x, alpha), gx += gy * df(x, y, alpha). */
+d5_status d5__unary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
+d5_status d5__unary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                             int32_t nin, const d5_rt *out, d5_rt *gin);
+
+/* Defines the operator table d5__op_ref_<NAME> of a unary operator from its
+ * d5_unary_fn FN. */
+#define D5_UNARY_OPERATOR(NAME, FN)                                                                \
+    D5_REF_CREATE_WITH(NAME, d5__unary_op_create, FN)                                              \
+    D5_REF_OPERATOR(NAME, 1, 1, 1, 1, NAME##_create, d5__unary_forward, d5__unary_backward, NULL,  \
+                    d5__flops_per_input)
 
 #endif

@@ -91,23 +91,37 @@ int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i)
     return i < nin && in[i].desc.dtype != D5_DTYPE_INVALID;
 }
 
-d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
-                         const char *what, int64_t *out, int64_t max, int64_t *n)
+/* Checks input i of d5__const_ints or d5__const_floats: given, of data type
+ * a or b (`expected` in the message), known at create and with at most `max`
+ * values, which it counts. */
+static d5_status const_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                             const char *what, int32_t a, int32_t b, const char *expected,
+                             int64_t max, int64_t *count)
 {
     if (!d5__has_input(in, nin, i))
         return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
     const d5_tensor *t = &in[i];
-    if (t->desc.dtype != D5_I64 && t->desc.dtype != D5_I32)
-        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has data type %s, expected int64", op, i,
-                        what, d5_dtype_name((d5_dtype)t->desc.dtype));
+    if (t->desc.dtype != a && t->desc.dtype != b)
+        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has data type %s, expected %s", op, i,
+                        what, d5_dtype_name((d5_dtype)t->desc.dtype), expected);
     if (!t->data)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "%s: input %d (%s) must be a constant: its values decide the output shape",
                         op, i, what);
-    int64_t count = d5_tensor_desc_numel(&t->desc);
-    if (count > max)
+    *count = d5_tensor_desc_numel(&t->desc);
+    if (*count > max)
         return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has %lld values, at most %lld allowed",
-                        op, i, what, (long long)count, (long long)max);
+                        op, i, what, (long long)*count, (long long)max);
+    return D5_OK;
+}
+
+d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what, int64_t *out, int64_t max, int64_t *n)
+{
+    int64_t count = 0;
+    d5_status s = const_input(op, in, nin, i, what, D5_I64, D5_I32, "int64", max, &count);
+    if (s != D5_OK) return s;
+    const d5_tensor *t = &in[i];
     for (int64_t k = 0; k < count; k++)
         out[k] =
             t->desc.dtype == D5_I64 ? ((const int64_t *)t->data)[k] : ((const int32_t *)t->data)[k];
@@ -118,21 +132,11 @@ d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32
 d5_status d5__const_floats(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
                            const char *what, double *out, int64_t max, int64_t *n)
 {
-    if (!d5__has_input(in, nin, i))
-        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
+    int64_t count = 0;
+    d5_status s =
+        const_input(op, in, nin, i, what, D5_F32, D5_F64, "float32 or float64", max, &count);
+    if (s != D5_OK) return s;
     const d5_tensor *t = &in[i];
-    if (t->desc.dtype != D5_F32 && t->desc.dtype != D5_F64)
-        return d5_error(D5_ERR_INVALID,
-                        "%s: input %d (%s) has data type %s, expected float32 or float64", op, i,
-                        what, d5_dtype_name((d5_dtype)t->desc.dtype));
-    if (!t->data)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "%s: input %d (%s) must be a constant: its values decide the output shape",
-                        op, i, what);
-    int64_t count = d5_tensor_desc_numel(&t->desc);
-    if (count > max)
-        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has %lld values, at most %lld allowed",
-                        op, i, what, (long long)count, (long long)max);
     for (int64_t k = 0; k < count; k++)
         out[k] = t->desc.dtype == D5_F64 ? ((const double *)t->data)[k]
                                          : (double)((const float *)t->data)[k];
@@ -175,12 +179,19 @@ d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
     return D5_OK;
 }
 
-d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin,
+d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,
                                d5_tensor_desc *out)
 {
     out[0] = in[0].desc;
     for (int32_t k = 0; k < nin; k++) {
-        d5_status s = d5__need_float(op, in, nin, k);
+        d5_status s = D5_OK;
+        if (float_only)
+            s = d5__need_float(op, in, nin, k);
+        else if (!d5__has_input(in, nin, k))
+            s = d5_error(D5_ERR_INVALID, "%s: input %d is required", op, (int)k);
+        else if (in[k].desc.dtype == D5_BOOL)
+            s = d5_error(D5_ERR_INVALID, "%s: input %d is bool, expected a numeric data type", op,
+                         (int)k);
         if (s != D5_OK) return s;
         if (in[k].desc.dtype != in[0].desc.dtype)
             return d5_error(D5_ERR_INVALID, "%s: input %d has data type %s, input 0 %s", op, (int)k,
@@ -192,4 +203,62 @@ d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin,
         if (s != D5_OK) return s;
     }
     return D5_OK;
+}
+
+d5_status d5__sum_create(const d5_sum_op *op, const d5_tensor *in, int32_t nin,
+                         const d5_attrs *attrs, d5_tensor_desc *out, void **state)
+{
+    (void)attrs;
+    *state = (void *)op; /* read only */
+    return d5__broadcast_create(op->name, in, nin, 1, out);
+}
+
+d5_status d5__sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+{
+    (void)nout;
+    double n = ((const d5_sum_op *)state)->mean ? nin : 1;
+    for (int64_t i = 0; i < out[0].numel; i++) {
+        double acc = 0;
+        for (int32_t k = 0; k < nin; k++)
+            acc += in[k].data[d5__broadcast_index(out[0].desc, in[k].desc, i)];
+        out[0].data[i] = acc / n;
+    }
+    return D5_OK;
+}
+
+d5_status d5__sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                           int32_t nin, const d5_rt *out, d5_rt *gin)
+{
+    (void)nout;
+    double n = ((const d5_sum_op *)state)->mean ? nin : 1;
+    for (int32_t k = 0; k < nin; k++)
+        if (gin[k].data)
+            for (int64_t i = 0; i < out[0].numel; i++)
+                gin[k].data[d5__broadcast_index(out[0].desc, in[k].desc, i)] += gout[0].data[i] / n;
+    return D5_OK;
+}
+
+double d5__sum_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
+                     int32_t nout)
+{
+    (void)in;
+    (void)nout;
+    int32_t adds = ((const d5_sum_op *)state)->mean ? nin : nin - 1;
+    return (double)adds * (double)d5_tensor_desc_numel(&out[0]);
+}
+
+double d5__flops_per_input(void *state, const d5_tensor_desc *in, int32_t nin,
+                           const d5_tensor_desc *out, int32_t nout)
+{
+    (void)state;
+    (void)nin;
+    (void)out;
+    (void)nout;
+    return (double)d5_tensor_desc_numel(&in[0]);
+}
+
+double d5__softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                         const d5_tensor_desc *out, int32_t nout)
+{
+    return 5.0 * d5__flops_per_input(state, in, nin, out, nout);
 }

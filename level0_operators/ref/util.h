@@ -10,6 +10,23 @@ d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t
                         d5_tensor_desc *out);
 /* The flat index in `in` of element `i` of the broadcast result `out`. */
 int64_t d5__broadcast_index(const d5_tensor_desc *out, const d5_tensor_desc *in, int64_t i);
+/* The flat index in `in` of the element that element i of `out` copies. */
+typedef int64_t (*d5_source_fn)(const d5_tensor_desc *out, const d5_tensor_desc *in, int64_t i);
+/* The kernels of a copy whose output element i is input element src(i)
+ * (Expand, Tile); the gradient of an input element is the sum of those of its
+ * copies. Inline so that a constant src is called directly. */
+static inline void d5__gather_forward(d5_source_fn src, const d5_rt *in, d5_rt *out)
+{
+    for (int64_t i = 0; i < out[0].numel; i++)
+        out[0].data[i] = in[0].data[src(out[0].desc, in[0].desc, i)];
+}
+static inline void d5__gather_backward(d5_source_fn src, const d5_rt *gout, const d5_rt *in,
+                                       const d5_rt *out, d5_rt *gin)
+{
+    if (gin[0].data)
+        for (int64_t i = 0; i < out[0].numel; i++)
+            gin[0].data[src(out[0].desc, in[0].desc, i)] += gout[0].data[i];
+}
 /* Row-major strides (elements) of a shape. */
 void d5__strides(const d5_tensor_desc *d, int64_t *strides);
 /* Resolves a possibly negative axis against ndim; D5_ERR_INVALID names the
@@ -44,6 +61,12 @@ d5_status d5__ref_opset(const char *op, const d5_attrs *attrs, int64_t def, int6
 typedef struct d5_axis_view {
     int64_t outer, n, inner;
 } d5_axis_view;
+/* The offset of row r (0 <= r < outer * inner) of a view: its n elements are
+ * at offset + k * inner. */
+static inline int64_t d5__axis_row(const d5_axis_view *v, int64_t r)
+{
+    return r / v->inner * v->n * v->inner + r % v->inner;
+}
 /* Checks a floating-point input 0, reads the attribute "axis" (default -1),
  * sets out[0] to input 0's descriptor and allocates *state as a d5_axis_view.
  * Before opset 13 (Softmax, LogSoftmax, Hardmax), the input is instead seen as
@@ -51,10 +74,32 @@ typedef struct d5_axis_view {
  * the view covers the whole second dimension (inner = 1). */
 d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
                                const d5_attrs *attrs, d5_tensor_desc *out, void **state);
-/* Checks 1..N floating-point inputs of one dtype and broadcasts them all into
- * out[0] (Sum, Mean, Max, Min). */
-d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin,
+/* Checks 1..N inputs of one dtype, floating point (float_only: Sum, Mean) or
+ * any but bool (Max, Min), and broadcasts them all into out[0]. */
+d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,
                                d5_tensor_desc *out);
+/* Sum (mean 0) or Mean (mean 1): the element-wise sum of 1..N floating-point
+ * inputs broadcast together, divided by N for Mean. The state of both
+ * operators (free it with d5__ref_keep), their create, kernels and FLOPs. */
+typedef struct d5_sum_op {
+    const char *name;
+    int mean;
+} d5_sum_op;
+d5_status d5__sum_create(const d5_sum_op *op, const d5_tensor *in, int32_t nin,
+                         const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+d5_status d5__sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
+d5_status d5__sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
+                           int32_t nin, const d5_rt *out, d5_rt *gin);
+double d5__sum_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
+                     int32_t nout);
+/* The FLOPs of an operator that does one operation per element of input 0
+ * (a d5_ref_flops_fn). */
+double d5__flops_per_input(void *state, const d5_tensor_desc *in, int32_t nin,
+                           const d5_tensor_desc *out, int32_t nout);
+/* The FLOPs of Softmax and LogSoftmax: max, subtract, exp, sum, and divide or
+ * log and subtract: about five operations per element. */
+double d5__softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
+                         const d5_tensor_desc *out, int32_t nout);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
 
