@@ -269,11 +269,12 @@ int cmd_run(int argc, char **argv)
             "       [--threads N] [--backprop] [--optimize LEVEL] [--json FILE] [--trace FILE]\n"
             "       [--time S]",
             "Loads an ONNX model, optimises the graph for inference (--optimize: identities\n"
-            "removed, BatchNormalization folded into the Conv before it), compiles it (shapes,\n"
-            "constant folding, a backend per node, a memory plan) and measures it: latency median "
-            "with its 95% confidence interval\n"
-            "(warm-up excluded, repetitions until the interval is tight or the time budget is\n"
-            "spent) and throughput. Then each node is timed alone: a per-operator breakdown and\n"
+            "removed, BatchNormalization folded into the Conv before it, Conv + Add + Relu "
+            "fused),\n"
+            "compiles it (shapes, constant folding, a backend per node, a memory plan) and\n"
+            "measures it: latency median with its 95% confidence interval (warm-up excluded,\n"
+            "repetitions until the interval is tight or the time budget is spent) and\n"
+            "throughput. Then each node is timed alone: a per-operator breakdown and\n"
             "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
             "planned activation arena plus the parameters; peak RSS is the process's.",
             opts),

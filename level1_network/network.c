@@ -561,6 +561,53 @@ d5_status d5__network_move_output(d5_network *net, int32_t node, int32_t slot, i
     return D5_OK;
 }
 
+d5_status d5__network_rewrite_node(d5_network *net, int32_t node, const char *name,
+                                   const char *op_type, const d5_attr *extra)
+{
+    d5__node *n = &net->nodes[node];
+    if (name && strcmp(name, n->name) != 0 && d5__network_node(net, name) >= 0)
+        return d5_error(D5_ERR_INVALID, "node '%s': the name is already taken", name);
+    char *new_name = name ? d5_strdup(name, "node name") : NULL;
+    char *new_type = op_type ? d5_strdup(op_type, "node op_type") : NULL;
+    d5_attr *attrs = NULL;
+    int32_t nattrs = 0;
+    d5_status s = (name && !new_name) || (op_type && !new_type) ? D5_ERR_NOMEM : D5_OK;
+    if (s == D5_OK && extra) {
+        d5_attr *all = d5_calloc((size_t)n->nattrs + 1, sizeof *all, "node attributes");
+        if (!all) {
+            s = D5_ERR_NOMEM;
+        } else {
+            if (n->nattrs) memcpy(all, n->attrs, (size_t)n->nattrs * sizeof *all);
+            all[n->nattrs] = *extra;
+            d5_attrs view = {all, n->nattrs + 1};
+            s = d5__attrs_copy(&view, &attrs, &nattrs);
+            d5_free(all);
+        }
+    }
+    if (s != D5_OK) {
+        d5_free(new_name);
+        d5_free(new_type);
+        return s;
+    }
+    if (new_type) {
+        d5_free(n->op_type);
+        n->op_type = new_type;
+    }
+    if (extra) {
+        d5__attrs_free(n->attrs, n->nattrs);
+        n->attrs = attrs;
+        n->nattrs = nattrs;
+        n->attrs_view.items = attrs;
+        n->attrs_view.count = nattrs;
+    }
+    if (new_name) {
+        d5_free(n->name);
+        n->name = new_name;
+        s = index_rebuild(net, &net->node_index, node_name, net->nnodes);
+    }
+    return s;
+}
+
 d5_status d5__network_drop_unread(d5_network *net)
 {
     unsigned char *read = d5_calloc((size_t)(net->nvalues ? net->nvalues : 1), 1, "read values");

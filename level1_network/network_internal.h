@@ -63,6 +63,11 @@ d5_status d5__network_remove_nodes(d5_network *net, const unsigned char *dead);
  * the value it wrote before is left unproduced, and dropped by the next
  * d5__network_remove_nodes unless it is a graph output. */
 d5_status d5__network_move_output(d5_network *net, int32_t node, int32_t slot, int32_t value);
+/* Renames node `node` (name NULL: kept; a taken name is D5_ERR_INVALID),
+ * changes its operator (op_type NULL: kept) and appends the attribute `extra`
+ * (copied; NULL: none). */
+d5_status d5__network_rewrite_node(d5_network *net, int32_t node, const char *name,
+                                   const char *op_type, const d5_attr *extra);
 /* Drops initializers that no node reads and that are not graph outputs. */
 d5_status d5__network_drop_unread(d5_network *net);
 

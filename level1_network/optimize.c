@@ -216,6 +216,110 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
     return s;
 }
 
+/* ---- fuse-conv-activation ---- */
+
+static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+/* The node that alone reads value v (not a graph output), or -1. */
+static int32_t sole_reader(const d5_network *net, const int32_t *count, const int32_t *reader,
+                           int32_t v)
+{
+    return v >= 0 && count[v] == 1 && !net->values[v].is_output ? reader[v] : -1;
+}
+
+/* One Conv and what follows it: Conv -> Relu, Conv -> Add(Z) or Conv -> Add(Z) -> Relu
+ * become one FusedConv(X, W, B, Z) with activation Relu; oneDNN runs the addition and
+ * the activation as post-ops of the convolution, on its output while it is in cache.
+ * Z must have the convolution's output shape (no broadcasting). */
+static d5_status fuse_one(d5_network *net, int32_t ci, const int32_t *count, const int32_t *reader,
+                          unsigned char *dead, int32_t *applied)
+{
+    const d5__node *conv = &net->nodes[ci];
+    int32_t y = value_of(net, conv->outputs[0]);
+    int32_t r = sole_reader(net, count, reader, y);
+    if (r < 0 || dead[r] || net->values[y].desc.dtype != D5_F32) return D5_OK;
+    int32_t last = -1, add = -1, relu = -1, z = -1;
+    const d5__node *next = &net->nodes[r];
+    if (is_op(next, "Add") && next->nin == 2 && next->nout == 1) {
+        int32_t a = value_of(net, next->inputs[0]), b = value_of(net, next->inputs[1]);
+        z = a == y ? b : a;
+        int32_t sum = value_of(net, next->outputs[0]);
+        if (z < 0 || z == y || !net->values[z].known || sum < 0 ||
+            !same_desc(&net->values[z].desc, &net->values[y].desc) ||
+            !same_desc(&net->values[sum].desc, &net->values[y].desc))
+            return D5_OK;
+        add = last = r;
+        int32_t after = sole_reader(net, count, reader, sum);
+        if (after >= 0 && !dead[after] && is_op(&net->nodes[after], "Relu") &&
+            net->nodes[after].nout == 1)
+            relu = last = after;
+    } else if (is_op(next, "Relu") && next->nout == 1) {
+        relu = last = r;
+    } else {
+        return D5_OK;
+    }
+    /* The fused node is named after the nodes it replaces: conv1+add1+relu1. */
+    char *name = NULL;
+    size_t len = strlen(conv->name) + 3;
+    if (add >= 0) len += strlen(net->nodes[add].name) + 1;
+    if (relu >= 0) len += strlen(net->nodes[relu].name) + 1;
+    if (!(name = d5_alloc(len, "node name"))) return D5_ERR_NOMEM;
+    snprintf(name, len, "%s%s%s%s%s", conv->name, add >= 0 ? "+" : "",
+             add >= 0 ? net->nodes[add].name : "", relu >= 0 ? "+" : "",
+             relu >= 0 ? net->nodes[relu].name : "");
+    d5_attr act = {.name = "activation", .type = D5_ATTR_STRING, .s = "Relu"};
+    int32_t out = value_of(net, net->nodes[last].outputs[0]);
+    char zname[1];
+    zname[0] = '\0';
+    d5_status s = d5__network_rewrite_node(net, ci, d5__network_node(net, name) < 0 ? name : NULL,
+                                           "FusedConv", relu >= 0 ? &act : NULL);
+    d5_free(name);
+    conv = &net->nodes[ci];
+    if (s == D5_OK && z >= 0 && conv->nin < 3)
+        s = d5_network_set_node_input(net, conv->name, 2, zname);
+    if (s == D5_OK && z >= 0)
+        s = d5_network_set_node_input(net, conv->name, 3, net->values[z].name);
+    if (s == D5_OK) s = d5__network_move_output(net, ci, 0, out);
+    if (s == D5_OK) {
+        if (add >= 0) dead[add] = 1;
+        if (relu >= 0) dead[relu] = 1;
+        (*applied)++;
+    }
+    return s;
+}
+
+static d5_status fuse_conv_activation(d5_network *net, int32_t *applied)
+{
+    /* Shapes decide whether an addition can be fused; without them nothing is. */
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *n = &net->nodes[i];
+        if (!dead[i] && is_op(n, "Conv") && n->nout == 1 && n->nin >= 2)
+            s = fuse_one(net, i, count, reader, dead, applied);
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(dead);
+    return s;
+}
+
 /* ---- The passes ---- */
 
 static const struct {
@@ -225,6 +329,7 @@ static const struct {
 } passes[] = {
     {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity},
     {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm},
+    {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};

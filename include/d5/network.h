@@ -200,6 +200,8 @@ D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
  *   basic  eliminate-identity   Identity, and Dropout at inference, removed; readers rewired
  *   basic  fold-batchnorm       BatchNormalization (inference) after a Conv folded into its
  *                               weights and bias
+ *   all    fuse-conv-activation Conv -> Relu, Conv -> Add(Z) [-> Relu] become one FusedConv
+ *                               (Z of the convolution's output shape), named conv+add+relu
  *
  * A pass leaves alone what it cannot prove equal: a value that is a graph
  * output or read by more than one node, weights that are graph inputs, types

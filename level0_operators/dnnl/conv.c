@@ -4,7 +4,10 @@
  * are reordered around each call, so the time measured is the time an NCHW
  * caller sees. The weight gradient of a convolution with one input channel
  * (an image network's first layer) is computed in C instead (conv_wgrad.c).
+ * FusedConv (ref/fusedconv.c) is the same convolution with oneDNN post-ops:
+ * a sum that adds Z, then ReLU, applied while the output is in cache.
  * https://onnx.ai/onnx/operators/onnx__Conv.html */
+#include "../ref/fusedconv.h"
 #include "conv_wgrad.h"
 #include "dnnl_util.h"
 
@@ -25,6 +28,7 @@ typedef struct dconv {
     dnnl_memory_t diff_bias_mem;
     int c_wgrad; /* the weight gradient runs in C */
     d5_conv_wgrad wgrad;
+    d5__fusion fusion; /* FusedConv's post-ops; zero for Conv */
 } dconv;
 
 static void destroy(void *state)
@@ -57,18 +61,41 @@ static const dnnl_memory_desc_t *query(dnnl_primitive_desc_t pd, dnnl_query_t q)
     return dnnl_primitive_desc_query_md(pd, q, 0);
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+/* The post-ops of a FusedConv: sum (Z), then ReLU. NULL *attr for a Conv. */
+static d5_status post_ops(const d5__fusion *f, dnnl_primitive_attr_t *attr)
 {
-    (void)nout;
+    *attr = NULL;
+    if (!f->sum && !f->relu) return D5_OK;
+    dnnl_post_ops_t po = NULL;
+    d5_status s = d5__dnnl_check(dnnl_post_ops_create(&po), "FusedConv", "post-ops");
+    if (s == D5_OK && f->sum)
+        s = d5__dnnl_check(dnnl_post_ops_append_sum(po, 1.0f), "FusedConv", "sum post-op");
+    if (s == D5_OK && f->relu)
+        s = d5__dnnl_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f),
+                           "FusedConv", "ReLU post-op");
+    if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_attr_create(attr), "FusedConv", "attributes");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_attr_set_post_ops(*attr, po), "FusedConv", "post-ops");
+    if (po) dnnl_post_ops_destroy(po);
+    if (s != D5_OK && *attr) {
+        dnnl_primitive_attr_destroy(*attr);
+        *attr = NULL;
+    }
+    return s;
+}
+
+static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                             d5_tensor_desc *out, int fused, void **state)
+{
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID && in[i].desc.dtype != D5_F32)
             return d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): input %d is %s; float32 only", i,
                             d5_dtype_name((d5_dtype)in[i].desc.dtype));
     dconv *c = d5_calloc(1, sizeof *c, "Conv (dnnl)");
     if (!c) return D5_ERR_NOMEM;
-    d5_status s =
-        d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
+    d5_status s = fused ? d5__fusion_read(in, nin, attrs, &c->fusion) : D5_OK;
+    if (s == D5_OK)
+        s = d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
     const d5_conv_geometry *g = &c->g;
     if (s == D5_OK && g->n > 3)
         s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): %d spatial dimensions; oneDNN takes 1 to 3",
@@ -109,9 +136,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                                &wei_any, g->has_bias ? &c->bia : NULL, &dst_any, c->strides,
                                c->dilates, c->pad_l, c->pad_r),
                            "Conv", "forward descriptor");
+    dnnl_primitive_attr_t pattr = NULL;
+    if (s == D5_OK) s = post_ops(&c->fusion, &pattr);
     if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_desc_create(&c->fwd_pd, &cd, NULL, c->ctx.engine, NULL),
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&c->fwd_pd, &cd, pattr, c->ctx.engine, NULL),
                            "Conv", "forward primitive descriptor");
+    if (pattr) dnnl_primitive_attr_destroy(pattr);
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_primitive_create(&c->fwd, c->fwd_pd), "Conv", "forward");
     if (s == D5_OK)
@@ -137,6 +167,25 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
+static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    return create_with(in, nin, attrs, out, 0, state);
+}
+
+static d5_status create_fused(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    d5_status s = create_with(in, nin, attrs, out, 1, state);
+    if (s == D5_OK && (s = d5__fusion_check_z(in, nin, &out[0])) != D5_OK) {
+        destroy(*state);
+        *state = NULL;
+    }
+    return s;
+}
+
 static d5_status run(dconv *c, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n, const char *what)
 {
     d5_status s = d5__dnnl_check(dnnl_primitive_execute(p, c->ctx.stream, n, args), "Conv", what);
@@ -160,6 +209,9 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
         s = d5__dnnl_check(dnnl_memory_set_data_handle(c->bias_mem, in[2].data), "Conv", "bias");
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, c->bias_mem};
     }
+    /* The sum post-op accumulates into the destination: it starts as Z. */
+    if (s == D5_OK && c->fusion.sum)
+        s = d5__dnnl_arg_load(&c->f_dst, &c->ctx, out[0].data, in[3].data, "FusedConv");
     if (s == D5_OK) s = d5__dnnl_arg_out(&c->f_dst, out[0].data, &m);
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, m};
     if (s == D5_OK) s = run(c, c->fwd, args, n, "forward");
@@ -304,3 +356,7 @@ static void cost(void *state, double *flops, double *bytes)
 const d5_op_desc d5__op_dnnl_Conv = {
     D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Conv",  "dnnl", 2, 3, 1, 1, create,
     forward,           backward,           destroy, cost};
+
+const d5_op_desc d5__op_dnnl_FusedConv = {
+    D5_OP_ABI_VERSION, 0,       "FusedConv", "dnnl",  2,   4, 1, 1,
+    create_fused,      forward, NULL,        destroy, cost};

@@ -101,7 +101,7 @@ Test(backends_cli, run_json_records_the_backend_of_each_node, .init = setup, .fi
     char *out, *err, *json;
     cr_assert_geq(asprintf(&json, "%s/run.json", dir), 0);
     int rc = RUN(&out, &err, "run", lenet, "--backend", "blas,ref", "--node-backend", "fc1=ref",
-                 "--time", "0.02", "--threads", "1", "--json", json);
+                 "--optimize", "none", "--time", "0.02", "--threads", "1", "--json", json);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     cr_assert(strstr(out, "backends    blas 4 nodes, ref 7 nodes (requested blas,ref)"), "%s", out);
     json_error_t jerr;

@@ -42,12 +42,14 @@ static void randomise_batchnorms(d5_network *net, unsigned seed)
     }
 }
 
-/* Runs net on seeded inputs (every input filled from seed) and returns a copy
- * of output 0. */
-static float *run_output(d5_network *net, int64_t *n)
+/* Runs net on seeded inputs with the backends `backend` (NULL: the default
+ * list) and returns a copy of output 0. */
+static float *run_output(d5_network *net, const char *backend, int64_t *n)
 {
     d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, NULL, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor_options eo = d5_executor_default_options();
+    eo.backend = backend;
+    cr_assert_eq(d5_executor_create(net, &eo, &ex), D5_OK, "%s", d5_last_error());
     for (int32_t i = 0; i < d5_network_input_count(net); i++) {
         int32_t v;
         d5_value_info vi;
@@ -73,28 +75,39 @@ static float *run_output(d5_network *net, int64_t *n)
 }
 
 /* Optimises a clone of net at `level` and checks that output 0 is the same
- * within float32 rounding (relative to the output's largest magnitude). */
-static d5_optimize_report optimise_and_compare(d5_network *net, d5_optimize_level level)
+ * within float32 rounding (relative to the output's largest magnitude), on the
+ * default backends (dnnl), on blas and, with `ref`, on the ref backend too:
+ * each has its own FusedConv. */
+static d5_optimize_report compare_on(d5_network *net, d5_optimize_level level, int ref)
 {
     d5_network *opt = NULL;
     cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
     d5_optimize_report r;
     cr_assert_eq(d5_network_optimize(opt, level, &r), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_network_check(opt, NULL), D5_OK, "%s", d5_last_error());
-    int64_t na, nb;
-    float *a = run_output(net, &na), *b = run_output(opt, &nb);
-    cr_assert_eq(na, nb);
-    double scale = 0, worst = 0;
-    for (int64_t i = 0; i < na; i++) {
-        scale = fmax(scale, fabs(a[i]));
-        worst = fmax(worst, fabs((double)a[i] - b[i]));
+    static const char *const backends[] = {NULL, "blas,ref", "ref"};
+    for (size_t k = 0; k < (ref ? 3u : 2u); k++) {
+        int64_t na, nb;
+        float *a = run_output(net, backends[k], &na), *b = run_output(opt, backends[k], &nb);
+        cr_assert_eq(na, nb);
+        double scale = 0, worst = 0;
+        for (int64_t i = 0; i < na; i++) {
+            scale = fmax(scale, fabs(a[i]));
+            worst = fmax(worst, fabs((double)a[i] - b[i]));
+        }
+        cr_expect_leq(worst, 1e-5 * fmax(scale, 1.0),
+                      "backends %s: largest difference %g (outputs up to %g)",
+                      backends[k] ? backends[k] : "default", worst, scale);
+        free(a);
+        free(b);
     }
-    cr_expect_leq(worst, 1e-5 * fmax(scale, 1.0), "largest difference %g (outputs up to %g)", worst,
-                  scale);
-    free(a);
-    free(b);
     d5_network_free(opt);
     return r;
+}
+
+static d5_optimize_report optimise_and_compare(d5_network *net, d5_optimize_level level)
+{
+    return compare_on(net, level, 1);
 }
 
 static d5_network *model(const char *name, int64_t batch)
@@ -114,16 +127,23 @@ static int32_t applied(const d5_optimize_report *r, const char *pass)
     return -1;
 }
 
-/* Every BatchNormalization of the ResNets follows a Conv and is folded. */
-static void fold_model(const char *name, int64_t batch)
+/* Every BatchNormalization of the ResNets follows a Conv and is folded (basic);
+ * then (all) each Relu and Add is fused into a convolution: one fusion per
+ * Relu after a Conv, and one per residual Add with the Relu after it. */
+static void fold_model(const char *name, int64_t batch, int fusions, int ref)
 {
     d5_network *net = model(name, batch);
     randomise_batchnorms(net, 11);
     int bns = count_op(net, "BatchNormalization"), convs = count_op(net, "Conv");
+    int relus = count_op(net, "Relu"), adds = count_op(net, "Add");
     cr_assert_gt(bns, 0);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    d5_optimize_report r = compare_on(net, D5_OPTIMIZE_BASIC, ref);
     cr_expect_eq(applied(&r, "fold-batchnorm"), bns);
     cr_expect_eq(r.nodes_before - r.nodes_after, bns);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), -1, "not a pass of basic");
+    r = compare_on(net, D5_OPTIMIZE_ALL, ref);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), fusions);
+    cr_expect_eq(r.nodes_after, r.nodes_before - bns - relus - adds);
     d5_network *opt = NULL;
     cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
     cr_assert_eq(d5_network_optimize(opt, D5_OPTIMIZE_BASIC, NULL), D5_OK);
@@ -135,13 +155,14 @@ static void fold_model(const char *name, int64_t batch)
     d5_network_free(net);
 }
 
-Test(optimize, folds_batchnorm_resnet20)
+/* resnet20: the stem and 9 blocks of two convolutions; resnet18: the stem and 8. */
+Test(optimize, folds_and_fuses_resnet20)
 {
-    fold_model("resnet20", 3);
+    fold_model("resnet20", 3, 19, 1);
 }
-Test(optimize, folds_batchnorm_resnet18)
+Test(optimize, folds_and_fuses_resnet18)
 {
-    fold_model("resnet18", 1);
+    fold_model("resnet18", 1, 17, 0); /* ref takes minutes at 1.8 GFLOP */
 }
 
 Test(optimize, none_changes_nothing)
@@ -322,5 +343,88 @@ Test(optimize, keeps_dropout_in_training_mode)
     cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
     cr_expect_eq(applied(&r, "eliminate-identity"), 0);
     cr_expect_eq(count_op(net, "Dropout"), 2);
+    d5_network_free(net);
+}
+
+/* x -> Conv -> c -> Add(c, z) -> s -> Relu -> y becomes one FusedConv named
+ * conv+add+relu; without the Relu, FusedConv without activation; a z of
+ * another shape (broadcast) is left alone. */
+static d5_network *conv_add(const int64_t *zshape, int relu)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create("conv_add", &net), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
+    const int64_t xs[] = {2, 3, 6, 6}, ws[] = {4, 3, 3, 3}, bs[] = {4};
+    d5_tensor_desc xd = desc(4, xs), zd = desc(4, zshape);
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "z", &zd, NULL), D5_OK);
+    add_f32(net, "w", 4, ws, -0.08f);
+    add_f32(net, "b", 1, bs, -0.1f);
+    const char *cin[] = {"x", "w", "b"}, *ain[] = {"c", "z"}, *rin[] = {"s"};
+    node(net, "conv", "Conv", cin, 3, "c", NULL);
+    node(net, "add", "Add", ain, 2, relu ? "s" : "y", NULL);
+    if (relu) node(net, "relu", "Relu", rin, 1, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+static void expect_fused(d5_network *net, const char *name, int ninputs, const char *activation)
+{
+    d5_network *opt = NULL;
+    cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
+    cr_assert_eq(d5_network_optimize(opt, D5_OPTIMIZE_ALL, NULL), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_node_count(opt), 1);
+    d5_node_info n;
+    d5_network_node_at(opt, 0, &n);
+    cr_expect_str_eq(n.op_type, "FusedConv");
+    cr_expect_str_eq(n.name, name);
+    cr_expect_eq(n.ninputs, ninputs);
+    cr_expect_str_eq(n.outputs[0], "y");
+    const char *act = NULL;
+    cr_assert_eq(d5_attrs_string(n.attrs, "activation", "", &act), D5_OK);
+    cr_expect_str_eq(act, activation);
+    d5_network_free(opt);
+}
+
+Test(optimize, fuses_conv_add_relu)
+{
+    const int64_t zs[] = {2, 4, 4, 4};
+    d5_network *net = conv_add(zs, 1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
+    expect_fused(net, "conv+add+relu", 4, "Relu");
+    d5_network_free(net);
+}
+
+Test(optimize, fuses_conv_add_without_activation)
+{
+    const int64_t zs[] = {2, 4, 4, 4};
+    d5_network *net = conv_add(zs, 0);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
+    expect_fused(net, "conv+add", 4, "");
+    d5_network_free(net);
+}
+
+Test(optimize, fuses_conv_relu_without_bias)
+{
+    d5_network *net = conv_bn(15, NULL, "y");
+    const char *rin[] = {"y"};
+    node(net, "relu", "Relu", rin, 1, "r", NULL);
+    cr_assert_eq(d5_network_add_output(net, "r", NULL), D5_OK);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 1);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
+    cr_expect_eq(r.nodes_after, 1);
+    d5_network_free(net);
+}
+
+Test(optimize, keeps_add_that_broadcasts)
+{
+    const int64_t zs[] = {1, 4, 1, 1};
+    d5_network *net = conv_add(zs, 1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-conv-activation"), 0);
+    cr_expect_eq(r.nodes_after, 3);
     d5_network_free(net);
 }
