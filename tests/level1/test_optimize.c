@@ -386,24 +386,24 @@ static void expect_fused(d5_network *net, const char *name, int ninputs, const c
     d5_network_free(opt);
 }
 
-Test(optimize, fuses_conv_add_relu)
+/* Conv + Add (+ Relu) on a Z of the convolution's shape: one fused node. */
+static void fuse_conv_add(int relu, const char *name, const char *activation)
 {
     const int64_t zs[] = {2, 4, 4, 4};
-    d5_network *net = conv_add(zs, 1);
+    d5_network *net = conv_add(zs, relu);
     d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
     cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
-    expect_fused(net, "conv+add+relu", 4, "Relu");
+    expect_fused(net, name, 4, activation);
     d5_network_free(net);
 }
 
+Test(optimize, fuses_conv_add_relu)
+{
+    fuse_conv_add(1, "conv+add+relu", "Relu");
+}
 Test(optimize, fuses_conv_add_without_activation)
 {
-    const int64_t zs[] = {2, 4, 4, 4};
-    d5_network *net = conv_add(zs, 0);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
-    expect_fused(net, "conv+add", 4, "");
-    d5_network_free(net);
+    fuse_conv_add(0, "conv+add", "");
 }
 
 Test(optimize, fuses_conv_relu_without_bias)
