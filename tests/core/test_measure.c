@@ -30,14 +30,26 @@ static d5_status sample(void *arg, double *v)
     return D5_OK;
 }
 
+/* Measures `sample` (c says how it behaves) with the default parameters but
+ * for warmup and, where not 0, min_reps, max_reps and max_time_s; asserts that
+ * the measurement succeeds. */
+static d5_measurement measure(counter_ctx *c, uint32_t warmup, uint32_t min_reps, uint32_t max_reps,
+                              double max_time_s)
+{
+    d5_measure_params p = d5_measure_default_params();
+    p.warmup = warmup;
+    if (min_reps) p.min_reps = min_reps;
+    if (max_reps) p.max_reps = max_reps;
+    if (max_time_s) p.max_time_s = max_time_s;
+    d5_measurement m;
+    cr_assert_eq(d5_measure_samples(sample, c, &p, &m), D5_OK, "%s", d5_last_error());
+    return m;
+}
+
 Test(measure, stops_when_the_ci_is_tight_and_excludes_warmup)
 {
     counter_ctx c = {0, 0, 0};
-    d5_measure_params p = d5_measure_default_params();
-    p.warmup = 4;
-    p.min_reps = 10;
-    d5_measurement m;
-    cr_assert_eq(d5_measure_samples(sample, &c, &p, &m), D5_OK);
+    d5_measurement m = measure(&c, 4, 10, 0, 0);
     cr_assert_eq(m.stop, D5_STOP_CI);
     cr_assert_eq(m.n, 10);
     cr_assert_eq(m.warmup, 4);
@@ -52,12 +64,7 @@ Test(measure, stops_when_the_ci_is_tight_and_excludes_warmup)
 Test(measure, stops_at_max_reps_when_the_ci_never_tightens)
 {
     counter_ctx c = {0, 0, 1};
-    d5_measure_params p = d5_measure_default_params();
-    p.warmup = 0;
-    p.max_reps = 50;
-    p.max_time_s = 100;
-    d5_measurement m;
-    cr_assert_eq(d5_measure_samples(sample, &c, &p, &m), D5_OK);
+    d5_measurement m = measure(&c, 0, 0, 50, 100);
     cr_assert_eq(m.stop, D5_STOP_MAX_REPS);
     cr_assert_eq(m.n, 50);
     cr_assert(m.rel_ci_reached > 0.02);
@@ -67,13 +74,7 @@ Test(measure, stops_at_max_reps_when_the_ci_never_tightens)
 Test(measure, stops_when_the_time_budget_ends)
 {
     counter_ctx c = {0, 0, 2};
-    d5_measure_params p = d5_measure_default_params();
-    p.warmup = 0;
-    p.min_reps = 5;
-    p.max_reps = 100000;
-    p.max_time_s = 0.03;
-    d5_measurement m;
-    cr_assert_eq(d5_measure_samples(sample, &c, &p, &m), D5_OK);
+    d5_measurement m = measure(&c, 0, 5, 100000, 0.03);
     cr_assert_eq(m.stop, D5_STOP_TIME);
     cr_assert_geq(m.n, 5);
     cr_assert_lt(m.n, 1000);
@@ -84,12 +85,7 @@ Test(measure, stops_when_the_time_budget_ends)
 Test(measure, min_reps_is_honoured_past_the_budget)
 {
     counter_ctx c = {0, 0, 2};
-    d5_measure_params p = d5_measure_default_params();
-    p.warmup = 0;
-    p.min_reps = 60;
-    p.max_time_s = 0.001;
-    d5_measurement m;
-    cr_assert_eq(d5_measure_samples(sample, &c, &p, &m), D5_OK);
+    d5_measurement m = measure(&c, 0, 60, 0, 0.001);
     cr_assert_eq(m.stop, D5_STOP_TIME);
     cr_assert_eq(m.n, 60);
     d5_measurement_free(&m);

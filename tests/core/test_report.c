@@ -43,6 +43,15 @@ static char *path_in(const char *name)
     return p;
 }
 
+/* The JSON document in `path`, asserting that it parses. Free with json_decref. */
+static json_t *load_json(const char *path)
+{
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    cr_assert_not_null(doc, "%s: %s", path, err.text);
+    return doc;
+}
+
 /* Only the expected files: no temporary file is left behind. */
 static int files_in(const char *d)
 {
@@ -59,17 +68,19 @@ TestSuite(report, .init = setup, .fini = teardown);
 
 Test(report, format_duration_picks_units)
 {
-    char b[32];
-    d5_format_duration(812, b, sizeof b);
-    cr_assert_str_eq(b, "812 ns");
-    d5_format_duration(12400, b, sizeof b);
-    cr_assert_str_eq(b, "12.4 us");
-    d5_format_duration(3.05e6, b, sizeof b);
-    cr_assert_str_eq(b, "3.05 ms");
-    d5_format_duration(1.2e9, b, sizeof b);
-    cr_assert_str_eq(b, "1.20 s");
-    d5_format_duration(0, b, sizeof b);
-    cr_assert_str_eq(b, "0.00 ns");
+    static const struct {
+        double ns;
+        const char *want;
+    } cases[] = {{812, "812 ns"},
+                 {12400, "12.4 us"},
+                 {3.05e6, "3.05 ms"},
+                 {1.2e9, "1.20 s"},
+                 {0, "0.00 ns"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[32];
+        d5_format_duration(cases[i].ns, b, sizeof b);
+        cr_assert_str_eq(b, cases[i].want, "%g ns", cases[i].ns);
+    }
 }
 
 Test(report, table_has_one_row_per_key_with_samples)
@@ -97,9 +108,7 @@ Test(report, json_reads_back)
     d5_timer *t = known_timer();
     char *p = path_in("timer.json");
     cr_assert_eq(d5_report_json(t, p), D5_OK);
-    json_error_t err;
-    json_t *doc = json_load_file(p, 0, &err);
-    cr_assert_not_null(doc, "%s", err.text);
+    json_t *doc = load_json(p);
     json_t *ctx = json_object_get(doc, "context");
     cr_assert_eq(json_integer_value(json_object_get(ctx, "json_schema_version")), 1);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(ctx, "d5"), "version")),
@@ -159,9 +168,7 @@ Test(report, chrome_trace_events_are_valid)
     d5_timer *t = known_timer();
     char *p = path_in("trace.json");
     cr_assert_eq(d5_report_trace(t, p), D5_OK);
-    json_error_t err;
-    json_t *doc = json_load_file(p, 0, &err);
-    cr_assert_not_null(doc, "%s", err.text);
+    json_t *doc = load_json(p);
     json_t *ev = json_object_get(doc, "traceEvents");
     cr_assert(json_is_array(ev));
     int complete = 0, process_name = 0, thread_name = 0;
@@ -217,9 +224,7 @@ Test(report, trace_events_of_two_processes_combine_into_one_file)
     char *p = path_in("merged.json");
     const char *const parts[2] = {part[0], part[1]};
     cr_assert_eq(d5_report_trace_combine(p, parts, len, 2, 123), D5_OK);
-    json_error_t err;
-    json_t *doc = json_load_file(p, 0, &err);
-    cr_assert_not_null(doc, "%s", err.text);
+    json_t *doc = load_json(p);
     cr_assert_eq(
         json_integer_value(json_object_get(json_object_get(doc, "otherData"), "origin_unix_ns")),
         123);

@@ -20,10 +20,29 @@ static size_t count(d5_timer *t, const char *key)
     return d5_timer_count(t, id, D5_TIMER_CPU);
 }
 
+/* A timer with the default parameters. */
+static d5_timer *new_timer(void)
+{
+    d5_timer *t = NULL;
+    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    return t;
+}
+
+/* Times one empty region each of keys prefix0 .. prefix(n-1), named from one
+ * reused buffer. */
+static void time_numbered_keys(d5_timer *t, const char *prefix, int n)
+{
+    char key[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s%d", prefix, i);
+        cr_assert_eq(d5_timer_start(t, key), D5_OK);
+        cr_assert_eq(d5_timer_end(t, key), D5_OK);
+    }
+}
+
 Test(timer, default_keys_are_registered_in_order)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_timer *t = new_timer();
     cr_assert_eq(d5_timer_key_count(t), D5_KEY_ID_DEFAULT_COUNT);
     cr_assert_str_eq(d5_timer_key_name(t, D5_KEY_ID_EPOCH), "EPOCH");
     cr_assert_str_eq(d5_timer_key_name(t, D5_KEY_ID_OTHER), "OTHER");
@@ -34,8 +53,7 @@ Test(timer, default_keys_are_registered_in_order)
 
 Test(timer, regions_nest_and_overlap)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_timer *t = new_timer();
     /* Nesting: EPOCH contains two BATCHes, each containing FORWARD and BACKWARD. */
     cr_assert_eq(d5_timer_start(t, D5_KEY_EPOCH), D5_OK);
     for (int b = 0; b < 2; b++) {
@@ -71,8 +89,7 @@ Test(timer, regions_nest_and_overlap)
 
 Test(timer, misuse_of_a_key_is_an_error_and_changes_nothing)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_timer *t = new_timer();
     cr_assert_eq(d5_timer_end(t, "conv2"), D5_ERR_STATE);
     cr_assert_str_eq(d5_last_error(), "timer key 'conv2': end without a start");
     cr_assert_eq(d5_timer_start(t, "conv2"), D5_OK);
@@ -90,8 +107,7 @@ Test(timer, misuse_of_a_key_is_an_error_and_changes_nothing)
 
 Test(timer, bad_keys_are_rejected)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_timer *t = new_timer();
     char longkey[D5_TIMER_KEY_MAX + 2];
     memset(longkey, 'k', sizeof longkey - 1);
     longkey[sizeof longkey - 1] = '\0';
@@ -106,14 +122,8 @@ Test(timer, bad_keys_are_rejected)
 
 Test(timer, a_reused_buffer_is_looked_up_by_content)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
-    char buf[32];
-    for (int i = 0; i < 3; i++) {
-        snprintf(buf, sizeof buf, "layer%d", i);
-        cr_assert_eq(d5_timer_start(t, buf), D5_OK);
-        cr_assert_eq(d5_timer_end(t, buf), D5_OK);
-    }
+    d5_timer *t = new_timer();
+    time_numbered_keys(t, "layer", 3);
     cr_assert_eq(count(t, "layer0"), 1);
     cr_assert_eq(count(t, "layer1"), 1);
     cr_assert_eq(count(t, "layer2"), 1);
@@ -122,14 +132,8 @@ Test(timer, a_reused_buffer_is_looked_up_by_content)
 
 Test(timer, many_keys_and_many_samples)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
-    char key[32];
-    for (int i = 0; i < 2000; i++) {
-        snprintf(key, sizeof key, "node_%d", i);
-        cr_assert_eq(d5_timer_start(t, key), D5_OK);
-        cr_assert_eq(d5_timer_end(t, key), D5_OK);
-    }
+    d5_timer *t = new_timer();
+    time_numbered_keys(t, "node_", 2000);
     cr_assert_eq(d5_timer_key_count(t), D5_KEY_ID_DEFAULT_COUNT + 2000);
     for (int i = 0; i < 100000; i++) {
         cr_assert_eq(d5_timer_start_id(t, D5_KEY_ID_IO), D5_OK);
@@ -174,8 +178,7 @@ Test(timer, durations_follow_the_clock)
 
 Test(timer, added_samples_feed_the_statistics)
 {
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
+    d5_timer *t = new_timer();
     for (int i = 1; i <= 10; i++)
         cr_assert_eq(d5_timer_add(t, "ext", 1000.0 * i, 1000.0 * i), D5_OK);
     d5_stats s;

@@ -1,4 +1,4 @@
-/* Helpers of the tests of ref/ops_more.def. */
+/* Helpers of the tests of ref/ops_more.def and of the graph operators. */
 #include "more_support.h"
 
 #include <criterion/criterion.h>
@@ -19,6 +19,9 @@ d5_tensor tmake(d5_dtype dt, int32_t ndim, const int64_t *shape, const double *v
         case D5_F64: ((double *)t.data)[i] = v; break;
         case D5_I64: ((int64_t *)t.data)[i] = (int64_t)v; break;
         case D5_I32: ((int32_t *)t.data)[i] = (int32_t)v; break;
+        case D5_I16: ((int16_t *)t.data)[i] = (int16_t)v; break;
+        case D5_I8: ((int8_t *)t.data)[i] = (int8_t)v; break;
+        case D5_U8: ((uint8_t *)t.data)[i] = (uint8_t)v; break;
         case D5_BOOL: ((uint8_t *)t.data)[i] = v != 0; break;
         default: cr_assert_fail("tmake: data type %s", d5_dtype_name(dt));
         }
@@ -38,19 +41,16 @@ double element(const d5_tensor *t, int64_t i)
     case D5_F64: return ((const double *)p)[i];
     case D5_I64: return (double)((const int64_t *)p)[i];
     case D5_I32: return ((const int32_t *)p)[i];
+    case D5_I16: return ((const int16_t *)p)[i];
+    case D5_I8: return ((const int8_t *)p)[i];
     default: return ((const uint8_t *)p)[i];
     }
 }
 
-void free_all(d5_tensor *t, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
-}
-
-/* Asserts the data type, shape and values of a tensor: |got - want| <= tol *
- * (1 + |want|), equal infinities, or both NaN. */
-void expect_tensor(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t *shape,
-                   const double *want, double tol, const char *what)
+/* Asserts the data type, shape and values of a tensor: |got - want| <= abs_tol +
+ * rel_tol * |want|, equal infinities, or both NaN. */
+void expect_tensor_within(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t *shape,
+                          const double *want, double abs_tol, double rel_tol, const char *what)
 {
     cr_assert_eq(y->desc.dtype, dt, "%s: data type %s, want %s", what, d5_dtype_name(y->desc.dtype),
                  d5_dtype_name(dt));
@@ -60,34 +60,41 @@ void expect_tensor(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t 
                      (long long)y->desc.shape[i], (long long)shape[i]);
     for (int64_t i = 0; i < d5_tensor_desc_numel(&y->desc); i++) {
         double g = element(y, i);
-        cr_assert(g == want[i] || fabs(g - want[i]) <= tol * (1 + fabs(want[i])) ||
+        cr_assert(g == want[i] || fabs(g - want[i]) <= abs_tol + rel_tol * fabs(want[i]) ||
                       (isnan(g) && isnan(want[i])),
                   "%s: element %lld: got %.17g, want %.17g", what, (long long)i, g, want[i]);
     }
 }
 
+void expect_tensor(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t *shape,
+                   const double *want, double tol, const char *what)
+{
+    expect_tensor_within(y, dt, ndim, shape, want, tol, tol, what);
+}
+
 /* Runs a one-output operator, checks its output, frees the inputs and output. */
-void check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_dtype dt,
-           int32_t ndim, const int64_t *shape, const double *want)
+void check_within(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_dtype dt,
+                  int32_t ndim, const int64_t *shape, const double *want, double abs_tol,
+                  double rel_tol)
 {
     d5_tensor y;
     run_op(op, "ref", in, nin, attrs, &y, 1);
-    expect_tensor(&y, dt, ndim, shape, want, dt == D5_F32 ? 1e-6 : 1e-12, op);
+    expect_tensor_within(&y, dt, ndim, shape, want, abs_tol, rel_tol, op);
     d5_tensor_free(&y);
-    free_all(in, nin);
+    op_free_all(in, nin);
 }
 
-/* Runs an operator that must fail with `status` and a message containing
- * `text`; frees the inputs. */
+void check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_dtype dt,
+           int32_t ndim, const int64_t *shape, const double *want)
+{
+    double tol = dt == D5_F32 ? 1e-6 : 1e-12;
+    check_within(op, in, nin, attrs, dt, ndim, shape, want, tol, tol);
+}
+
 void check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                  d5_status status, const char *text)
 {
-    d5_tensor y;
-    d5_status s = try_op(op, "ref", in, nin, attrs, &y, 1);
-    cr_assert_eq(s, status, "%s: got %s (%s)", op, d5_status_name(s), d5_last_error());
-    cr_assert(strstr(d5_last_error(), text), "%s: error '%s' lacks '%s'", op, d5_last_error(),
-              text);
-    free_all(in, nin);
+    op_check_fails(op, in, nin, attrs, 1, status, text);
 }
 
 /* Creates `op` with every input given (data and all, float ones too: known at
@@ -122,11 +129,4 @@ d5_status create_unknown(const char *op, const d5_tensor *in, int32_t nin, const
     d5_status s = d5_op_create_desc(desc, d, nin, attrs, 1, &o);
     d5_op_free(o);
     return s;
-}
-
-d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
 }

@@ -1,4 +1,5 @@
-/* Helpers of the tests of ref/ops_more.def (test_ref_more.c, test_ref_indexing.c). */
+/* Helpers of the tests of ref/ops_more.def (test_ref_more.c, test_ref_indexing.c)
+ * and of the graph operators (test_ref_graph.c). */
 #ifndef D5_TEST_MORE_SUPPORT_H
 #define D5_TEST_MORE_SUPPORT_H
 
@@ -15,12 +16,19 @@
 d5_tensor tmake(d5_dtype dt, int32_t ndim, const int64_t *shape, const double *values);
 d5_tensor f64(int32_t ndim, const int64_t *shape, const double *values);
 double element(const d5_tensor *t, int64_t i);
-void free_all(d5_tensor *t, int32_t n);
-/* Asserts the data type, shape and values of a tensor: |got - want| <= tol *
- * (1 + |want|), equal infinities, or both NaN. */
+/* Asserts the data type, shape and values of a tensor: |got - want| <= abs_tol +
+ * rel_tol * |want|, equal infinities, or both NaN. `what` starts each message. */
+void expect_tensor_within(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t *shape,
+                          const double *want, double abs_tol, double rel_tol, const char *what);
+/* expect_tensor_within with abs_tol = rel_tol = tol: |got - want| <= tol * (1 + |want|). */
 void expect_tensor(const d5_tensor *y, d5_dtype dt, int32_t ndim, const int64_t *shape,
                    const double *want, double tol, const char *what);
-/* Runs a one-output operator, checks its output, frees the inputs and output. */
+/* Runs a one-output ref operator, checks its output with expect_tensor_within,
+ * frees the inputs and output. */
+void check_within(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_dtype dt,
+                  int32_t ndim, const int64_t *shape, const double *want, double abs_tol,
+                  double rel_tol);
+/* check_within with tol * (1 + |want|), tol 1e-6 for float32 and 1e-12 otherwise. */
 void check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_dtype dt,
            int32_t ndim, const int64_t *shape, const double *want);
 /* Runs an operator that must fail with `status` and a message containing
@@ -35,6 +43,5 @@ d5_status run_known(const char *name, const d5_tensor *in, int32_t nin, const d5
                     d5_tensor *y, const d5_tensor *gout, d5_tensor *gin);
 /* Creates `op` with no input known at create and returns the status. */
 d5_status create_unknown(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs);
-d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape);
 
 #endif

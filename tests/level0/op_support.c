@@ -144,14 +144,31 @@ void op_check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs,
 }
 
 /* Runs an operator that must fail with `status` and an error containing
- * `text`; frees the inputs. */
-void op_check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t nout,
-                    d5_status status, const char *text)
+ * `text`; leaves the inputs to the caller. */
+void op_expect_fails(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                     int32_t nout, d5_status status, const char *text)
 {
     d5_tensor y[8];
+    cr_assert_leq(nout, 8);
     d5_status s = try_op(op, "ref", in, nin, attrs, y, nout);
     cr_assert_eq(s, status, "%s: got %s (%s)", op, d5_status_name(s), d5_last_error());
     cr_assert(strstr(d5_last_error(), text), "%s: error '%s' lacks '%s'", op, d5_last_error(),
               text);
+}
+
+/* As op_expect_fails; frees the inputs. */
+void op_check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t nout,
+                    d5_status status, const char *text)
+{
+    op_expect_fails(op, in, nin, attrs, nout, status, text);
     op_free_all(in, nin);
+}
+
+const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
+{
+    cr_assert_leq(n, 3);
+    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
+    o->items[n] = attr_int("__opset", opset);
+    o->attrs = (d5_attrs){o->items, n + 1};
+    return &o->attrs;
 }

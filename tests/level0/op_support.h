@@ -47,5 +47,17 @@ void op_check(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs,
               const int64_t *shape, const float *want);
 void op_check_fails(const char *op, d5_tensor *in, int32_t nin, const d5_attrs *attrs, int32_t nout,
                     d5_status status, const char *text);
+/* As op_check_fails, leaving the inputs to the caller. */
+void op_expect_fails(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                     int32_t nout, d5_status status, const char *text);
+
+/* Attributes `extra` (at most 3, copied) plus "__opset" = opset, as a network
+ * passes them to an operator of an older opset; with_opset returns &o->attrs,
+ * valid while `o` is. */
+typedef struct opset_attrs {
+    d5_attr items[4];
+    d5_attrs attrs;
+} opset_attrs;
+const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n);
 
 #endif

@@ -69,7 +69,7 @@ Test(cumsum, exclusive_reverse_axes)
 Test(cumsum, gradients_and_errors)
 {
     d5_tensor axis = ti64(0, NULL, IVALS(1));
-    d5_tensor_desc d[2] = {fdesc(3, SHAPE(2, 4, 3)), axis.desc};
+    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 4, 3)), axis.desc};
     d5_tensor given[2] = {{.data = NULL}, axis};
     for (int k = 0; k < 4; k++)
         expect_gradient("CumSum", d, 2, given,
@@ -84,7 +84,7 @@ Test(cumsum, gradients_and_errors)
     cr_assert_eq(create_unknown("CumSum", in3, 2, NULL), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "CumSum: input 1 (axis) must be a constant"), "%s",
               d5_last_error());
-    free_all(in3, 2);
+    op_free_all(in3, 2);
 }
 
 /* ---- Hardmax -------------------------------------------------------------------------------- */
@@ -117,7 +117,7 @@ Test(tile, values_gradient_errors)
     d5_tensor in2[2] = {tmake(D5_I64, 2, SHAPE(2, 1), DV(7, 8)), ti64(1, SHAPE(2), IVALS(1, 3))};
     check("Tile", in2, 2, NULL, D5_I64, 2, SHAPE(2, 3), DV(7, 7, 7, 8, 8, 8));
     d5_tensor reps = ti64(1, SHAPE(3), IVALS(2, 1, 3));
-    d5_tensor_desc d[2] = {fdesc(3, SHAPE(2, 3, 2)), reps.desc};
+    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 2)), reps.desc};
     d5_tensor given[2] = {{.data = NULL}, reps};
     expect_gradient("Tile", d, 2, given, NULL, 1);
     d5_tensor_free(&reps);
@@ -128,7 +128,7 @@ Test(tile, values_gradient_errors)
                 "Tile: input 1 (repeats) has 3 values in 1 dims, expected a 1-d tensor of 2");
     d5_tensor in5[2] = {f64(2, SHAPE(2, 3), NULL), ti64(1, SHAPE(2), IVALS(1, 1))};
     cr_assert_eq(create_unknown("Tile", in5, 2, NULL), D5_ERR_UNSUPPORTED);
-    free_all(in5, 2);
+    op_free_all(in5, 2);
 }
 
 Test(size, reads_only_the_descriptor)
@@ -169,9 +169,11 @@ Test(instancenorm, values_and_gradients)
              1.6620847108818944, 0.9172394111397631, 1.0, 0.4206758779783424, -1.7417923545519773,
              1.4197828114035422, 0.913930784850659, 0.40807875829777596, 0.5765848408212898,
              0.47695774454394624, 1.5728558035947255, 1.3736016110400384));
-    d5_tensor_desc d[3] = {fdesc(3, SHAPE(2, 3, 5)), fdesc(1, SHAPE(3)), fdesc(1, SHAPE(3))};
+    d5_tensor_desc d[3] = {op_fdesc(3, SHAPE(2, 3, 5)), op_fdesc(1, SHAPE(3)),
+                           op_fdesc(1, SHAPE(3))};
     expect_gradient("InstanceNormalization", d, 3, NULL, NULL, 1);
-    d5_tensor_desc d4[3] = {fdesc(4, SHAPE(1, 2, 2, 3)), fdesc(1, SHAPE(2)), fdesc(1, SHAPE(2))};
+    d5_tensor_desc d4[3] = {op_fdesc(4, SHAPE(1, 2, 2, 3)), op_fdesc(1, SHAPE(2)),
+                            op_fdesc(1, SHAPE(2))};
     expect_gradient("InstanceNormalization", d4, 3, NULL, ATTRS(attr_float("epsilon", 0.01)), 1);
 }
 
@@ -203,7 +205,7 @@ Test(castlike, takes_the_target_type)
     d5_tensor in3[2] = {f64(1, SHAPE(3), DV(0, -0.5, NAN)), tmake(D5_BOOL, 1, SHAPE(2), NULL)};
     check("CastLike", in3, 2, NULL, D5_BOOL, 1, SHAPE(3), DV(0, 1, 1));
     /* Between float types the gradient passes through; the target gets none. */
-    d5_tensor_desc d[2] = {fdesc(2, SHAPE(2, 3)), fdesc(1, SHAPE(1))};
+    d5_tensor_desc d[2] = {op_fdesc(2, SHAPE(2, 3)), op_fdesc(1, SHAPE(1))};
     d[1].dtype = D5_F64;
     expect_gradient("CastLike", d, 2, NULL, NULL, 1);
     d5_tensor_desc hd;
@@ -235,7 +237,7 @@ Test(trilu, upper_lower_k)
     d5_tensor t5 = f64(3, SHAPE(2, 2, 2), x);
     check("Trilu", &t5, 1, NULL, D5_F64, 3, SHAPE(2, 2, 2), DV(1, 2, 0, 4, 5, 6, 0, 8));
     d5_tensor k = ti64(0, NULL, IVALS(-1));
-    d5_tensor_desc d[2] = {fdesc(3, SHAPE(2, 3, 4)), k.desc};
+    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 4)), k.desc};
     d5_tensor given[2] = {{.data = NULL}, k};
     expect_gradient("Trilu", d, 2, given, ATTRS(attr_int("upper", 0)), 1);
     d5_tensor_free(&k);
@@ -243,7 +245,7 @@ Test(trilu, upper_lower_k)
     check_fails("Trilu", &v, 1, NULL, D5_ERR_SHAPE, "Trilu: input has 1 dims, expected at least 2");
     d5_tensor t6[2] = {f64(2, SHAPE(2, 2), NULL), ti64(0, NULL, IVALS(0))};
     cr_assert_eq(create_unknown("Trilu", t6, 2, NULL), D5_ERR_UNSUPPORTED);
-    free_all(t6, 2);
+    op_free_all(t6, 2);
 }
 
 /* ---- GatherElements, ScatterElements -------------------------------------------------------- */
@@ -262,7 +264,7 @@ Test(gatherelements, values_gradient_errors)
           DV(2, 2, 1, 6, 4, 6));
     /* Repeated indices add up in the gradient. */
     d5_tensor idx = ti64(3, SHAPE(2, 2, 3), IVALS(0, 1, 1, 1, 1, 0, 3, 3, 2, 0, -1, 1));
-    d5_tensor_desc d[2] = {fdesc(3, SHAPE(2, 4, 3)), idx.desc};
+    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 4, 3)), idx.desc};
     d5_tensor given[2] = {{.data = NULL}, idx};
     expect_gradient("GatherElements", d, 2, given, ATTRS(attr_int("axis", 1)), 1);
     d5_tensor_free(&idx);
@@ -306,7 +308,7 @@ Test(scatterelements, gradients_and_errors)
 {
     /* Index 2 of row 0 is written twice: for "none" the later update wins. */
     d5_tensor idx = ti64(2, SHAPE(2, 3), IVALS(2, 0, 2, 1, 3, 1));
-    d5_tensor_desc d[3] = {fdesc(2, SHAPE(2, 4)), idx.desc, fdesc(2, SHAPE(2, 3))};
+    d5_tensor_desc d[3] = {op_fdesc(2, SHAPE(2, 4)), idx.desc, op_fdesc(2, SHAPE(2, 3))};
     d5_tensor given[3] = {{.data = NULL}, idx, {.data = NULL}};
     expect_gradient("ScatterElements", d, 3, given, ATTRS(attr_int("axis", -1)), 1);
     expect_gradient("ScatterElements", d, 3, given,
@@ -321,16 +323,16 @@ Test(scatterelements, gradients_and_errors)
     expect_tensor(&y, D5_F64, 1, SHAPE(3), DV(0, 6, 0), 0, "scatter");
     expect_tensor(&gin[0], D5_F64, 1, SHAPE(3), DV(10, 0, 30), 0, "scatter d data");
     expect_tensor(&gin[2], D5_F64, 1, SHAPE(2), DV(0, 20), 0, "scatter d updates");
-    free_all(gin, 3);
+    op_free_all(gin, 3);
     d5_tensor_free(&y);
     cr_assert_eq(
         run_known("ScatterElements", in, 3, ATTRS(attr_string("reduction", "mul")), &y, &g, gin),
         D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "no gradient for reduction 'mul'"), "%s", d5_last_error());
-    free_all(gin, 3);
+    op_free_all(gin, 3);
     d5_tensor_free(&y);
     d5_tensor_free(&g);
-    free_all(in, 3);
+    op_free_all(in, 3);
     d5_tensor in2[3] = {f64(1, SHAPE(3), NULL), ti64(1, SHAPE(2), IVALS(1, 1)),
                         f64(1, SHAPE(3), NULL)};
     check_fails("ScatterElements", in2, 3, NULL, D5_ERR_SHAPE,
@@ -368,7 +370,7 @@ Test(onehot, axes_values_depth)
     expect_tensor(&y, D5_F64, 3, SHAPE(2, 4, 2), DV(1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0),
                   0, "OneHot");
     d5_tensor_free(&y);
-    free_all(in3, 3);
+    op_free_all(in3, 3);
 }
 
 Test(onehot, errors)
@@ -378,7 +380,7 @@ Test(onehot, errors)
     cr_assert_eq(create_unknown("OneHot", in, 3, NULL), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "OneHot: input 1 (depth) must be a constant"), "%s",
               d5_last_error());
-    free_all(in, 3);
+    op_free_all(in, 3);
     d5_tensor in2[3] = {ti64(1, SHAPE(2), IVALS(0, 1)), ti64(0, NULL, IVALS(0)),
                         f64(1, SHAPE(2), NULL)};
     check_fails("OneHot", in2, 3, NULL, D5_ERR_INVALID,
@@ -413,11 +415,11 @@ Test(depthspace, rearrangements)
     check("SpaceToDepth", &t3, 1, ATTRS(attr_int("blocksize", 2)), D5_F64, 4, SHAPE(1, 8, 2, 2),
           DV(0, 2, 8, 10, 16, 18, 24, 26, 1, 3, 9, 11, 17, 19, 25, 27, 4, 6, 12, 14, 20, 22, 28, 30,
              5, 7, 13, 15, 21, 23, 29, 31));
-    d5_tensor_desc d = fdesc(4, SHAPE(2, 8, 2, 3));
+    d5_tensor_desc d = op_fdesc(4, SHAPE(2, 8, 2, 3));
     expect_gradient("DepthToSpace", &d, 1, NULL, ATTRS(attr_int("blocksize", 2)), 1);
     expect_gradient("DepthToSpace", &d, 1, NULL,
                     ATTRS(attr_int("blocksize", 2), attr_string("mode", "CRD")), 1);
-    d5_tensor_desc d2 = fdesc(4, SHAPE(2, 2, 4, 6));
+    d5_tensor_desc d2 = op_fdesc(4, SHAPE(2, 2, 4, 6));
     expect_gradient("SpaceToDepth", &d2, 1, NULL, ATTRS(attr_int("blocksize", 2)), 1);
 }
 
@@ -488,7 +490,7 @@ Test(nllloss, gradients_and_errors)
                     ATTRS(attr_string("reduction", "sum"), attr_int("ignore_index", 2)), 1);
     expect_gradient("NegativeLogLikelihoodLoss", d, 2, given, ATTRS(attr_int("ignore_index", 1)),
                     1);
-    free_all(in, 3);
+    op_free_all(in, 3);
     d5_tensor in2[2] = {f64(2, SHAPE(2, 3), NULL), ti64(1, SHAPE(2), IVALS(0, 3))};
     check_fails("NegativeLogLikelihoodLoss", in2, 2, NULL, D5_ERR_RANGE,
                 "NegativeLogLikelihoodLoss: target 3 at position 1 is outside [0, 3)");
@@ -521,6 +523,6 @@ Test(prelu, one_slope_per_channel_before_opset_7)
     /* From opset 7 the same slope broadcasts from the right, which [2,3,2] does not allow. */
     d5_tensor in2[2] = {f64(3, SHAPE(2, 3, 2), NULL), f64(1, SHAPE(3), NULL)};
     check_fails("PRelu", in2, 2, ATTRS(OPSET(7)), D5_ERR_SHAPE, "do not broadcast");
-    d5_tensor_desc d[2] = {fdesc(4, SHAPE(2, 3, 2, 2)), fdesc(1, SHAPE(3))};
+    d5_tensor_desc d[2] = {op_fdesc(4, SHAPE(2, 3, 2, 2)), op_fdesc(1, SHAPE(3))};
     expect_gradient("PRelu", d, 2, NULL, ATTRS(OPSET(6)), 1);
 }

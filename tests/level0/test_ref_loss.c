@@ -223,19 +223,6 @@ Test(reducemean, gradient)
 
 /* ---- Older opsets: the axes attribute ---------------------------------------------- */
 
-/* "__opset" plus up to two attributes, as a network passes them. */
-typedef struct opset_attrs {
-    d5_attr items[3];
-} opset_attrs;
-
-static const d5_attr *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
-{
-    cr_assert_leq(n, 2);
-    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
-    o->items[n] = attr_int("__opset", opset);
-    return o->items;
-}
-
 /* Asserts that a reduction of data12 as (3, 2, 2) with an axes input of
  * `naxes` values (none when axes is NULL) fails with `text`. */
 static void expect_reduce_error(const char *op, const int64_t *axes, int64_t naxes,
@@ -255,31 +242,31 @@ Test(reducesum, axes_attribute_before_opset_13)
 {
     opset_attrs o;
     d5_attr extra[2] = {attr_ints("axes", IVALS(1), 1), attr_int("keepdims", 0)};
-    d5_tensor y = reduce("ReduceSum", NULL, 0, with_opset(&o, 11, extra, 2), 3);
+    d5_tensor y = reduce("ReduceSum", NULL, 0, with_opset(&o, 11, extra, 2)->items, 3);
     expect_shape(&y, 2, SHAPE(3, 2));
     expect_values(&y, VALS(4, 6, 12, 14, 20, 22), 6, 0);
     d5_tensor_free(&y);
     /* No axes: every axis. */
-    y = reduce("ReduceSum", NULL, 0, with_opset(&o, 1, NULL, 0), 1);
+    y = reduce("ReduceSum", NULL, 0, with_opset(&o, 1, NULL, 0)->items, 1);
     expect_shape(&y, 3, SHAPE(1, 1, 1));
     expect_values(&y, VALS(78), 1, 0);
     d5_tensor_free(&y);
     /* Opset 13 takes the axes as an input. */
-    y = reduce("ReduceSum", IVALS(-1), 1, with_opset(&o, 13, NULL, 0), 1);
+    y = reduce("ReduceSum", IVALS(-1), 1, with_opset(&o, 13, NULL, 0)->items, 1);
     expect_shape(&y, 3, SHAPE(3, 2, 1));
     expect_values(&y, VALS(3, 7, 11, 15, 19, 23), 6, 0);
     d5_tensor_free(&y);
-    expect_reduce_error("ReduceSum", IVALS(1), 1, with_opset(&o, 12, NULL, 0), 1,
+    expect_reduce_error("ReduceSum", IVALS(1), 1, with_opset(&o, 12, NULL, 0)->items, 1,
                         "ReduceSum: opset 12 takes 1 input (axes is an attribute), got 2");
-    expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 13, extra, 1), 2,
+    expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 13, extra, 1)->items, 2,
                         "ReduceSum: opset 13 takes axes as input 1, not as an attribute");
     d5_attr noop = attr_int("noop_with_empty_axes", 1);
-    expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 11, &noop, 1), 2,
+    expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 11, &noop, 1)->items, 2,
                         "ReduceSum: noop_with_empty_axes is an attribute of opset 13 and later, "
                         "not of opset 11");
     d5_tensor_desc d;
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 4), &d), D5_OK);
-    d5_attrs attrs = {with_opset(&o, 11, extra, 2), 3};
+    d5_attrs attrs = {with_opset(&o, 11, extra, 2)->items, 3};
     expect_gradient("ReduceSum", &d, 1, NULL, &attrs, 1);
 }
 
@@ -287,17 +274,17 @@ Test(reducemean, axes_attribute_until_opset_17_and_input_from_18)
 {
     opset_attrs o;
     d5_attr ax = attr_ints("axes", IVALS(-1, 0), 2);
-    d5_tensor y = reduce("ReduceMean", NULL, 0, with_opset(&o, 17, &ax, 1), 2);
+    d5_tensor y = reduce("ReduceMean", NULL, 0, with_opset(&o, 17, &ax, 1)->items, 2);
     expect_shape(&y, 3, SHAPE(1, 2, 1));
     expect_values(&y, VALS(5.5, 7.5), 2, 1e-6);
     d5_tensor_free(&y);
-    y = reduce("ReduceMean", IVALS(-1, 0), 2, with_opset(&o, 18, NULL, 0), 1);
+    y = reduce("ReduceMean", IVALS(-1, 0), 2, with_opset(&o, 18, NULL, 0)->items, 1);
     expect_shape(&y, 3, SHAPE(1, 2, 1));
     expect_values(&y, VALS(5.5, 7.5), 2, 1e-6);
     d5_tensor_free(&y);
-    expect_reduce_error("ReduceMean", IVALS(0), 1, with_opset(&o, 13, NULL, 0), 1,
+    expect_reduce_error("ReduceMean", IVALS(0), 1, with_opset(&o, 13, NULL, 0)->items, 1,
                         "ReduceMean: opset 13 takes 1 input (axes is an attribute), got 2");
-    expect_reduce_error("ReduceMean", NULL, 0, with_opset(&o, 18, &ax, 1), 2,
+    expect_reduce_error("ReduceMean", NULL, 0, with_opset(&o, 18, &ax, 1)->items, 2,
                         "ReduceMean: opset 18 takes axes as input 1, not as an attribute");
 }
 

@@ -152,7 +152,7 @@ Test(unary, gradients)
     static const char *const ops[] = {
         "Sin",  "Cos",   "Tan",  "Atan",     "Sinh",       "Cosh",      "Asinh", "Floor",
         "Ceil", "Round", "Sign", "Softsign", "Reciprocal", "HardSwish", "Mish",  "Selu"};
-    d5_tensor_desc d = fdesc(2, SHAPE(3, 4));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(3, 4));
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
         expect_gradient(ops[k], &d, 1, NULL, NULL, 1);
     /* The inverse functions on their domains, away from the poles of the
@@ -208,7 +208,7 @@ Test(activations, attributes)
 
 Test(activations, gradients)
 {
-    d5_tensor_desc d = fdesc(2, SHAPE(3, 4));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(3, 4));
     expect_gradient("ThresholdedRelu", &d, 1, NULL, ATTRS(attr_float("alpha", 0.1)), 1);
     expect_gradient("Selu", &d, 1, NULL, ATTRS(attr_float("alpha", 2.0), attr_float("gamma", 0.5)),
                     1);
@@ -225,9 +225,9 @@ Test(prelu, per_channel_slope)
                        f64(2, SHAPE(2, 1), DV(0.1, 0.5))};
     check("PRelu", in, 2, NULL, D5_F64, 3, SHAPE(2, 2, 2),
           DV(-0.15000000000000002, 2.0, 0.5, -0.125, -0.30000000000000004, -0.1, 1.0, 4.0));
-    d5_tensor_desc d[2] = {fdesc(4, SHAPE(2, 3, 2, 2)), fdesc(3, SHAPE(3, 1, 1))};
+    d5_tensor_desc d[2] = {op_fdesc(4, SHAPE(2, 3, 2, 2)), op_fdesc(3, SHAPE(3, 1, 1))};
     expect_gradient("PRelu", d, 2, NULL, NULL, 1);
-    d5_tensor_desc d2[2] = {fdesc(2, SHAPE(3, 4)), fdesc(1, SHAPE(1))};
+    d5_tensor_desc d2[2] = {op_fdesc(2, SHAPE(3, 4)), op_fdesc(1, SHAPE(1))};
     expect_gradient("PRelu", d2, 2, NULL, NULL, 1);
     /* Opset 6: a 1-d slope of C values applies along axis 1,
      * np.where(x < 0, x * slope.reshape(1, 3, 1), x). */
@@ -237,7 +237,7 @@ Test(prelu, per_channel_slope)
     check("PRelu", in2, 2, ATTRS(OPSET(6)), D5_F64, 3, SHAPE(2, 3, 2),
           DV(-0.1, 2.0, -0.1, -0.8, 3.0, -0.6, 0.5, -0.15000000000000002, -0.6000000000000001, 1.0,
              -0.075, 2.5));
-    d5_tensor_desc d3[2] = {fdesc(3, SHAPE(2, 3, 2)), fdesc(1, SHAPE(3))};
+    d5_tensor_desc d3[2] = {op_fdesc(3, SHAPE(2, 3, 2)), op_fdesc(1, SHAPE(3))};
     expect_gradient("PRelu", d3, 2, NULL, ATTRS(OPSET(6)), 1);
 }
 
@@ -286,11 +286,12 @@ Test(maxmin, gradient_goes_to_the_selected_input)
     expect_tensor(&y, D5_F64, 1, SHAPE(3), DV(3, 5, 2), 0, "Max");
     expect_tensor(&gin[0], D5_F64, 1, SHAPE(3), DV(0, 20, 30), 0, "Max dA");
     expect_tensor(&gin[1], D5_F64, 1, SHAPE(3), DV(10, 0, 0), 0, "Max dB");
-    free_all(gin, 2);
+    op_free_all(gin, 2);
     d5_tensor_free(&y);
     d5_tensor_free(&g);
-    free_all(in, 2);
-    d5_tensor_desc d[3] = {fdesc(2, SHAPE(2, 3)), fdesc(1, SHAPE(3)), fdesc(2, SHAPE(2, 1))};
+    op_free_all(in, 2);
+    d5_tensor_desc d[3] = {op_fdesc(2, SHAPE(2, 3)), op_fdesc(1, SHAPE(3)),
+                           op_fdesc(2, SHAPE(2, 1))};
     expect_gradient("Max", d, 3, NULL, NULL, 1);
     expect_gradient("Min", d, 3, NULL, NULL, 1);
 }
@@ -330,7 +331,7 @@ Test(mod, integer_and_float)
                       f64(1, SHAPE(4), DV(2.0, -1.5, 2.5, 0.3))};
     d5_tensor_desc d[2] = {g[0].desc, g[1].desc};
     expect_gradient("Mod", d, 2, g, ATTRS(attr_int("fmod", 1)), 1);
-    free_all(g, 2);
+    op_free_all(g, 2);
 }
 
 Test(mod, errors)
@@ -471,7 +472,7 @@ Test(reduce, empty_axes_empty_sets_and_integers)
 Test(reduce, gradients)
 {
     d5_tensor axes = ti64(1, SHAPE(1), IVALS(1));
-    d5_tensor_desc d[2] = {fdesc(3, SHAPE(2, 3, 2)), axes.desc};
+    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 2)), axes.desc};
     d5_tensor given[2] = {{.data = NULL}, axes};
     for (size_t k = 0; k < sizeof red_cases / sizeof red_cases[0]; k++)
         if (red_cases[k].x == red_a) expect_gradient(red_cases[k].op, d, 2, given, NULL, 1);
@@ -508,7 +509,7 @@ Test(reduce, errors)
     cr_assert_eq(create_unknown("ReduceMin", in4, 2, NULL), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "ReduceMin: input 1 (axes) must be a constant"), "%s",
               d5_last_error());
-    free_all(in4, 2);
+    op_free_all(in4, 2);
     d5_tensor b = tmake(D5_BOOL, 1, SHAPE(2), NULL);
     check_fails("ReduceSumSquare", &b, 1, NULL, D5_ERR_UNSUPPORTED,
                 "ReduceSumSquare: input 0 has data type bool");

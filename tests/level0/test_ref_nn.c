@@ -25,21 +25,6 @@ static d5_tensor pattern(int32_t ndim, const int64_t *shape)
     return t;
 }
 
-static d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
-static void expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
-{
-    cr_assert_eq(t->desc.ndim, ndim, "ndim %d, want %d", (int)t->desc.ndim, (int)ndim);
-    for (int32_t i = 0; i < ndim; i++)
-        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d: %lld, want %lld", (int)i,
-                     (long long)t->desc.shape[i], (long long)shape[i]);
-}
-
 static void expect_i64(const d5_tensor *t, const int64_t *want, int64_t n)
 {
     cr_assert_eq(t->desc.dtype, D5_I64);
@@ -47,21 +32,6 @@ static void expect_i64(const d5_tensor *t, const int64_t *want, int64_t n)
     for (int64_t i = 0; i < n; i++)
         cr_assert_eq(((const int64_t *)t->data)[i], want[i], "element %lld: got %lld, want %lld",
                      (long long)i, (long long)((const int64_t *)t->data)[i], (long long)want[i]);
-}
-
-static void free_all(d5_tensor *t, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
-}
-
-/* Runs a one-input operator expected to fail at create; checks status and message. */
-static void expect_error(const char *op, d5_tensor *x, const d5_attrs *attrs, int32_t nout,
-                         d5_status want, const char *msg)
-{
-    d5_tensor y[3];
-    d5_status s = try_op(op, "ref", x, 1, attrs, y, nout);
-    cr_assert_eq(s, want, "%s: got %s: %s", op, d5_status_name(s), d5_last_error());
-    cr_assert(strstr(d5_last_error(), msg), "%s", d5_last_error());
 }
 
 /* ---- MaxPool ----------------------------------------------------------------------- */
@@ -75,7 +45,7 @@ Test(maxpool, one_d_by_hand_ceil_and_floor)
                        attr_ints("pads", IVALS(1, 0), 2), attr_int("ceil_mode", 1)};
     d5_attrs attrs = {items, 4};
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 3, SHAPE(1, 1, 4));
+    op_expect_shape(&y[0], 3, SHAPE(1, 1, 4));
     expect_values(&y[0], VALS(1, 3, 5, 0), 4, 0);
     expect_i64(&y[1], IVALS(0, 1, 3, 5), 4);
     d5_tensor_free(&y[0]);
@@ -96,7 +66,7 @@ Test(maxpool, ceil_mode_drops_a_window_starting_in_the_right_padding)
                        attr_ints("pads", IVALS(1, 1), 2), attr_int("ceil_mode", 1)};
     d5_attrs attrs = {items, 4};
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 3, SHAPE(1, 1, 1));
+    op_expect_shape(&y[0], 3, SHAPE(1, 1, 1));
     expect_values(&y[0], VALS(7), 1, 0);
     expect_i64(&y[1], IVALS(1), 1);
     d5_tensor_free(&y[0]);
@@ -114,7 +84,7 @@ Test(maxpool, two_d_asymmetric_pads_strides_dilations_ceil)
                        attr_ints("pads", IVALS(1, 0, 1, 1), 4), attr_int("ceil_mode", 1)};
     d5_attrs attrs = {items, 5};
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 4, SHAPE(2, 2, 4, 2));
+    op_expect_shape(&y[0], 4, SHAPE(2, 2, 4, 2));
     expect_values(&y[0],
                   VALS(3.4, 4.8, 4.4, 3.5, 4.9, 3.5, 0.3, 1.7, 3.6, 5, 3.6, 5, 5.1, 3.7, 5.1, -0.9,
                        3.3, 4.7, 3.8, 5.2, 4.8, 3.9, 4.8, 3.9, 5.3, 2.1, 4, 5.4, 4, 5.4, 2.2, 3.6),
@@ -127,7 +97,7 @@ Test(maxpool, two_d_asymmetric_pads_strides_dilations_ceil)
     d5_tensor_free(&y[1]);
     items[4] = attr_int("ceil_mode", 0);
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 1);
-    expect_shape(&y[0], 4, SHAPE(2, 2, 3, 2));
+    op_expect_shape(&y[0], 4, SHAPE(2, 2, 3, 2));
     d5_tensor_free(&y[0]);
     d5_tensor_free(&x);
 }
@@ -141,7 +111,7 @@ Test(maxpool, three_d_asymmetric_pads_strides_dilations_ceil)
                        attr_ints("pads", IVALS(1, 0, 1, 1, 1, 0), 6), attr_int("ceil_mode", 1)};
     d5_attrs attrs = {items, 5};
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 5, SHAPE(1, 2, 3, 3, 2));
+    op_expect_shape(&y[0], 5, SHAPE(1, 2, 3, 3, 2));
     expect_values(&y[0],
                   VALS(4.4, 3.5, -1.1, 4.9, -1.1, 2.6, 4.4, 5, 3.2, 5.5, 3.2, 2.6, 0.4, 5, 3.2, 5.5,
                        3.2, 0.9, 4.7, 5.6, 4.7, 5.2, -2.2, 5.2, 4.7, 5.6, 4.7, 5.2, 2.1, 5.2, -0.7,
@@ -155,7 +125,7 @@ Test(maxpool, three_d_asymmetric_pads_strides_dilations_ceil)
     d5_tensor_free(&y[1]);
     items[4] = attr_int("ceil_mode", 0);
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 1);
-    expect_shape(&y[0], 5, SHAPE(1, 2, 2, 2, 2));
+    op_expect_shape(&y[0], 5, SHAPE(1, 2, 2, 2, 2));
     d5_tensor_free(&y[0]);
     d5_tensor_free(&x);
 }
@@ -170,21 +140,21 @@ Test(maxpool, auto_pad_same_upper_same_lower_valid)
                        attr_int("ceil_mode", 1)};
     d5_attrs attrs = {items, 4};
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
+    op_expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
     expect_values(&y[0], VALS(4.8, 3.4, 1.1, 3.9, 5.3, -0.7, 2.1, 3.5, -2.5), 9, 1e-6);
     expect_i64(&y[1], IVALS(5, 2, 4, 10, 13, 14, 20, 23, 24), 9);
     d5_tensor_free(&y[0]);
     d5_tensor_free(&y[1]);
     items[2] = attr_string("auto_pad", "SAME_LOWER");
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
+    op_expect_shape(&y[0], 4, SHAPE(1, 1, 3, 3));
     expect_values(&y[0], VALS(-4, 3.4, 1.1, 4.8, 2.5, 5.3, 3, 0.7, 4.4), 9, 1e-6);
     expect_i64(&y[1], IVALS(0, 2, 4, 5, 7, 13, 15, 17, 18), 9);
     d5_tensor_free(&y[0]);
     d5_tensor_free(&y[1]);
     items[2] = attr_string("auto_pad", "VALID");
     run_op("MaxPool", "ref", &x, 1, &attrs, y, 2);
-    expect_shape(&y[0], 4, SHAPE(1, 1, 2, 2));
+    op_expect_shape(&y[0], 4, SHAPE(1, 1, 2, 2));
     expect_values(&y[0], VALS(4.8, 3.4, 3.9, 5.3), 4, 1e-6);
     expect_i64(&y[1], IVALS(5, 2, 10, 13), 4);
     d5_tensor_free(&y[0]);
@@ -234,7 +204,7 @@ Test(maxpool, uint8_input)
     const uint8_t *v = y[0].data;
     cr_assert(v[0] == 200 && v[1] == 255 && v[2] == 1, "%d %d %d", v[0], v[1], v[2]);
     expect_i64(&y[1], IVALS(1, 3, 4), 3);
-    free_all(y, 2);
+    op_free_all(y, 2);
     d5_tensor_free(&x);
 }
 
@@ -243,54 +213,56 @@ Test(maxpool, bad_inputs_and_attributes)
     d5_tensor x = tf32(4, SHAPE(1, 1, 4, 4), NULL);
     d5_attr items[2] = {attr_ints("kernel_shape", IVALS(2, 2, 2), 3)};
     d5_attrs attrs = {items, 1};
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "MaxPool: kernel_shape has 3 values, expected 2 for an input with 2 spatial axes");
+    op_expect_fails(
+        "MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+        "MaxPool: kernel_shape has 3 values, expected 2 for an input with 2 spatial axes");
     attrs.count = 0;
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "MaxPool: attribute kernel_shape is required");
+    op_expect_fails("MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+                    "MaxPool: attribute kernel_shape is required");
     items[0] = attr_ints("kernel_shape", IVALS(2, 2), 2);
     items[1] = attr_ints("pads", IVALS(0, -1, 0, 0), 4);
     attrs.count = 2;
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "MaxPool: pads[1] is -1, must be at least 0");
+    op_expect_fails("MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+                    "MaxPool: pads[1] is -1, must be at least 0");
     items[1] = attr_ints("strides", IVALS(1, 0), 2);
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "MaxPool: strides[1] is 0, must be at least 1");
+    op_expect_fails("MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+                    "MaxPool: strides[1] is 0, must be at least 1");
     items[1] = attr_string("auto_pad", "SAME");
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID, "MaxPool: auto_pad is \"SAME\"");
+    op_expect_fails("MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID, "MaxPool: auto_pad is \"SAME\"");
     items[1] = attr_ints("pads", IVALS(2, 0, 0, 0), 4);
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "MaxPool: the window of output position 0 along spatial axis 0 covers only "
-                 "padding");
+    op_expect_fails("MaxPool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+                    "MaxPool: the window of output position 0 along spatial axis 0 covers only "
+                    "padding");
     items[0] = attr_ints("kernel_shape", IVALS(5, 2), 2);
     attrs.count = 1;
-    expect_error("MaxPool", &x, &attrs, 1, D5_ERR_SHAPE,
-                 "MaxPool: the window (extent 5: kernel 5, dilation 1) is larger than the padded "
-                 "input (4) along spatial axis 0");
+    op_expect_fails(
+        "MaxPool", &x, 1, &attrs, 1, D5_ERR_SHAPE,
+        "MaxPool: the window (extent 5: kernel 5, dilation 1) is larger than the padded "
+        "input (4) along spatial axis 0");
     d5_tensor_free(&x);
     d5_tensor v = tf32(2, SHAPE(1, 4), NULL);
     items[0] = attr_ints("kernel_shape", IVALS(2), 1);
-    expect_error("MaxPool", &v, &attrs, 1, D5_ERR_SHAPE,
-                 "MaxPool: input has 2 dims, expected at least 3");
+    op_expect_fails("MaxPool", &v, 1, &attrs, 1, D5_ERR_SHAPE,
+                    "MaxPool: input has 2 dims, expected at least 3");
     d5_tensor_free(&v);
 }
 
 Test(maxpool, gradient_1d_2d_3d)
 {
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 7));
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 3, 7));
     d5_attr a1[] = {attr_ints("kernel_shape", IVALS(3), 1), attr_ints("strides", IVALS(2), 1),
                     attr_ints("dilations", IVALS(2), 1), attr_ints("pads", IVALS(2, 1), 2),
                     attr_int("ceil_mode", 1)};
     d5_attrs attrs = {a1, 5};
     expect_gradient("MaxPool", &d, 1, NULL, &attrs, 1);
     expect_gradient("MaxPool", &d, 1, NULL, &attrs, 2);
-    d = fdesc(4, SHAPE(1, 2, 6, 6));
+    d = op_fdesc(4, SHAPE(1, 2, 6, 6));
     d5_attr a2[] = {attr_ints("kernel_shape", IVALS(3, 2), 2), attr_ints("strides", IVALS(2, 3), 2),
                     attr_ints("dilations", IVALS(1, 2), 2), attr_ints("pads", IVALS(1, 0, 1, 1), 4),
                     attr_int("ceil_mode", 1)};
     attrs = (d5_attrs){a2, 5};
     expect_gradient("MaxPool", &d, 1, NULL, &attrs, 1);
-    d = fdesc(5, SHAPE(1, 2, 4, 5, 3));
+    d = op_fdesc(5, SHAPE(1, 2, 4, 5, 3));
     d5_attr a3[] = {attr_ints("kernel_shape", IVALS(2, 3, 2), 3),
                     attr_ints("strides", IVALS(2, 2, 2), 3),
                     attr_ints("dilations", IVALS(2, 1, 1), 3),
@@ -347,7 +319,7 @@ Test(averagepool, onnx_conformance_cases)
                     attr_int("count_include_pad", 1)};
     attrs = (d5_attrs){a2, 5};
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_shape(&y, 4, SHAPE(1, 3, 1, 1));
+    op_expect_shape(&y, 4, SHAPE(1, 3, 1, 1));
     expect_values(&y, VALS(0.1511, 0.2841, 0.3572), 3, 1e-4);
     d5_tensor_free(&y);
     d5_tensor_free(&x);
@@ -364,7 +336,7 @@ Test(averagepool, two_d_asymmetric_pads_strides_dilations_ceil)
                        attr_int("count_include_pad", 0)};
     d5_attrs attrs = {items, 6};
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_shape(&y, 4, SHAPE(2, 1, 3, 4));
+    op_expect_shape(&y, 4, SHAPE(2, 1, 3, 4));
     expect_values(&y,
                   VALS(0.65, 1.35, 0.6666667, 2.75, 0.2166667, 1.455556, 0.2333333, 0.7, 1.4, 2.1,
                        -0.2, -1.35, 0.1, 0.8, 1.733333, 2.2, 1.283333, 1.444444, 1.3, 1.766667,
@@ -381,7 +353,7 @@ Test(averagepool, two_d_asymmetric_pads_strides_dilations_ceil)
     d5_tensor_free(&y);
     items[4] = attr_int("ceil_mode", 0);
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_shape(&y, 4, SHAPE(2, 1, 2, 3));
+    op_expect_shape(&y, 4, SHAPE(2, 1, 2, 3));
     d5_tensor_free(&y);
     d5_tensor_free(&x);
 }
@@ -397,7 +369,7 @@ Test(averagepool, three_d_asymmetric_pads_strides_dilations_ceil)
                        attr_int("count_include_pad", 0)};
     d5_attrs attrs = {items, 6};
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_shape(&y, 5, SHAPE(1, 1, 3, 2, 3));
+    op_expect_shape(&y, 5, SHAPE(1, 1, 3, 2, 3));
     expect_values(&y,
                   VALS(0.45, 0.9166667, 3, 1.3875, 0.6416667, 0.3, -1.4, 0.6833333, 1.15, 0.75,
                        1.216667, 2.0875, 0.85, -0.3, -1.45, 0.575, 0.2333333, 0.7),
@@ -412,7 +384,7 @@ Test(averagepool, three_d_asymmetric_pads_strides_dilations_ceil)
     d5_tensor_free(&y);
     items[4] = attr_int("ceil_mode", 0);
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_shape(&y, 5, SHAPE(1, 1, 2, 2, 2));
+    op_expect_shape(&y, 5, SHAPE(1, 1, 2, 2, 2));
     d5_tensor_free(&y);
     d5_tensor_free(&x);
 }
@@ -442,21 +414,22 @@ Test(averagepool, bad_attributes)
     d5_attr items[] = {attr_ints("kernel_shape", IVALS(2, 2, 2), 3),
                        attr_ints("strides", IVALS(1, 1), 2)};
     d5_attrs attrs = {items, 2};
-    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "AveragePool: strides has 2 values, expected 3 for an input with 3 spatial axes");
+    op_expect_fails(
+        "AveragePool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+        "AveragePool: strides has 2 values, expected 3 for an input with 3 spatial axes");
     items[1] = attr_ints("pads", IVALS(0, 0, 0, 0, 0, 2), 6);
     items[0] = attr_ints("kernel_shape", IVALS(2, 2, 1), 3);
-    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID,
-                 "AveragePool: the window of output position 4 along spatial axis 2 covers only "
-                 "padding");
+    op_expect_fails("AveragePool", &x, 1, &attrs, 1, D5_ERR_INVALID,
+                    "AveragePool: the window of output position 4 along spatial axis 2 covers only "
+                    "padding");
     items[1] = attr_float("count_include_pad", 1);
-    expect_error("AveragePool", &x, &attrs, 1, D5_ERR_INVALID, "count_include_pad");
+    op_expect_fails("AveragePool", &x, 1, &attrs, 1, D5_ERR_INVALID, "count_include_pad");
     d5_tensor_free(&x);
 }
 
 Test(averagepool, gradient_1d_2d_3d)
 {
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 7));
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 3, 7));
     d5_attr a1[] = {attr_ints("kernel_shape", IVALS(3), 1),
                     attr_ints("strides", IVALS(2), 1),
                     attr_ints("dilations", IVALS(2), 1),
@@ -467,7 +440,7 @@ Test(averagepool, gradient_1d_2d_3d)
     expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
     a1[5] = attr_int("count_include_pad", 1);
     expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
-    d = fdesc(4, SHAPE(2, 1, 5, 6));
+    d = op_fdesc(4, SHAPE(2, 1, 5, 6));
     d5_attr a2[] = {attr_ints("kernel_shape", IVALS(3, 3), 2),
                     attr_ints("strides", IVALS(2, 2), 2),
                     attr_ints("dilations", IVALS(2, 1), 2),
@@ -476,7 +449,7 @@ Test(averagepool, gradient_1d_2d_3d)
                     attr_int("count_include_pad", 1)};
     attrs = (d5_attrs){a2, 6};
     expect_gradient("AveragePool", &d, 1, NULL, &attrs, 1);
-    d = fdesc(5, SHAPE(1, 1, 5, 4, 6));
+    d = op_fdesc(5, SHAPE(1, 1, 5, 4, 6));
     d5_attr a3[] = {attr_ints("kernel_shape", IVALS(2, 2, 3), 3),
                     attr_ints("strides", IVALS(2, 3, 2), 3),
                     attr_ints("dilations", IVALS(1, 1, 2), 3),
@@ -491,22 +464,22 @@ Test(globalaveragepool, forward_gradient_and_errors)
 {
     d5_tensor x = tf32(4, SHAPE(1, 2, 2, 2), VALS(1, 2, 3, 6, -1, 0, 4, 1)), y;
     run_op("GlobalAveragePool", "ref", &x, 1, NULL, &y, 1);
-    expect_shape(&y, 4, SHAPE(1, 2, 1, 1));
+    op_expect_shape(&y, 4, SHAPE(1, 2, 1, 1));
     expect_values(&y, VALS(3, 1), 2, 1e-6);
     d5_tensor_free(&y);
     d5_tensor_free(&x);
     x = tf32(3, SHAPE(2, 1, 3), VALS(1, 2, 6, -3, 0, 0));
     run_op("GlobalAveragePool", "ref", &x, 1, NULL, &y, 1);
-    expect_shape(&y, 3, SHAPE(2, 1, 1));
+    op_expect_shape(&y, 3, SHAPE(2, 1, 1));
     expect_values(&y, VALS(3, -1), 2, 1e-6);
     d5_tensor_free(&y);
     d5_tensor_free(&x);
-    d5_tensor_desc d = fdesc(4, SHAPE(2, 3, 4, 2));
+    d5_tensor_desc d = op_fdesc(4, SHAPE(2, 3, 4, 2));
     expect_gradient("GlobalAveragePool", &d, 1, NULL, NULL, 1);
-    d = fdesc(5, SHAPE(1, 2, 2, 3, 2));
+    d = op_fdesc(5, SHAPE(1, 2, 2, 3, 2));
     expect_gradient("GlobalAveragePool", &d, 1, NULL, NULL, 1);
     x = tf32(1, SHAPE(4), NULL);
-    expect_error("GlobalAveragePool", &x, NULL, 1, D5_ERR_SHAPE,
-                 "GlobalAveragePool: input has 1 dims, expected at least 2");
+    op_expect_fails("GlobalAveragePool", &x, 1, NULL, 1, D5_ERR_SHAPE,
+                    "GlobalAveragePool: input has 1 dims, expected at least 2");
     d5_tensor_free(&x);
 }

@@ -19,26 +19,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-static d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
-static void expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
-{
-    cr_assert_eq(t->desc.ndim, ndim, "ndim %d, want %d", (int)t->desc.ndim, (int)ndim);
-    for (int32_t i = 0; i < ndim; i++)
-        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d: %lld, want %lld", (int)i,
-                     (long long)t->desc.shape[i], (long long)shape[i]);
-}
-
-static void free_all(d5_tensor *t, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
-}
-
 /* An omitted optional input. */
 static d5_tensor omitted(void)
 {
@@ -74,7 +54,7 @@ static d5_status run_known(const char *name, const d5_tensor *in, int32_t nin,
         s = d5_op_backward(op, gout, in, out, g);
     }
     d5_op_free(op);
-    if (s != D5_OK) free_all(out, nout);
+    if (s != D5_OK) op_free_all(out, nout);
     return s;
 }
 
@@ -84,7 +64,7 @@ static void expect_failure(const char *name, const d5_tensor *in, int32_t nin,
     d5_tensor y[3];
     d5_status s = known ? run_known(name, in, nin, attrs, y, 1, NULL, NULL, 0)
                         : try_op(name, "ref", in, nin, attrs, y, 1);
-    if (s == D5_OK) free_all(y, 1);
+    if (s == D5_OK) op_free_all(y, 1);
     cr_assert_eq(s, want, "%s: got %s: %s", name, d5_status_name(s), d5_last_error());
     cr_assert(strstr(d5_last_error(), msg), "message '%s' lacks '%s'", d5_last_error(), msg);
 }
@@ -101,9 +81,9 @@ Test(erf, values_and_gradient)
                   VALS(-0.99959305f, -0.91031398f, -0.67780119f, -0.11246292f, 0.0f, 0.32862676f,
                        0.91031398f, 0.99959305f),
                   8, 1e-6);
-    free_all(&y, 1);
+    op_free_all(&y, 1);
     d5_tensor_free(&x);
-    d5_tensor_desc d = fdesc(2, SHAPE(3, 5));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(3, 5));
     expect_gradient("Erf", &d, 1, NULL, NULL, 1);
 }
 
@@ -115,7 +95,7 @@ Test(gelu, exact_and_tanh_values_and_gradients)
                   VALS(-0.015524163f, -0.1380836f, -0.16937456f, -0.046017216f, 0.0f, 0.18537343f,
                        1.0619164f, 2.4844758f),
                   8, 1e-6);
-    free_all(&y, 1);
+    op_free_all(&y, 1);
     d5_attr tanh_item = attr_string("approximate", "tanh");
     d5_attrs tanh_attrs = {&tanh_item, 1};
     run_op("Gelu", "ref", &x, 1, &tanh_attrs, &y, 1);
@@ -123,14 +103,14 @@ Test(gelu, exact_and_tanh_values_and_gradients)
                   VALS(-0.015084266f, -0.13829723f, -0.16942987f, -0.046017249f, 0.0f, 0.18537092f,
                        1.0617028f, 2.4849157f),
                   8, 1e-6);
-    free_all(&y, 1);
+    op_free_all(&y, 1);
     d5_tensor_free(&x);
     /* Inputs in [-3, 3] reach the tails of both forms. */
     d5_tensor wide = tf32(1, SHAPE(8), VALS(-3, -2, -1.5, -0.5, 0.25, 1, 2, 3));
-    d5_tensor_desc d = fdesc(1, SHAPE(8));
+    d5_tensor_desc d = op_fdesc(1, SHAPE(8));
     expect_gradient("Gelu", &d, 1, &wide, NULL, 1);
     expect_gradient("Gelu", &d, 1, &wide, &tanh_attrs, 1);
-    d = fdesc(2, SHAPE(4, 3));
+    d = op_fdesc(2, SHAPE(4, 3));
     expect_gradient("Gelu", &d, 1, NULL, &tanh_attrs, 1);
     d5_tensor_free(&wide);
 }
@@ -149,15 +129,15 @@ Test(hardsigmoid, defaults_custom_attributes_and_gradient)
     d5_tensor x = tf32(1, SHAPE(8), VALS(-4, -2.5, -1, -0.1, 0, 0.7, 2.4, 3)), y;
     run_op("HardSigmoid", "ref", &x, 1, NULL, &y, 1);
     expect_values(&y, VALS(0.0f, 0.0f, 0.3f, 0.48f, 0.5f, 0.64f, 0.98f, 1.0f), 8, 1e-6);
-    free_all(&y, 1);
+    op_free_all(&y, 1);
     d5_attr items[] = {attr_float("alpha", 0.9), attr_float("beta", 0.4)};
     d5_attrs attrs = {items, 2};
     run_op("HardSigmoid", "ref", &x, 1, &attrs, &y, 1);
     expect_values(&y, VALS(0.0f, 0.0f, 0.0f, 0.31f, 0.4f, 1.0f, 1.0f, 1.0f), 8, 1e-6);
-    free_all(&y, 1);
+    op_free_all(&y, 1);
     d5_tensor_free(&x);
     /* alpha 0.9, beta 0.4 on [-1, 1]: both flat parts and the slope are hit. */
-    d5_tensor_desc d = fdesc(2, SHAPE(4, 5));
+    d5_tensor_desc d = op_fdesc(2, SHAPE(4, 5));
     expect_gradient("HardSigmoid", &d, 1, NULL, &attrs, 1);
     expect_gradient("HardSigmoid", &d, 1, NULL, NULL, 1);
 }
@@ -179,9 +159,9 @@ Test(layernormalization, last_axis_with_bias_mean_and_invstddev)
                        tf32(1, SHAPE(4), VALS(0.1, 0.2, -0.3, 0))};
     d5_tensor y[3];
     run_op("LayerNormalization", "ref", in, 3, NULL, y, 3);
-    expect_shape(&y[0], 3, SHAPE(2, 3, 4));
-    expect_shape(&y[1], 3, SHAPE(2, 3, 1));
-    expect_shape(&y[2], 3, SHAPE(2, 3, 1));
+    op_expect_shape(&y[0], 3, SHAPE(2, 3, 4));
+    op_expect_shape(&y[1], 3, SHAPE(2, 3, 1));
+    op_expect_shape(&y[2], 3, SHAPE(2, 3, 1));
     expect_values(&y[0],
                   VALS(-0.55652856f, -0.32522286f, -1.0878342f, 2.6261141f, 0.19999874f, 1.5999821f,
                        1.7999731f, -0.39999487f, -0.26144569f, -1.3261041f, 0.061445702f,
@@ -195,8 +175,8 @@ Test(layernormalization, last_axis_with_bias_mean_and_invstddev)
     expect_values(&y[2],
                   VALS(1.0504457f, 1.5999796f, 1.2851403f, 1.5999796f, 1.2851404f, 1.2851403f), 6,
                   1e-5);
-    free_all(y, 3);
-    free_all(in, 3);
+    op_free_all(y, 3);
+    op_free_all(in, 3);
 }
 
 Test(layernormalization, axis_one_broadcast_scale_no_bias_epsilon)
@@ -207,7 +187,7 @@ Test(layernormalization, axis_one_broadcast_scale_no_bias_epsilon)
     d5_attr items[] = {attr_int("axis", 1), attr_float("epsilon", 1e-3)};
     d5_attrs attrs = {items, 2};
     run_op("LayerNormalization", "ref", in, 2, &attrs, y, 3);
-    expect_shape(&y[1], 3, SHAPE(2, 1, 1));
+    op_expect_shape(&y[1], 3, SHAPE(2, 1, 1));
     expect_values(&y[0],
                   VALS(-1.37616f, 1.4512232f, 0.23770033f, 0.40659269f, 0.42535854f, -1.5513075f,
                        -0.66305884f, 0.031276365f, -1.0759068f, 2.0517294f, 0.087573808f,
@@ -217,8 +197,8 @@ Test(layernormalization, axis_one_broadcast_scale_no_bias_epsilon)
                   24, 2e-5);
     expect_values(&y[1], VALS(-0.054166677f, 0.091666662f), 2, 1e-6);
     expect_values(&y[2], VALS(1.2010123f, 1.2985766f), 2, 1e-5);
-    free_all(y, 3);
-    free_all(in, 2);
+    op_free_all(y, 3);
+    op_free_all(in, 2);
 }
 
 Test(layernormalization, backward_matches_torch_autograd)
@@ -239,20 +219,22 @@ Test(layernormalization, backward_matches_torch_autograd)
                   24, 5e-5);
     expect_values(&g[1], VALS(0.74973399f, -0.42629037f, -2.8037242f, -2.2009409f), 4, 2e-5);
     expect_values(&g[2], VALS(0.66666667f, -1.0f, -0.33333333f, 0.33333333f), 4, 1e-5);
-    free_all(g, 3);
+    op_free_all(g, 3);
     d5_tensor_free(&y);
     d5_tensor_free(&w);
-    free_all(in, 3);
+    op_free_all(in, 3);
 }
 
 Test(layernormalization, gradients_of_all_inputs_and_outputs)
 {
-    d5_tensor_desc d[3] = {fdesc(3, SHAPE(2, 3, 4)), fdesc(1, SHAPE(4)), fdesc(1, SHAPE(4))};
+    d5_tensor_desc d[3] = {op_fdesc(3, SHAPE(2, 3, 4)), op_fdesc(1, SHAPE(4)),
+                           op_fdesc(1, SHAPE(4))};
     expect_gradient("LayerNormalization", d, 3, NULL, NULL, 3);
     expect_gradient("LayerNormalization", d, 3, NULL, NULL, 1);
     d5_attr item = attr_int("axis", -2);
     d5_attrs attrs = {&item, 1};
-    d5_tensor_desc b[3] = {fdesc(3, SHAPE(2, 3, 4)), fdesc(2, SHAPE(1, 4)), fdesc(2, SHAPE(3, 1))};
+    d5_tensor_desc b[3] = {op_fdesc(3, SHAPE(2, 3, 4)), op_fdesc(2, SHAPE(1, 4)),
+                           op_fdesc(2, SHAPE(3, 1))};
     expect_gradient("LayerNormalization", b, 3, NULL, &attrs, 3);
     expect_gradient("LayerNormalization", b, 2, NULL, &attrs, 2);
 }
@@ -265,7 +247,7 @@ Test(layernormalization, errors_name_the_input_and_axis)
     d5_attr item = attr_int("axis", 3);
     d5_attrs attrs = {&item, 1};
     expect_failure("LayerNormalization", in, 2, &attrs, 0, D5_ERR_INVALID, "axis 3");
-    free_all(in, 2);
+    op_free_all(in, 2);
 }
 
 /* ---- Resize ---------------------------------------------------------------------- */
@@ -286,7 +268,7 @@ static void resize_sizes(const d5_attrs *attrs, int64_t h, int64_t w, const floa
     d5_tensor in[4] = {rs_input(), omitted(), omitted(), ti64(1, SHAPE(4), IVALS(1, 1, h, w))};
     d5_tensor y;
     run_op("Resize", "ref", in, 4, attrs, &y, 1);
-    expect_shape(&y, 4, SHAPE(1, 1, h, w));
+    op_expect_shape(&y, 4, SHAPE(1, 1, h, w));
     expect_values(&y, want, h * w, tol);
     d5_tensor_free(&y);
     d5_tensor_free(&in[0]);
@@ -300,7 +282,7 @@ static void resize_scales(const d5_tensor *x, const d5_attrs *attrs, const float
     d5_tensor in[3] = {*x, omitted(), tf32(1, SHAPE(4), scales)}, y;
     cr_assert_eq(run_known("Resize", in, 3, attrs, &y, 1, NULL, NULL, 0), D5_OK, "%s",
                  d5_last_error());
-    expect_shape(&y, 4, shape);
+    op_expect_shape(&y, 4, shape);
     expect_values(&y, want, d5_tensor_desc_numel(&y.desc), tol);
     d5_tensor_free(&y);
     d5_tensor_free(&in[2]);
@@ -427,7 +409,7 @@ Test(resize, trilinear_and_axes)
     d5_attr items[] = {attr_string("mode", "linear"), attr_ints("axes", axes, 3)};
     d5_attrs attrs = {items, 2};
     run_op("Resize", "ref", in, 4, &attrs, &y, 1);
-    expect_shape(&y, 5, SHAPE(1, 1, 3, 2, 4));
+    op_expect_shape(&y, 5, SHAPE(1, 1, 3, 2, 4));
     expect_values(&y,
                   VALS(-1.8333333f, -1.25, -0.08333333f, 0.5, -0.83333336f, -0.25, 0.91666664f, 1.5,
                        -0.83333334f, -0.75, -0.58333332f, -0.5, 0.16666667f, 0.25, 0.41666665f, 0.5,
@@ -479,7 +461,7 @@ Test(resize, backward_matches_torch_autograd)
 static void resize_gradient(const d5_attrs *attrs, int32_t ndim, const int64_t *in_shape,
                             const int64_t *sizes)
 {
-    d5_tensor_desc d[4] = {fdesc(ndim, in_shape), {0}, {0}, {0}};
+    d5_tensor_desc d[4] = {op_fdesc(ndim, in_shape), {0}, {0}, {0}};
     d5_tensor given[4] = {omitted(), omitted(), omitted(), ti64(1, SHAPE(ndim), sizes)};
     d[3] = given[3].desc;
     expect_gradient("Resize", d, 4, given, attrs, 1);
@@ -540,5 +522,5 @@ Test(resize, unsupported_and_invalid_configurations)
     d5_tensor_free(&in[2]);
     in[2] = tf32(1, SHAPE(4), VALS(1, 1, 0, 2));
     expect_failure("Resize", in, 3, NULL, 1, D5_ERR_INVALID, "scales[2] is 0");
-    free_all(in, 3);
+    op_free_all(in, 3);
 }

@@ -17,36 +17,6 @@ static d5_tensor tbool(int value)
     return t;
 }
 
-static d5_tensor_desc fdesc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
-static void expect_shape(const d5_tensor *t, int32_t ndim, const int64_t *shape)
-{
-    cr_assert_eq(t->desc.ndim, ndim, "ndim %d, want %d", (int)t->desc.ndim, (int)ndim);
-    for (int32_t i = 0; i < ndim; i++)
-        cr_assert_eq(t->desc.shape[i], shape[i], "dim %d: %lld, want %lld", (int)i,
-                     (long long)t->desc.shape[i], (long long)shape[i]);
-}
-
-static void free_all(d5_tensor *t, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) d5_tensor_free(&t[i]);
-}
-
-/* Runs a one-input operator expected to fail at create; checks status and message. */
-static void expect_error(const char *op, d5_tensor *x, const d5_attrs *attrs, int32_t nout,
-                         d5_status want, const char *msg)
-{
-    d5_tensor y[3];
-    d5_status s = try_op(op, "ref", x, 1, attrs, y, nout);
-    cr_assert_eq(s, want, "%s: got %s: %s", op, d5_status_name(s), d5_last_error());
-    cr_assert(strstr(d5_last_error(), msg), "%s", d5_last_error());
-}
-
 /* ---- BatchNormalization ------------------------------------------------------------ */
 
 #define BN_X     VALS(0.5, -1.0, 2.0, 0.0, 1.5, -0.5, -2.0, 1.0, 0.25, 3.0, -1.5, 0.75)
@@ -69,13 +39,13 @@ Test(batchnormalization, inference)
     d5_tensor in[5], y;
     bn_inputs(in);
     run_op("BatchNormalization", "ref", in, 5, NULL, &y, 1);
-    expect_shape(&y, 3, SHAPE(2, 3, 2));
+    op_expect_shape(&y, 3, SHAPE(2, 3, 2));
     expect_values(&y,
                   VALS(0, -1.499993, 6.699868, 0.699988, -0.2949735, 0.4121315, -2.499988,
                        0.4999975, 1.449973, 9.699808, 0.765684, -0.02980913),
                   12, 1e-5);
     d5_tensor_free(&y);
-    free_all(in, 5);
+    op_free_all(in, 5);
 }
 
 Test(batchnormalization, training_outputs_batch_statistics_and_running_averages)
@@ -91,14 +61,14 @@ Test(batchnormalization, training_outputs_batch_statistics_and_running_averages)
     const float *want = VALS(0.7335415, -0.5239582, 0.9299362, -1.484424, -0.4243586, 0.4443142,
                              -1.362291, 1.152708, -1.182629, 2.137116, 0.8786506, -0.09860627);
     expect_values(&y[0], want, 12, 1e-5);
-    expect_shape(&y[1], 1, SHAPE(3));
+    op_expect_shape(&y[1], 1, SHAPE(3));
     expect_values(&y[1], VALS(0.325, 0.1025, 0.0925), 3, 1e-6);
     expect_values(&y[2], VALS(1.084375, 0.5085937, 1.864844), 3, 1e-6);
-    free_all(y, 3);
+    op_free_all(y, 3);
     run_op("BatchNormalization", "ref", in, 5, &attrs, y, 1);
     expect_values(&y[0], want, 12, 1e-5);
     d5_tensor_free(&y[0]);
-    free_all(in, 5);
+    op_free_all(in, 5);
 }
 
 Test(batchnormalization, bad_inputs)
@@ -117,13 +87,13 @@ Test(batchnormalization, bad_inputs)
     cr_assert(strstr(d5_last_error(), "BatchNormalization: running_mean and running_var are "
                                       "outputs only in training mode"),
               "%s", d5_last_error());
-    free_all(in, 5);
+    op_free_all(in, 5);
 }
 
 Test(batchnormalization, gradient_inference_and_training)
 {
-    d5_tensor_desc d[5] = {fdesc(4, SHAPE(2, 3, 2, 2)), fdesc(1, SHAPE(3)), fdesc(1, SHAPE(3)),
-                           fdesc(1, SHAPE(3)), fdesc(1, SHAPE(3))};
+    d5_tensor_desc d[5] = {op_fdesc(4, SHAPE(2, 3, 2, 2)), op_fdesc(1, SHAPE(3)),
+                           op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3))};
     /* Inference divides by sqrt(input_var + epsilon): give a positive variance. */
     d5_tensor given[5];
     memset(given, 0, sizeof given);
@@ -134,7 +104,7 @@ Test(batchnormalization, gradient_inference_and_training)
     d5_attrs attrs = {items, 2};
     expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 3);
     expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 1);
-    d[0] = fdesc(2, SHAPE(4, 3));
+    d[0] = op_fdesc(2, SHAPE(4, 3));
     expect_gradient("BatchNormalization", d, 5, NULL, &attrs, 3);
 }
 
@@ -171,21 +141,21 @@ Test(lrn, odd_and_even_sizes_and_defaults)
                   10, 1e-6);
     d5_tensor_free(&y);
     attrs.count = 0;
-    expect_error("LRN", &x, &attrs, 1, D5_ERR_INVALID, "LRN: attribute size is required");
+    op_expect_fails("LRN", &x, 1, &attrs, 1, D5_ERR_INVALID, "LRN: attribute size is required");
     items[0] = attr_int("size", 0);
     attrs.count = 1;
-    expect_error("LRN", &x, &attrs, 1, D5_ERR_INVALID, "LRN: size is 0, must be positive");
+    op_expect_fails("LRN", &x, 1, &attrs, 1, D5_ERR_INVALID, "LRN: size is 0, must be positive");
     d5_tensor_free(&x);
 }
 
 Test(lrn, gradient)
 {
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 5, 3));
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 5, 3));
     d5_attr items[] = {attr_int("size", 3), attr_float("alpha", 0.5), attr_float("beta", 0.75),
                        attr_float("bias", 2)};
     d5_attrs attrs = {items, 4};
     expect_gradient("LRN", &d, 1, NULL, &attrs, 1);
-    d = fdesc(4, SHAPE(1, 6, 2, 2));
+    d = op_fdesc(4, SHAPE(1, 6, 2, 2));
     items[0] = attr_int("size", 4);
     expect_gradient("LRN", &d, 1, NULL, &attrs, 1);
     attrs.count = 1;
@@ -218,7 +188,7 @@ Test(dropout, inference_is_the_identity_with_an_all_true_mask)
         run_op("Dropout", "ref", in, nin, NULL, y, 2);
         cr_assert_eq(y[1].desc.dtype, D5_BOOL);
         expect_dropped(&y[0], &y[1], all, 1);
-        free_all(y, 2);
+        op_free_all(y, 2);
     }
     /* Ratio 0 in training mode copies too. */
     d5_tensor_free(&in[1]);
@@ -227,8 +197,8 @@ Test(dropout, inference_is_the_identity_with_an_all_true_mask)
     in[2] = tbool(1);
     run_op("Dropout", "ref", in, 3, NULL, y, 2);
     expect_dropped(&y[0], &y[1], all, 1);
-    free_all(y, 2);
-    free_all(in, 3);
+    op_free_all(y, 2);
+    op_free_all(in, 3);
 }
 
 Test(dropout, training_masks_are_reproducible_from_the_seed)
@@ -240,7 +210,7 @@ Test(dropout, training_masks_are_reproducible_from_the_seed)
     for (int k = 0; k < 2; k++) {
         run_op("Dropout", "ref", in, 3, &attrs, y, 2);
         expect_dropped(&y[0], &y[1], drop_mask1, 1 / 0.75);
-        free_all(y, 2);
+        op_free_all(y, 2);
     }
     /* One instance advances: its second call draws the next mask. */
     const d5_op_desc *desc;
@@ -267,8 +237,8 @@ Test(dropout, training_masks_are_reproducible_from_the_seed)
     d5_op_free(op);
     d5_tensor_free(&gy[0]);
     d5_tensor_free(&gx[0]);
-    free_all(y, 2);
-    free_all(in, 3);
+    op_free_all(y, 2);
+    op_free_all(in, 3);
 }
 
 Test(dropout, bad_inputs)
@@ -291,36 +261,21 @@ Test(dropout, bad_inputs)
     cr_assert(
         strstr(d5_last_error(), "Dropout: training_mode has data type float32, expected bool"),
         "%s", d5_last_error());
-    free_all(in, 3);
+    op_free_all(in, 3);
 }
 
 Test(dropout, gradient_in_inference_mode)
 {
-    d5_tensor_desc d[3] = {fdesc(3, SHAPE(2, 3, 4)), fdesc(0, SHAPE(1)), {0}};
+    d5_tensor_desc d[3] = {op_fdesc(3, SHAPE(2, 3, 4)), op_fdesc(0, SHAPE(1)), {0}};
     cr_assert_eq(d5_tensor_desc_make(D5_BOOL, 0, SHAPE(1), &d[2]), D5_OK);
     expect_gradient("Dropout", d, 1, NULL, NULL, 1);
     expect_gradient("Dropout", d, 1, NULL, NULL, 2);
     d5_tensor given[3] = {{0}, tf32(0, SHAPE(1), VALS(0.3)), tbool(0)};
     expect_gradient("Dropout", d, 3, given, NULL, 2);
-    free_all(given, 3);
+    op_free_all(given, 3);
 }
 
 /* ---- Older opsets ------------------------------------------------------------------ */
-
-/* Attributes `extra` plus "__opset" = opset, as a network passes them. */
-typedef struct opset_attrs {
-    d5_attr items[4];
-    d5_attrs attrs;
-} opset_attrs;
-
-static const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
-{
-    cr_assert_leq(n, 3);
-    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
-    o->items[n] = attr_int("__opset", opset);
-    o->attrs = (d5_attrs){o->items, n + 1};
-    return &o->attrs;
-}
 
 Test(dropout, ratio_attribute_and_is_test_before_opset_12)
 {
@@ -332,13 +287,13 @@ Test(dropout, ratio_attribute_and_is_test_before_opset_12)
     run_op("Dropout", "ref", &x, 1, with_opset(&o, 10, &ratio, 1), y, 2);
     cr_assert_eq(y[1].desc.dtype, D5_BOOL);
     expect_dropped(&y[0], &y[1], all, 1);
-    free_all(y, 2);
+    op_free_all(y, 2);
     /* Before opset 10 the mask has the data's type. */
     run_op("Dropout", "ref", &x, 1, with_opset(&o, 7, &ratio, 1), y, 2);
     cr_assert_eq(y[1].desc.dtype, D5_F32);
     expect_values(&y[0], DROP_X, 16, 0);
     for (int i = 0; i < 16; i++) cr_assert_eq(((const float *)y[1].data)[i], 1.0f);
-    free_all(y, 2);
+    op_free_all(y, 2);
     /* Opsets 1 and 6: is_test = 1 is inference, is_test = 0 (the default)
      * training, with the masks of the opset 13 test above (seed 3). */
     d5_attr test[2] = {ratio, attr_int("is_test", 1)};
@@ -354,8 +309,8 @@ Test(dropout, ratio_attribute_and_is_test_before_opset_12)
                            "element %d", i);
         cr_assert_eq(((const float *)y[1].data)[i], (float)drop_mask1[i], "mask element %d", i);
     }
-    free_all(y, 2);
-    d5_tensor_desc d = fdesc(3, SHAPE(2, 3, 4));
+    op_free_all(y, 2);
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 3, 4));
     expect_gradient("Dropout", &d, 1, NULL, with_opset(&o, 10, &ratio, 1), 1);
     d5_tensor_free(&x);
 }
@@ -379,7 +334,7 @@ Test(dropout, arity_and_attributes_follow_the_opset)
     cr_assert_eq(try_op("Dropout", "ref", in, 1, with_opset(&o, 6, &one, 1), y, 1), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "Dropout: attribute ratio is 1, must be in [0, 1)"), "%s",
               d5_last_error());
-    free_all(in, 2);
+    op_free_all(in, 2);
 }
 
 Test(batchnormalization, older_opsets_is_test_and_outputs_decide_the_mode)
@@ -413,7 +368,7 @@ Test(batchnormalization, older_opsets_is_test_and_outputs_decide_the_mode)
     expect_values(&y5[2], VALS(1.084375, 0.5085937, 1.864844), 3, 1e-6);
     expect_values(&y5[3], VALS(-0.375, 1.3125, 0.0625), 3, 1e-6);
     expect_values(&y5[4], VALS(1.421875, 1.54296875, 1.32421875), 3, 1e-6);
-    free_all(y5, 5);
+    op_free_all(y5, 5);
     cr_assert_eq(try_op("BatchNormalization", "ref", in, 5, with_opset(&o, 14, NULL, 0), y5, 5),
                  D5_ERR_INVALID);
     cr_assert(
@@ -430,7 +385,7 @@ Test(batchnormalization, older_opsets_is_test_and_outputs_decide_the_mode)
     cr_assert(strstr(d5_last_error(), "BatchNormalization: training_mode is an attribute of "
                                       "opset 14 and later, not of opset 13"),
               "%s", d5_last_error());
-    free_all(in, 5);
+    op_free_all(in, 5);
 }
 
 Test(batchnormalization, spatial_0_normalises_each_element)
@@ -459,10 +414,10 @@ Test(batchnormalization, spatial_0_normalises_each_element)
                   VALS(-0.99999778, -1.8999956, -0.29999889, 1.2999978, -1.0999967, -0.49999778,
                        0.99999778, 2.0999956, 0.69999889, -0.69999778, 1.8999967, 1.4999978),
                   12, 1e-5);
-    expect_shape(&y[1], 2, SHAPE(2, 3));
+    op_expect_shape(&y[1], 2, SHAPE(2, 3));
     expect_values(&y[1], VALS(0.4, -0.45, 0.95, 0.1, 1.95, -0.7), 6, 1e-6);
     expect_values(&y[2], VALS(1.125, 0.45, 3.825, 2.025, 0.675, 1.125), 6, 1e-6);
-    free_all(y, 3);
+    op_free_all(y, 3);
     /* With spatial 0 the statistics have X's shape without N. */
     d5_tensor_free(&in[2]);
     in[2] = tf32(1, SHAPE(2), VALS(0, 0));
@@ -470,11 +425,12 @@ Test(batchnormalization, spatial_0_normalises_each_element)
                  D5_ERR_SHAPE);
     cr_assert(strstr(d5_last_error(), "BatchNormalization: B has shape [2], expected [2,3]"), "%s",
               d5_last_error());
-    free_all(in, 5);
-    d5_tensor_desc d[5] = {fdesc(3, SHAPE(3, 2, 3)), fdesc(2, SHAPE(2, 3)), fdesc(2, SHAPE(2, 3)),
-                           fdesc(2, SHAPE(2, 3)), fdesc(2, SHAPE(2, 3))};
+    op_free_all(in, 5);
+    d5_tensor_desc d[5] = {op_fdesc(3, SHAPE(3, 2, 3)), op_fdesc(2, SHAPE(2, 3)),
+                           op_fdesc(2, SHAPE(2, 3)), op_fdesc(2, SHAPE(2, 3)),
+                           op_fdesc(2, SHAPE(2, 3))};
     expect_gradient("BatchNormalization", d, 5, NULL, with_opset(&o, 7, &spatial0, 1), 5);
-    d[0] = fdesc(3, SHAPE(3, 2, 2));
-    d[1] = d[2] = d[3] = d[4] = fdesc(1, SHAPE(2));
+    d[0] = op_fdesc(3, SHAPE(3, 2, 2));
+    d[1] = d[2] = d[3] = d[4] = op_fdesc(1, SHAPE(2));
     expect_gradient("BatchNormalization", d, 5, NULL, with_opset(&o, 9, NULL, 0), 5);
 }

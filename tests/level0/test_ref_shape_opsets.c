@@ -8,21 +8,6 @@
 
 /* ---- Older opsets: operands that were attributes --------------------------------------- */
 
-/* Attributes `extra` plus "__opset" = opset, as a network passes them. */
-typedef struct opset_attrs {
-    d5_attr items[4];
-    d5_attrs attrs;
-} opset_attrs;
-
-static const d5_attrs *with_opset(opset_attrs *o, int64_t opset, const d5_attr *extra, int32_t n)
-{
-    cr_assert_leq(n, 3);
-    for (int32_t i = 0; i < n; i++) o->items[i] = extra[i];
-    o->items[n] = attr_int("__opset", opset);
-    o->attrs = (d5_attrs){o->items, n + 1};
-    return &o->attrs;
-}
-
 Test(unsqueeze, axes_attribute_before_opset_13)
 {
     opset_attrs o;

@@ -35,6 +35,14 @@ static void node(d5_network *net, const char *name, const char *op, const char *
         D5_OK, "%s", d5_last_error());
 }
 
+/* An executor of net with options o (NULL: the defaults), asserting success. */
+static d5_executor *executor(d5_network *net, const d5_executor_options *o)
+{
+    d5_executor *ex = NULL;
+    cr_assert_eq(d5_executor_create(net, o, &ex), D5_OK, "%s", d5_last_error());
+    return ex;
+}
+
 /* x[B,4] -> Gemm(W1[5,4], b1, transB) -> Tanh = h;
  * y = Gemm(h, W2[3,5], b2, transB) + Sigmoid(h) @ ... kept simple: h feeds two
  * branches (Tanh, Sigmoid) that are added, so h's gradient accumulates. The
@@ -122,8 +130,7 @@ Test(executor, inference_matches_hand_computation)
     d5_network *net = two_layer(D5_F64, 3, 0);
     d5_executor_options o = d5_executor_default_options();
     o.backend = "ref";
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, &o);
     d5_tensor x;
     d5_tensor_desc xd;
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 2, (int64_t[]){3, 4}, &xd), D5_OK);
@@ -157,8 +164,7 @@ Test(executor, backprop_matches_finite_differences)
     o.backend = "ref";
     o.backprop = 1;
     o.input_gradients = 1;
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, &o);
     d5_tensor x, t;
     d5_tensor_desc xd, td;
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 2, (int64_t[]){2, 4}, &xd), D5_OK);
@@ -266,8 +272,7 @@ Test(executor, memory_plan_reuses_buffers)
         node(net, NULL, "Relu", (const char *[]){in}, 1, out, NULL);
     }
     cr_assert_eq(d5_network_add_output(net, "v12", NULL), D5_OK);
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, NULL, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, NULL);
     d5_memory_plan p;
     d5_executor_memory(ex, &p);
     cr_assert_eq(p.buffers, 12);
@@ -320,8 +325,7 @@ Test(executor, events_and_timer)
     d5_network *net = two_layer(D5_F32, 2, 1);
     d5_executor_options o = d5_executor_default_options();
     o.backprop = 1;
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, &o);
     counts c = {0};
     cr_assert_eq(d5_executor_add_handler(ex, count_events, &c), D5_OK);
     d5_timer *timer = NULL;
@@ -355,8 +359,7 @@ Test(executor, events_and_timer)
 Test(executor, framework_overhead)
 {
     d5_network *net = two_layer(D5_F32, 16, 0);
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, NULL, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, NULL);
     d5_measure_params mp = d5_measure_default_params();
     mp.max_time_s = 0.05;
     mp.min_reps = 10;
@@ -399,8 +402,7 @@ Test(executor, node_backend_override)
     d5_network *net = two_layer(D5_F32, 2, 0);
     d5_executor_options o = d5_executor_default_options();
     o.node_backends = "fc1=ref,fc2=blas";
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, &o, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, &o);
     for (int32_t i = 0; i < d5_executor_node_count(ex); i++) {
         d5_exec_node n;
         d5_executor_node_at(ex, i, &n);
@@ -427,8 +429,7 @@ Test(executor, views_share_memory)
     node(net, "flat", "Flatten", (const char *[]){"a"}, 1, "b", NULL);
     node(net, "r2", "Neg", (const char *[]){"b"}, 1, "y", NULL);
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    d5_executor *ex = NULL;
-    cr_assert_eq(d5_executor_create(net, NULL, &ex), D5_OK, "%s", d5_last_error());
+    d5_executor *ex = executor(net, NULL);
     d5_exec_node n;
     d5_executor_node_at(ex, 1, &n);
     cr_assert_str_eq(n.name, "flat");

@@ -28,6 +28,25 @@ static void add_init(d5_network *net, const char *name, int64_t a, int64_t b)
     cr_assert_eq(d5_network_add_initializer_take(net, name, &t), D5_OK, "%s", d5_last_error());
 }
 
+/* An unnamed network with one input, "x", of float32 [a, b]. */
+static d5_network *net_with_x(int64_t a, int64_t b)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
+    d5_tensor_desc x = desc2(a, b);
+    cr_assert_eq(d5_network_add_input(net, "x", &x, NULL), D5_OK);
+    return net;
+}
+
+/* Adds node `name` (NULL: a generated name) applying the one-input,
+ * one-output operator `op` to value `in`, writing value `out`. */
+static d5_status add_unary(d5_network *net, const char *name, const char *op, const char *in,
+                           const char *out)
+{
+    return d5_network_add_node(net, name, op, NULL, (const char *[]){in}, 1, (const char *[]){out},
+                               1, NULL, NULL);
+}
+
 /* x[N,4] -> Gemm(W[3,4], transB) -> Relu -> y */
 static d5_network *small_mlp(void)
 {
@@ -42,9 +61,7 @@ static d5_network *small_mlp(void)
     cr_assert_eq(d5_network_add_node(net, "fc", "Gemm", NULL, (const char *[]){"x", "W"}, 2,
                                      (const char *[]){"h"}, 1, &attrs, NULL),
                  D5_OK);
-    cr_assert_eq(d5_network_add_node(net, NULL, "Relu", NULL, (const char *[]){"h"}, 1,
-                                     (const char *[]){"y"}, 1, NULL, NULL),
-                 D5_OK);
+    cr_assert_eq(add_unary(net, NULL, "Relu", "h", "y"), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
     return net;
 }
@@ -77,30 +94,19 @@ Test(network, names_must_be_unique)
     d5_network *net = small_mlp();
     d5_tensor_desc x = desc2(1, 4);
     cr_assert_eq(d5_network_add_input(net, "x", &x, NULL), D5_ERR_INVALID);
-    cr_assert_eq(d5_network_add_node(net, "fc", "Relu", NULL, (const char *[]){"y"}, 1,
-                                     (const char *[]){"z"}, 1, NULL, NULL),
-                 D5_ERR_INVALID);
+    cr_assert_eq(add_unary(net, "fc", "Relu", "y", "z"), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "'fc'"));
-    cr_assert_eq(d5_network_add_node(net, "r2", "Relu", NULL, (const char *[]){"x"}, 1,
-                                     (const char *[]){"h"}, 1, NULL, NULL),
-                 D5_ERR_INVALID);
+    cr_assert_eq(add_unary(net, "r2", "Relu", "x", "h"), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "already written by fc"), "%s", d5_last_error());
     d5_network_free(net);
 }
 
 Test(network, order_and_cycles)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
-    d5_tensor_desc x = desc2(2, 2);
-    cr_assert_eq(d5_network_add_input(net, "x", &x, NULL), D5_OK);
+    d5_network *net = net_with_x(2, 2);
     /* Added out of order: b reads a's output. */
-    cr_assert_eq(d5_network_add_node(net, "b", "Relu", NULL, (const char *[]){"a_out"}, 1,
-                                     (const char *[]){"b_out"}, 1, NULL, NULL),
-                 D5_OK);
-    cr_assert_eq(d5_network_add_node(net, "a", "Relu", NULL, (const char *[]){"x"}, 1,
-                                     (const char *[]){"a_out"}, 1, NULL, NULL),
-                 D5_OK);
+    cr_assert_eq(add_unary(net, "b", "Relu", "a_out", "b_out"), D5_OK);
+    cr_assert_eq(add_unary(net, "a", "Relu", "x", "a_out"), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "b_out", NULL), D5_OK);
     int32_t order[2];
     cr_assert_eq(d5_network_check(net, order), D5_OK);
@@ -126,9 +132,7 @@ Test(network, remove_node)
     /* y is still a declared output, but nothing writes it now. */
     cr_assert_eq(d5_network_check(net, NULL), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "'y'"), "%s", d5_last_error());
-    cr_assert_eq(d5_network_add_node(net, "r", "Sigmoid", NULL, (const char *[]){"h"}, 1,
-                                     (const char *[]){"y"}, 1, NULL, NULL),
-                 D5_OK);
+    cr_assert_eq(add_unary(net, "r", "Sigmoid", "h", "y"), D5_OK);
     cr_assert_eq(d5_network_check(net, NULL), D5_OK);
     cr_assert_eq(d5_network_remove_node(net, "nope"), D5_ERR_NOTFOUND);
     d5_network_free(net);
@@ -222,13 +226,8 @@ Test(network, folding_feeds_reshape)
 
 Test(network, unsupported_operator_names_node)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
-    d5_tensor_desc x = desc2(2, 2);
-    cr_assert_eq(d5_network_add_input(net, "x", &x, NULL), D5_OK);
-    cr_assert_eq(d5_network_add_node(net, "weird", "FrobnicateV9", NULL, (const char *[]){"x"}, 1,
-                                     (const char *[]){"y"}, 1, NULL, NULL),
-                 D5_OK);
+    d5_network *net = net_with_x(2, 2);
+    cr_assert_eq(add_unary(net, "weird", "FrobnicateV9", "x", "y"), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
     cr_assert_eq(d5_network_infer_shapes(net), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "node 'weird'"), "%s", d5_last_error());
@@ -246,9 +245,7 @@ Test(network, out_of_memory_is_clean)
         d5_status s = d5_network_create("x", &net);
         d5_tensor_desc x = desc2(2, 2);
         if (s == D5_OK) s = d5_network_add_input(net, "x", &x, NULL);
-        if (s == D5_OK)
-            s = d5_network_add_node(net, "a", "Relu", NULL, (const char *[]){"x"}, 1,
-                                    (const char *[]){"y"}, 1, NULL, NULL);
+        if (s == D5_OK) s = add_unary(net, "a", "Relu", "x", "y");
         if (s == D5_OK) s = d5_network_add_output(net, "y", NULL);
         if (s == D5_OK) s = d5_network_infer_shapes(net);
         cr_assert(s == D5_OK || s == D5_ERR_NOMEM, "budget %ld: %s", budget, d5_last_error());

@@ -255,11 +255,19 @@ static void need(const char *dir)
                      dir);
 }
 
-Test(datasets_real, mnist, .timeout = 120)
+/* Checks both splits of the data set `name` in its default directory; skips
+ * the test when it is not there. */
+static void expect_real_set(const char *name, const real_ref *train, const real_ref *test)
 {
     char dir[1024];
-    d5_dataset_default_dir("mnist", dir, sizeof dir);
+    d5_dataset_default_dir(name, dir, sizeof dir);
     need(dir);
+    expect_real(dir, 1, train);
+    expect_real(dir, 0, test);
+}
+
+Test(datasets_real, mnist, .timeout = 120)
+{
     const real_ref train = {60000,
                             {5, 0, 4, 1, 9},
                             {5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949},
@@ -272,15 +280,11 @@ Test(datasets_real, mnist, .timeout = 120)
         {980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009},
         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 59, 249, 254, 62, 0, 0, 0, 0, 0, 0, 0, 0},
         18454};
-    expect_real(dir, 1, &train);
-    expect_real(dir, 0, &test);
+    expect_real_set("mnist", &train, &test);
 }
 
 Test(datasets_real, fashion_mnist, .timeout = 120)
 {
-    char dir[1024];
-    d5_dataset_default_dir("fashion-mnist", dir, sizeof dir);
-    need(dir);
     const real_ref train = {60000,
                             {9, 0, 0, 3, 0},
                             {6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000},
@@ -293,8 +297,7 @@ Test(datasets_real, fashion_mnist, .timeout = 120)
                            {0,   0,   0,   0,   0,   0,   2,   4,   1,   0,   0,   0,   98,  136,
                             110, 109, 110, 162, 135, 144, 149, 159, 167, 144, 158, 169, 119, 0},
                            33456};
-    expect_real(dir, 1, &train);
-    expect_real(dir, 0, &test);
+    expect_real_set("fashion-mnist", &train, &test);
 }
 
 Test(datasets_dirs, default_dir_order)

@@ -39,15 +39,40 @@ static int64_t draw_epoch(d5_sampler *s, int64_t batch, int64_t classes, int64_t
     return batches;
 }
 
-static d5_sampler *sampler(const d5_dataset *ds, int32_t kind, int64_t batch, uint64_t seed)
+/* The default parameters with these changed. */
+static d5_sampler_params params(int32_t kind, int64_t batch, uint64_t seed, int32_t rank,
+                                int32_t world)
 {
     d5_sampler_params p = d5_sampler_default_params();
     p.kind = kind;
     p.batch = batch;
     p.seed = seed;
+    p.rank = rank;
+    p.world = world;
+    return p;
+}
+
+static d5_sampler *sampler_of(const d5_dataset *ds, const d5_sampler_params *p)
+{
     d5_sampler *s = NULL;
-    cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_sampler_create(ds, p, &s), D5_OK, "%s", d5_last_error());
     return s;
+}
+
+/* A sampler of one worker (rank 0 of 1). */
+static d5_sampler *sampler(const d5_dataset *ds, int32_t kind, int64_t batch, uint64_t seed)
+{
+    d5_sampler_params p = params(kind, batch, seed, 0, 1);
+    return sampler_of(ds, &p);
+}
+
+/* Asserts that creating a sampler with `p` fails with D5_ERR_INVALID and a
+ * message containing `text`. */
+static void expect_refused(const d5_dataset *ds, const d5_sampler_params *p, const char *text)
+{
+    d5_sampler *s = NULL;
+    cr_expect_eq(d5_sampler_create(ds, p, &s), D5_ERR_INVALID, "%s", text);
+    cr_expect(strstr(d5_last_error(), text), "%s", d5_last_error());
 }
 
 /* 1 when a[0..n-1] holds every value of 0..n-1 exactly once. */
@@ -146,14 +171,8 @@ static int64_t partition(const d5_dataset *ds, int64_t n, int32_t world, int64_t
     char *hit = calloc((size_t)n, 1);
     int64_t total = 0, *seen = malloc(sizeof(int64_t) * (size_t)n);
     for (int32_t r = 0; r < world; r++) {
-        d5_sampler_params p = d5_sampler_default_params();
-        p.kind = D5_SAMPLER_PARTITIONED;
-        p.batch = 4;
-        p.seed = 9;
-        p.rank = r;
-        p.world = world;
-        d5_sampler *s = NULL;
-        cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+        d5_sampler_params p = params(D5_SAMPLER_PARTITIONED, 4, 9, r, world);
+        d5_sampler *s = sampler_of(ds, &p);
         d5_sampler_set_epoch(s, epoch);
         cr_expect_eq(d5_sampler_epoch_size(s), n / world);
         int64_t count = 0;
@@ -194,20 +213,16 @@ Test(samplers, partitioned_ranks_are_disjoint_and_cover)
     p.kind = D5_SAMPLER_PARTITIONED;
     p.rank = 4;
     p.world = 4;
-    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
-    cr_expect(strstr(d5_last_error(), "rank 4 of world 4"), "%s", d5_last_error());
+    expect_refused(ds, &p, "rank 4 of world 4");
     p.rank = 0;
     p.world = 50;
-    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
-    cr_expect(strstr(d5_last_error(), "50 workers"), "%s", d5_last_error());
+    expect_refused(ds, &p, "50 workers");
     p = d5_sampler_default_params();
     p.batch = 0;
-    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
-    cr_expect(strstr(d5_last_error(), "batch 0"), "%s", d5_last_error());
+    expect_refused(ds, &p, "batch 0");
     p.batch = 1;
     p.kind = 7;
-    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
-    cr_expect(strstr(d5_last_error(), "kind 7"), "%s", d5_last_error());
+    expect_refused(ds, &p, "kind 7");
     d5_dataset_free(ds);
     rmtree(dir);
     free(dir);
@@ -228,14 +243,9 @@ Test(samplers, sharded_batch_splits_each_global_batch)
     for (int32_t world = 1; world <= 4; world *= 2) {
         int64_t b = 12 / world;
         for (int32_t r = 0; r < world; r++) {
-            d5_sampler_params p = d5_sampler_default_params();
-            p.kind = D5_SAMPLER_SHARDED_BATCH;
-            p.batch = b;
-            p.seed = 9;
-            p.rank = r;
-            p.world = world;
+            d5_sampler_params p = params(D5_SAMPLER_SHARDED_BATCH, b, 9, r, world);
             int64_t seen[50];
-            cr_assert_eq(d5_sampler_create(ds, &p, &s), D5_OK, "%s", d5_last_error());
+            s = sampler_of(ds, &p);
             d5_sampler_set_epoch(s, 1);
             cr_expect_eq(d5_sampler_epoch_size(s), 4 * b, "world %d", world);
             cr_expect_eq(d5_sampler_batches(s), 4, "world %d", world);
@@ -251,8 +261,7 @@ Test(samplers, sharded_batch_splits_each_global_batch)
     p.kind = D5_SAMPLER_SHARDED_BATCH;
     p.batch = 13;
     p.world = 4;
-    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
-    cr_expect(strstr(d5_last_error(), "global batch of 4 x 13"), "%s", d5_last_error());
+    expect_refused(ds, &p, "global batch of 4 x 13");
     d5_dataset_free(ds);
     rmtree(dir);
     free(dir);

@@ -65,6 +65,22 @@ static d5_dataset *data(void)
     return ds;
 }
 
+/* Trains net one epoch on ds (evaluating on ds too) with SGD at learning rate
+ * lr on the ref backend, asserting success. */
+static d5_train_result train_one_epoch(d5_network *net, d5_dataset *ds, double lr)
+{
+    d5_optimizer_params op = d5_optimizer_default_params();
+    op.lr = lr;
+    d5_optimizer *opt = NULL;
+    cr_assert_eq(d5_optimizer_create("sgd", &op, &opt), D5_OK);
+    d5_trainer_params p = d5_trainer_default_params();
+    p.backend = "ref";
+    d5_train_result r;
+    cr_assert_eq(d5_train(net, ds, ds, opt, &p, 1, NULL, &r), D5_OK, "%s", d5_last_error());
+    d5_optimizer_free(opt);
+    return r;
+}
+
 /* lr 0: the weights stay, and one step over the whole dataset (one batch)
  * moves the running statistics by (1 - momentum) towards the batch's mean
  * and (biased) variance, as the ONNX specification computes them. */
@@ -91,14 +107,7 @@ Test(trainer_bn, running_statistics_follow_the_batch)
         want_mean[c] = 0.75 * mean0[c] + 0.25 * m;
         want_var[c] = 0.75 * var0[c] + 0.25 * q / (N * H * W);
     }
-    d5_optimizer_params op = d5_optimizer_default_params();
-    op.lr = 0;
-    d5_optimizer *opt = NULL;
-    cr_assert_eq(d5_optimizer_create("sgd", &op, &opt), D5_OK);
-    d5_trainer_params p = d5_trainer_default_params();
-    p.backend = "ref";
-    d5_train_result r;
-    cr_assert_eq(d5_train(net, ds, ds, opt, &p, 1, NULL, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = train_one_epoch(net, ds, 0);
     cr_assert_eq(r.batchnorm_training, 1);
     cr_assert_eq(r.batchnorm_frozen, 0);
     cr_assert_eq(r.nlosses, 1);
@@ -115,7 +124,6 @@ Test(trainer_bn, running_statistics_follow_the_batch)
     cr_assert(fabs(r.losses[0] - r.epochs[0].test_loss) > 1e-4, "train %g test %g", r.losses[0],
               r.epochs[0].test_loss);
     d5_train_result_free(&r);
-    d5_optimizer_free(opt);
     d5_dataset_free(ds);
     d5_network_free(net);
 }
@@ -126,21 +134,13 @@ Test(trainer_bn, old_opsets_stay_in_inference_form)
 {
     d5_network *net = bn_net(13);
     d5_dataset *ds = data();
-    d5_optimizer_params op = d5_optimizer_default_params();
-    op.lr = 0.01;
-    d5_optimizer *opt = NULL;
-    cr_assert_eq(d5_optimizer_create("sgd", &op, &opt), D5_OK);
-    d5_trainer_params p = d5_trainer_default_params();
-    p.backend = "ref";
-    d5_train_result r;
-    cr_assert_eq(d5_train(net, ds, ds, opt, &p, 1, NULL, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = train_one_epoch(net, ds, 0.01);
     cr_assert_eq(r.batchnorm_training, 0);
     cr_assert_eq(r.batchnorm_frozen, 1);
     const float *mean = d5_network_initializer_data(net, "bn.mean");
     cr_assert_eq(mean[0], 0.25f);
     cr_assert_eq(mean[1], -1.0f);
     d5_train_result_free(&r);
-    d5_optimizer_free(opt);
     d5_dataset_free(ds);
     d5_network_free(net);
 }

@@ -26,6 +26,24 @@ static d5_trainer *trainer(d5_network *net, int64_t max_batches)
     return t;
 }
 
+/* d5_trainer_run(t, train, test, seed), asserting success. Free the result
+ * with d5_train_result_free. */
+static d5_train_result run_ok(d5_trainer *t, d5_dataset *train, d5_dataset *test, uint64_t seed)
+{
+    d5_train_result r;
+    cr_assert_eq(d5_trainer_run(t, train, test, seed, &r), D5_OK, "%s", d5_last_error());
+    return r;
+}
+
+/* Frees a test's trainer, optimizer, training set and network, in that order. */
+static void free_setup(d5_trainer *t, d5_optimizer *opt, d5_dataset *train, d5_network *net)
+{
+    d5_trainer_free(t);
+    d5_optimizer_free(opt);
+    d5_dataset_free(train);
+    d5_network_free(net);
+}
+
 /* What the hooks saw. */
 typedef struct seen {
     int first, backward, before, after, steps, epochs;
@@ -114,8 +132,7 @@ Test(trainer_hooks, zero_gradients_leave_the_parameters_unchanged)
     d5_trainer_hooks h = {&s,           first_hook, zero_gradients, before_update,
                           after_update, after_step, end_of_epoch,   NULL};
     cr_assert_eq(d5_trainer_add_hooks(t, "zero", &h), D5_OK);
-    d5_train_result r;
-    cr_assert_eq(d5_trainer_run(t, train, NULL, 3, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = run_ok(t, train, NULL, 3);
     cr_assert_eq(r.nlosses, 5);
     cr_assert_eq(s.first, 1);
     cr_assert_eq(s.backward, 5, "after_backward ran %d times", s.backward);
@@ -133,10 +150,7 @@ Test(trainer_hooks, zero_gradients_leave_the_parameters_unchanged)
         free(before[i]);
     }
     d5_train_result_free(&r);
-    d5_trainer_free(t);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_network_free(net);
+    free_setup(t, opt, train, net);
 }
 
 static d5_status set_weights(d5_trainer *t, void *user)
@@ -161,18 +175,14 @@ Test(trainer_hooks, before_first_step_overwrites_the_parameters)
     cr_assert_eq(d5_trainer_add_hooks(t, "broadcast", &broadcast), D5_OK);
     cr_assert_eq(d5_trainer_add_hooks(t, "zero", &zero), D5_OK);
     cr_assert_eq(d5_trainer_set_optimizer(t, opt), D5_OK);
-    d5_train_result r;
-    cr_assert_eq(d5_trainer_run(t, train, NULL, 1, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = run_ok(t, train, NULL, 1);
     cr_assert_eq(s.backward, 2);
     const float *w = d5_network_initializer_data(net, "fc1.weight");
     cr_assert_not_null(w);
     cr_assert_eq(w[0], 0.25f);
     cr_assert_eq(w[100], 0.25f);
     d5_train_result_free(&r);
-    d5_trainer_free(t);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_network_free(net);
+    free_setup(t, opt, train, net);
 }
 
 static d5_status fail_backward(d5_trainer *t, void *user, int64_t step, float *const *grads,
@@ -230,10 +240,7 @@ Test(trainer_hooks, a_failing_hook_stops_training_with_its_status_and_name)
                   strstr(e, "D5_ERR_IO"),
               "%s", e);
     cr_assert_eq(d5_trainer_step(t), 256 / 16, "the whole epoch ran first");
-    d5_trainer_free(t);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_network_free(net);
+    free_setup(t, opt, train, net);
 }
 
 /* The losses of `steps` steps from the same weights with a sampler of `kind`
@@ -309,8 +316,7 @@ static double untrained_test_loss(float m, float sd)
     cr_assert_eq(d5_trainer_set_sampler(t, smp), D5_OK);
     cr_assert_eq(d5_trainer_set_optimizer(t, opt), D5_OK);
     cr_assert_eq(d5_trainer_add_hooks(t, "zero", &zero), D5_OK);
-    d5_train_result r;
-    cr_assert_eq(d5_trainer_run(t, NULL, test, 0, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = run_ok(t, NULL, test, 0);
     cr_assert_eq(r.nepochs, 1);
     double loss = r.epochs[0].test_loss;
     d5_train_result_free(&r);
@@ -372,8 +378,7 @@ static float *train_params(d5_optimizer *opt, int64_t *count)
     d5_dataset *train = synthetic(256, 2);
     d5_trainer *t = trainer(net, 8);
     cr_assert_eq(d5_trainer_set_optimizer(t, opt), D5_OK, "%s", d5_last_error());
-    d5_train_result r;
-    cr_assert_eq(d5_trainer_run(t, train, NULL, 9, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = run_ok(t, train, NULL, 9);
     int64_t total = 0;
     for (int32_t i = 0; i < d5_trainer_param_count(t); i++) total += d5_trainer_param_size(t, i);
     float *all = malloc((size_t)total * sizeof *all), *dst = all;

@@ -38,6 +38,20 @@ extern int mpi_check_rank, mpi_check_passed, mpi_check_failed;
               d5_status_name(want), d5_last_error());                                              \
     } while (0)
 
+/* A communicator on `backend` with d5_comm_params.timeout_s = timeout_s (0:
+ * none) and the other parameters at their defaults; NULL (and a failed check)
+ * when it cannot be created. Free with d5_comm_free (collective). */
+d5_comm *mpi_check_open(const char *backend, double timeout_s);
+
+/* Element i of rank r's allreduce input: a small integer, so that the sum
+ * over the ranks is exact in float32. */
+double mpi_check_pattern(size_t i, int r);
+/* Fills buf (n elements of t: D5_F32 or D5_F64) with rank `rank`'s pattern. */
+void mpi_check_fill(void *buf, size_t n, d5_dtype t, int rank);
+/* How many of the n elements of buf differ from the sum of the patterns of
+ * ranks 0 .. size - 1. */
+size_t mpi_check_wrong(const void *buf, size_t n, d5_dtype t, int size);
+
 /* Sums the counts of every rank over `c`, prints the line on rank 0 and
  * returns the exit status. */
 int mpi_check_finish(d5_comm *c, const char *program);

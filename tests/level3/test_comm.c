@@ -9,39 +9,6 @@
 
 static int rank, size;
 
-/* Small integers: their sums are exact in float32. */
-static double pattern(size_t i, int r)
-{
-    return (double)(((i * 7) + (size_t)r * 13) % 61) - 30;
-}
-
-static double expected(size_t i)
-{
-    double s = 0;
-    for (int r = 0; r < size; r++) s += pattern(i, r);
-    return s;
-}
-
-static void fill(void *buf, size_t n, d5_dtype t)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (t == D5_F32)
-            ((float *)buf)[i] = (float)pattern(i, rank);
-        else
-            ((double *)buf)[i] = pattern(i, rank);
-    }
-}
-
-static size_t wrong(const void *buf, size_t n, d5_dtype t)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        double v = t == D5_F32 ? ((const float *)buf)[i] : ((const double *)buf)[i];
-        bad += v != expected(i);
-    }
-    return bad;
-}
-
 /* ---- The formulas (docs/level3.md), written independently of the library ---- */
 
 typedef struct traffic {
@@ -112,9 +79,9 @@ static void allreduce_case(d5_comm *c, const char *backend, size_t n, d5_dtype t
     char what[96];
     snprintf(what, sizeof what, "%s allreduce of %zu %s", backend, n, d5_dtype_name(t));
     d5_comm_counters_reset(c);
-    fill(buf, n, t);
+    mpi_check_fill(buf, n, t, rank);
     CHECK_OK(d5_comm_allreduce(c, buf, n, t, "grad"));
-    size_t bad = wrong(buf, n, t);
+    size_t bad = mpi_check_wrong(buf, n, t, size);
     CHECK(bad == 0, "%s: %zu elements wrong", what, bad);
     check_traffic(c, D5_COMM_OP_ALLREDUCE, "grad", allreduce_traffic(backend, n, d5_dtype_size(t)),
                   what);
@@ -123,14 +90,14 @@ static void allreduce_case(d5_comm *c, const char *backend, size_t n, d5_dtype t
     CHECK(k.calls == 1, "%s: %llu calls counted", what, (unsigned long long)k.calls);
 
     /* The non-blocking form, advanced by test, then completed by wait. */
-    fill(buf, n, t);
+    mpi_check_fill(buf, n, t, rank);
     d5_comm_request *r = NULL;
     CHECK_OK(d5_comm_iallreduce(c, buf, n, t, "igrad", &r));
     int32_t done = 0;
     for (int i = 0; i < 3 && r && !done; i++) CHECK_OK(d5_comm_test(&r, &done));
     CHECK_OK(d5_comm_wait(&r));
     CHECK(r == NULL, "%s: wait left the request", what);
-    bad = wrong(buf, n, t);
+    bad = mpi_check_wrong(buf, n, t, size);
     CHECK(bad == 0, "%s, non-blocking: %zu elements wrong", what, bad);
     check_traffic(c, D5_COMM_OP_ALLREDUCE, "igrad", allreduce_traffic(backend, n, d5_dtype_size(t)),
                   what);
@@ -296,17 +263,14 @@ static void pending_at_free(void *buf)
 {
     const char *backends[] = {"mpi", "ring", "recdbl"};
     for (int b = 0; b < 3; b++) {
-        d5_comm_params p = d5_comm_default_params();
-        p.backend = backends[b];
-        d5_comm *c = NULL;
-        CHECK_OK(d5_comm_create(&p, &c));
+        d5_comm *c = mpi_check_open(backends[b], 0);
         if (!c) continue;
-        fill(buf, 4096, D5_F32);
+        mpi_check_fill(buf, 4096, D5_F32, rank);
         d5_comm_request *r = NULL;
         CHECK_OK(d5_comm_iallreduce(c, buf, 4096, D5_F32, "pending", &r));
         d5_comm_counters_reset(c); /* while the request is in flight */
         d5_comm_free(c);           /* completes it */
-        size_t bad = wrong(buf, 4096, D5_F32);
+        size_t bad = mpi_check_wrong(buf, 4096, D5_F32, size);
         CHECK(bad == 0, "%s: allreduce completed by free: %zu wrong", backends[b], bad);
     }
 }
@@ -332,10 +296,7 @@ int main(void)
     creation();
     const char *backends[] = {"mpi", "ring", "recdbl"};
     for (int b = 0; b < 3; b++) {
-        d5_comm_params p = d5_comm_default_params();
-        p.backend = backends[b];
-        d5_comm *c = NULL;
-        CHECK_OK(d5_comm_create(&p, &c));
+        d5_comm *c = mpi_check_open(backends[b], 0);
         if (!c) continue;
         backend_allreduce(c, backends[b], buf);
         backend_broadcast(c, backends[b]);

@@ -27,43 +27,6 @@ static void sleep_s(double s)
     }
 }
 
-static d5_comm *open_comm(const char *backend, double timeout_s)
-{
-    d5_comm_params p = d5_comm_default_params();
-    p.backend = backend;
-    p.timeout_s = timeout_s;
-    d5_comm *c = NULL;
-    CHECK_OK(d5_comm_create(&p, &c));
-    return c;
-}
-
-/* Small integers: their sums are exact in float32. */
-static double pattern(size_t i, int r)
-{
-    return (double)(((i * 7) + (size_t)r * 13) % 61) - 30;
-}
-
-static void fill(void *buf, size_t n, d5_dtype t)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (t == D5_F32)
-            ((float *)buf)[i] = (float)pattern(i, rank);
-        else
-            ((double *)buf)[i] = pattern(i, rank);
-    }
-}
-
-static size_t wrong(const void *buf, size_t n, d5_dtype t)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        double want = 0, got = t == D5_F32 ? ((const float *)buf)[i] : ((const double *)buf)[i];
-        for (int r = 0; r < size; r++) want += pattern(i, r);
-        bad += got != want;
-    }
-    return bad;
-}
-
 /* The counters of (op, name) are the same on both communicators. */
 static void same_counts(d5_comm *timed, d5_comm *plain, d5_comm_op op, const char *name,
                         const char *what)
@@ -104,21 +67,22 @@ static void allreduces(d5_comm *c, d5_comm *plain, const char *backend, void *bu
         snprintf(what, sizeof what, "%s allreduce of %zu %s", backend, n, d5_dtype_name(t));
         d5_comm_counters_reset(c);
         d5_comm_counters_reset(plain);
-        fill(buf, n, t);
+        mpi_check_fill(buf, n, t, rank);
         CHECK_OK(d5_comm_allreduce(c, buf, n, t, "grad"));
-        CHECK(wrong(buf, n, t) == 0, "%s: %zu wrong", what, wrong(buf, n, t));
-        fill(buf, n, t);
+        CHECK(mpi_check_wrong(buf, n, t, size) == 0, "%s: %zu wrong", what,
+              mpi_check_wrong(buf, n, t, size));
+        mpi_check_fill(buf, n, t, rank);
         CHECK_OK(d5_comm_allreduce(plain, buf, n, t, "grad"));
         same_counts(c, plain, D5_COMM_OP_ALLREDUCE, "grad", what);
         /* Non-blocking, completed by a wait under the time-out. */
-        fill(buf, n, t);
+        mpi_check_fill(buf, n, t, rank);
         d5_comm_request *r = NULL;
         int32_t done = 0;
         CHECK_OK(d5_comm_iallreduce(c, buf, n, t, "igrad", &r));
         CHECK_OK(d5_comm_test(&r, &done));
         CHECK_OK(d5_comm_wait(&r));
-        CHECK(r == NULL && wrong(buf, n, t) == 0, "%s, non-blocking: %zu wrong", what,
-              wrong(buf, n, t));
+        CHECK(r == NULL && mpi_check_wrong(buf, n, t, size) == 0, "%s, non-blocking: %zu wrong",
+              what, mpi_check_wrong(buf, n, t, size));
     }
 }
 
@@ -173,7 +137,7 @@ static void point_to_point(d5_comm *c, d5_comm *plain, const char *backend)
 
 static void correct_under_timeout(const char *backend, void *buf)
 {
-    d5_comm *c = open_comm(backend, 30), *plain = open_comm(backend, 0);
+    d5_comm *c = mpi_check_open(backend, 30), *plain = mpi_check_open(backend, 0);
     if (c && plain) {
         CHECK(d5_comm_timeout(c) == 30 && d5_comm_timeout(plain) == 0, "%s: time-outs %g, %g",
               backend, d5_comm_timeout(c), d5_comm_timeout(plain));
@@ -238,9 +202,9 @@ static d5_status op_recv(d5_comm *c, void *buf, size_t n)
 
 static void late(const late_case *k, float *buf, size_t n)
 {
-    d5_comm *c = open_comm(k->backend, k->timeout_s);
+    d5_comm *c = mpi_check_open(k->backend, k->timeout_s);
     if (!c) return;
-    fill(buf, n, D5_F32);
+    mpi_check_fill(buf, n, D5_F32, rank);
     CHECK_OK(d5_comm_barrier(c)); /* the ranks start together */
     int waits = rank != 1 && (k->op != op_recv || rank == 0);
     if (rank == 1) {
@@ -278,11 +242,11 @@ static void late(const late_case *k, float *buf, size_t n)
     d5_comm_free(c);
     /* The operation that timed out completed in d5_comm_free. */
     if (waits && (k->op == op_allreduce || k->op == op_wait))
-        CHECK(wrong(buf, n, D5_F32) == 0, "%s %s, completed by free: %zu wrong", k->backend,
-              k->what, wrong(buf, n, D5_F32));
+        CHECK(mpi_check_wrong(buf, n, D5_F32, size) == 0, "%s %s, completed by free: %zu wrong",
+              k->backend, k->what, mpi_check_wrong(buf, n, D5_F32, size));
     if (rank == 0 && k->op == op_recv) {
         size_t bad = 0;
-        for (size_t i = 0; i < n; i++) bad += buf[i] != (float)pattern(i, 1);
+        for (size_t i = 0; i < n; i++) bad += buf[i] != (float)mpi_check_pattern(i, 1);
         CHECK(bad == 0, "recv completed by free: %zu wrong", bad);
     }
 }
