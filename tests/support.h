@@ -6,6 +6,13 @@
 
 #include <stddef.h>
 
+/* A Criterion time limit in seconds, multiplied by D5_TEST_TIMEOUT_SCALE
+ * (CMake's variable of that name: slow runners such as valgrind). */
+#ifndef D5_TEST_TIMEOUT_SCALE
+#define D5_TEST_TIMEOUT_SCALE 1
+#endif
+#define D5_TIMEOUT(seconds) ((seconds) * D5_TEST_TIMEOUT_SCALE)
+
 /* A fresh empty directory under /tmp (malloc'd path), removed by rmtree. */
 char *tmpdir_make(void);
 void rmtree(const char *path);

@@ -12,7 +12,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(backends_cli, .timeout = 300);
+TestSuite(backends_cli, .timeout = D5_TIMEOUT(300));
 
 static char *dir, *lenet;
 

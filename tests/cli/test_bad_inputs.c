@@ -125,7 +125,7 @@ static int folder_empty(const char *dir)
     return empty;
 }
 
-Test(bad_inputs, every_case_fails_cleanly, .timeout = 900)
+Test(bad_inputs, every_case_fails_cleanly, .timeout = D5_TIMEOUT(900))
 {
     char *t = tmpdir_make(), *out_dir, *keep;
     fixtures(t);

@@ -89,7 +89,7 @@ Test(cli, machine_json_and_bad_output_path)
     free(dir);
 }
 
-Test(cli, bench_writes_a_complete_results_folder, .timeout = 240)
+Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
 {
     char *dir = tmpdir_make(), *res, *out, *err;
     cr_assert_geq(asprintf(&res, "%s/run1", dir), 0);

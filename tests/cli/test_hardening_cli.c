@@ -14,7 +14,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(hardening_cli, .timeout = 120);
+TestSuite(hardening_cli, .timeout = D5_TIMEOUT(120));
 
 /* A FIFO where a file is expected is refused at once instead of blocking
  * until a writer appears (the suite's timeout catches a return of the hang). */

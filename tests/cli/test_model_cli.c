@@ -54,7 +54,7 @@ static void teardown(void)
     rmtree(dir);
     free(dir);
 }
-TestSuite(model_cli, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(model_cli, .init = setup, .fini = teardown, .timeout = D5_TIMEOUT(300));
 
 /* Runs the checker on a file; returns its exit status, its output in *log. */
 static int check_with_onnx(const char *file, long params, int classes, int c, int hw, int batch,

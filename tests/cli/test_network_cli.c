@@ -19,7 +19,7 @@ static void need_data(void)
     if (stat(CONV2D "/model.onnx", &st) != 0) cr_skip_test("libonnx-testdata is not installed");
 }
 
-TestSuite(network_cli, .timeout = 300);
+TestSuite(network_cli, .timeout = D5_TIMEOUT(300));
 
 /* d5 run with the test's own input writes the test's expected output. */
 Test(network_cli, run_with_inputs_saves_the_expected_outputs)

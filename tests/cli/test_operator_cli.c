@@ -20,7 +20,7 @@ static void teardown(void)
     rmtree(cache);
     free(cache);
 }
-TestSuite(operator_cli, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(operator_cli, .init = setup, .fini = teardown, .timeout = D5_TIMEOUT(300));
 
 Test(operator_cli, gemm_on_every_backend_validated_with_json)
 {

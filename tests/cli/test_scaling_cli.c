@@ -16,7 +16,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(scaling_cli, .timeout = 120);
+TestSuite(scaling_cli, .timeout = D5_TIMEOUT(120));
 
 /* The made-up job on P ranks (P from RANKS, set by the launcher "env
  * RANKS={n}"): every worker takes batch / P samples at 0.25 ms each, and an

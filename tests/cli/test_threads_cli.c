@@ -13,7 +13,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(threads_cli, .timeout = 300);
+TestSuite(threads_cli, .timeout = D5_TIMEOUT(300));
 
 Test(threads_cli, every_computing_command_takes_threads)
 {

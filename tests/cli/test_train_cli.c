@@ -11,7 +11,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(train_cli, .timeout = 300);
+TestSuite(train_cli, .timeout = D5_TIMEOUT(300));
 
 Test(train_cli, synthetic_lenet_with_json_and_csv)
 {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-TestSuite(threads, .timeout = 120);
+TestSuite(threads, .timeout = D5_TIMEOUT(120));
 
 Test(threads, usable_cores_follow_the_affinity_mask)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-TestSuite(backends, .timeout = 60);
+TestSuite(backends, .timeout = D5_TIMEOUT(60));
 
 Test(backends, table_agrees_with_the_operator_registry)
 {

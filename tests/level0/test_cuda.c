@@ -14,7 +14,7 @@
 
 #define RUN(out, err, ...) run_d5(out, err, (const char *const[]){__VA_ARGS__, NULL})
 
-TestSuite(cuda, .timeout = 600);
+TestSuite(cuda, .timeout = D5_TIMEOUT(600));
 
 static void need_device(void)
 {

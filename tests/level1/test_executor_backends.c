@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-TestSuite(executor_backends, .timeout = 60);
+TestSuite(executor_backends, .timeout = D5_TIMEOUT(60));
 
 /* x[2,4] -> Gemm(W[3,4], transB) "fc" -> Relu "relu" -> y. */
 static d5_network *small_net(void)

@@ -143,7 +143,7 @@ static void check_model(int32_t i)
 }
 
 #define MODEL_TEST(i, label)                                                                       \
-    Test(models, label##_params_check_and_shapes, .timeout = 240)                                  \
+    Test(models, label##_params_check_and_shapes, .timeout = D5_TIMEOUT(240))                                  \
     {                                                                                              \
         check_model(i);                                                                            \
     }
@@ -351,14 +351,14 @@ Test(models, resnet20_computes_what_torch_computes)
 }
 
 /* The big ones on the fastest backend here (the reference one would take minutes). */
-Test(models, resnet50_computes_what_torch_computes, .timeout = 240)
+Test(models, resnet50_computes_what_torch_computes, .timeout = D5_TIMEOUT(240))
 {
     static const double want[10] = {-1.046580,  -1.369871, 25.368116, 14.971730,  4.247766,
                                     -12.479065, -3.690972, 11.460441, -10.610575, 27.175749};
     check_forward("resnet50", NULL, 1000, want, 1e-4);
 }
 
-Test(models, wide_resnet_28_10_computes_what_torch_computes, .timeout = 240)
+Test(models, wide_resnet_28_10_computes_what_torch_computes, .timeout = D5_TIMEOUT(240))
 {
     static const double want[10] = {0.853605, -0.324576, 0.043558, 0.911481, 1.143387,
                                     0.901630, -0.478602, 0.387464, 1.145368, 1.012722};

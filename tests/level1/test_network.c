@@ -283,7 +283,7 @@ Test(network, clone_is_deep)
 /* A chain of Relu nodes listed last to first: the order comes out first to
  * last, in time linear in the nodes (100 000 nodes took over a minute with
  * repeated passes; the test's own timeout catches a return of that). */
-Test(network, reverse_listed_chain_is_ordered_in_linear_time, .timeout = 60)
+Test(network, reverse_listed_chain_is_ordered_in_linear_time, .timeout = D5_TIMEOUT(60))
 {
     enum { N = 100000 };
     d5_network *net;

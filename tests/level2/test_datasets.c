@@ -266,7 +266,7 @@ static void expect_real_set(const char *name, const real_ref *train, const real_
     expect_real(dir, 0, test);
 }
 
-Test(datasets_real, mnist, .timeout = 120)
+Test(datasets_real, mnist, .timeout = D5_TIMEOUT(120))
 {
     const real_ref train = {60000,
                             {5, 0, 4, 1, 9},
@@ -283,7 +283,7 @@ Test(datasets_real, mnist, .timeout = 120)
     expect_real_set("mnist", &train, &test);
 }
 
-Test(datasets_real, fashion_mnist, .timeout = 120)
+Test(datasets_real, fashion_mnist, .timeout = D5_TIMEOUT(120))
 {
     const real_ref train = {60000,
                             {9, 0, 0, 3, 0},

@@ -16,7 +16,7 @@ static d5_optimizer *sgd(double lr)
     return o;
 }
 
-TestSuite(trainer, .timeout = 300);
+TestSuite(trainer, .timeout = D5_TIMEOUT(300));
 
 Test(trainer, learns_and_reports_every_epoch)
 {

@@ -44,7 +44,7 @@ static size_t load_folder(const char *folder, size_t expect_total)
     return ok;
 }
 
-Test(onnx_load, testdata_node, .timeout = 600)
+Test(onnx_load, testdata_node, .timeout = D5_TIMEOUT(600))
 {
     cr_expect_eq(load_folder("node", 932), 864u);
 }
@@ -54,7 +54,7 @@ Test(onnx_load, testdata_simple)
     cr_expect_eq(load_folder("simple", 23), 15u);
 }
 
-Test(onnx_load, testdata_pytorch, .timeout = 600)
+Test(onnx_load, testdata_pytorch, .timeout = D5_TIMEOUT(600))
 {
     cr_expect_eq(load_folder("pytorch-converted", 82), 82u);
     cr_expect_eq(load_folder("pytorch-operator", 35), 35u);
@@ -155,7 +155,7 @@ static int check_test_tensor(const d5_network *net, const char *path)
 
 /* Every test data tensor of a model that loads is read, with the dtype of the
  * graph input or output it feeds and, where the graph says so, its shape. */
-Test(onnx_load, testdata_tensors, .timeout = 600)
+Test(onnx_load, testdata_tensors, .timeout = D5_TIMEOUT(600))
 {
     size_t n = 0, read = 0;
     char **paths = testdata_models("node", &n);

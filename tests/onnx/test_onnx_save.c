@@ -41,12 +41,12 @@ static void round_trip_folder(const char *folder)
     paths_free(paths);
 }
 
-Test(onnx_save, round_trip_node, .timeout = 600)
+Test(onnx_save, round_trip_node, .timeout = D5_TIMEOUT(600))
 {
     round_trip_folder("node");
 }
 
-Test(onnx_save, round_trip_others, .timeout = 600)
+Test(onnx_save, round_trip_others, .timeout = D5_TIMEOUT(600))
 {
     round_trip_folder("simple");
     round_trip_folder("pytorch-converted");
@@ -120,7 +120,7 @@ static d5_network *built_network(void)
     return net;
 }
 
-Test(onnx_save, onnx_checker, .timeout = 600)
+Test(onnx_save, onnx_checker, .timeout = D5_TIMEOUT(600))
 {
     char *dir = tmpdir_make();
     char list_path[512];
