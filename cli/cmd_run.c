@@ -190,6 +190,8 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
     if (s == D5_OK) s = d5_results_context_number(r, "load_ms", load_ms);
     if (s == D5_OK) s = d5_results_context_number(r, "arena_bytes", (double)plan->arena_bytes);
     if (s == D5_OK) s = d5_results_context_number(r, "param_bytes", (double)plan->param_bytes);
+    if (s == D5_OK)
+        s = d5_results_context_number(r, "blocked_values", (double)plan->blocked_values);
     if (s == D5_OK) s = d5_results_context_number(r, "peak_rss_bytes", peak_rss_bytes());
     if (s == D5_OK)
         s = d5_results_add(r, backprop ? "run/inference_and_backprop" : "run/inference", m, "ns",
@@ -363,6 +365,9 @@ int cmd_run(int argc, char **argv)
     printf("load        %.1f ms to read, %.1f ms to optimise, %.1f ms to compile\n", load_ms,
            optimize_ms, compile_ms);
     print_backends(ex, backend);
+    if (plan.blocked_values > 0)
+        printf("layout      %d values passed between convolutions in oneDNN's blocked layout\n",
+               (int)plan.blocked_values);
 
     d5_measure_params mp = d5_measure_default_params();
     mp.max_time_s = seconds;

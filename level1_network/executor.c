@@ -73,7 +73,7 @@ static int foldable_op(const char *op_type)
     return 1;
 }
 
-static int is_const(const d5_executor *ex, int32_t v)
+int d5__executor_value_is_const(const d5_executor *ex, int32_t v)
 {
     const xval *x = &ex->vals[v];
     return x->kind == XV_CONST || (x->kind == XV_INIT && !x->variable);
@@ -212,7 +212,7 @@ static d5_status node_inputs(d5_executor *ex, const d5__node *node, d5_tensor *i
             return d5_error(D5_ERR_SHAPE, "node '%s' (%s): the shape of input '%s' is unknown",
                             node->name, node->op_type, node->inputs[k]);
         in[k].desc = x->desc;
-        if (is_const(ex, v))
+        if (d5__executor_value_is_const(ex, v))
             in[k].data = x->data;
         else
             *all_const = 0;
@@ -456,6 +456,7 @@ d5_status d5_executor_create(const d5_network *net, const d5_executor_options *o
     if (s != D5_OK) return s;
     s = executor_new(net, opt, &ex);
     if (s == D5_OK) s = compile(ex);
+    if (s == D5_OK) s = d5__layout_propagate(ex);
     if (s == D5_OK) s = plan(ex);
     if (s != D5_OK) {
         d5_executor_free(ex);
@@ -494,14 +495,6 @@ static d5_status find_value(const d5_executor *ex, const char *name, int32_t *v)
     return D5_OK;
 }
 
-static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
-{
-    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
-    for (int32_t d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d]) return 0;
-    return 1;
-}
-
 d5_status d5_executor_feed(d5_executor *ex, const char *name, const d5_tensor *t)
 {
     int32_t v;
@@ -511,7 +504,7 @@ d5_status d5_executor_feed(d5_executor *ex, const char *name, const d5_tensor *t
     if (x->kind != XV_INPUT)
         return d5_error(D5_ERR_INVALID, "'%s' is not a graph input%s", name,
                         x->kind == XV_CONST ? " fed at run time (it was bound at create)" : "");
-    if (!same_desc(&t->desc, &x->desc)) {
+    if (!d5__same_desc(&t->desc, &x->desc)) {
         char a[128], b[128];
         d5_tensor_desc_format(&t->desc, a, sizeof a);
         d5_tensor_desc_format(&x->desc, b, sizeof b);

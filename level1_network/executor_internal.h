@@ -31,6 +31,7 @@ typedef struct xval {
     int32_t has_grad;     /* a gradient buffer exists */
     int32_t grad_buf;     /* plan buffer of the gradient */
     void *grad;
+    int32_t blocked; /* held in a backend's blocked layout (layout.c): not fetchable */
 } xval;
 
 typedef struct xnode {
@@ -116,5 +117,11 @@ void d5__timer_detach(d5_executor *ex);
 
 /* "node 'x' (Op): " + the current detail message. */
 d5_status d5__node_error(const d5__node *node, d5_status s);
+
+/* 1 when value v's data is known at create and fixed: a folded constant, or an
+ * initializer that is not a variable parameter. */
+int d5__executor_value_is_const(const d5_executor *ex, int32_t v);
+/* Layout propagation (layout.c): after backends are chosen, before the plan. */
+d5_status d5__layout_propagate(d5_executor *ex);
 
 #endif

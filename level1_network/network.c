@@ -517,6 +517,14 @@ d5_status d5_network_remove_node(d5_network *net, const char *name)
     return s == D5_OK ? drop_orphans(net) : s;
 }
 
+int d5__same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
 d5_status d5__network_remove_nodes(d5_network *net, const unsigned char *dead)
 {
     int32_t *remap = d5_alloc((size_t)(net->nnodes ? net->nnodes : 1) * sizeof *remap, "remap");

@@ -55,6 +55,9 @@ struct d5_network {
 int32_t d5__network_value(const d5_network *net, const char *name);
 int32_t d5__network_node(const d5_network *net, const char *name);
 
+/* 1 when two descriptors have the same type and shape. */
+int d5__same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b);
+
 /* Graph rewriting for the optimisation passes (optimize.c). */
 /* Removes every node i with dead[i] set, in one pass, keeping the order of the
  * others; values only they wrote go unless declared graph outputs. */

@@ -218,14 +218,6 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
 
 /* ---- fuse-conv-activation ---- */
 
-static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
-{
-    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
-    for (int32_t d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d]) return 0;
-    return 1;
-}
-
 /* The node that alone reads value v (not a graph output), or -1. */
 static int32_t sole_reader(const d5_network *net, const int32_t *count, const int32_t *reader,
                            int32_t v)
@@ -251,8 +243,8 @@ static d5_status fuse_one(d5_network *net, int32_t ci, const int32_t *count, con
         z = a == y ? b : a;
         int32_t sum = value_of(net, next->outputs[0]);
         if (z < 0 || z == y || !net->values[z].known || sum < 0 ||
-            !same_desc(&net->values[z].desc, &net->values[y].desc) ||
-            !same_desc(&net->values[sum].desc, &net->values[y].desc))
+            !d5__same_desc(&net->values[z].desc, &net->values[y].desc) ||
+            !d5__same_desc(&net->values[sum].desc, &net->values[y].desc))
             return D5_OK;
         add = last = r;
         int32_t after = sole_reader(net, count, reader, sum);

@@ -150,6 +150,8 @@ d5_status d5__plan_place(d5_executor *ex)
     ex->plan.arena_bytes = total;
     ex->plan.unshared_bytes = unshared;
     ex->plan.buffers = n;
+    ex->plan.blocked_values = 0;
+    for (int32_t v = 0; v < ex->nvals; v++) ex->plan.blocked_values += ex->vals[v].blocked != 0;
     for (int32_t v = 0; v < ex->nvals; v++) {
         const xval *x = &ex->vals[v];
         if (x->kind == XV_INIT) ex->plan.param_bytes += x->bytes;

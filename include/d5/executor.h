@@ -192,6 +192,9 @@ typedef struct d5_memory_plan {
     size_t param_bytes;    /* initializers read in place */
     size_t constant_bytes; /* values folded at create */
     int32_t buffers;       /* values placed in the arena */
+    /* Values passed between two dnnl convolutions in oneDNN's blocked layout
+     * (layout propagation: never reordered to ONNX's layout and back). */
+    int32_t blocked_values;
 } d5_memory_plan;
 D5_API void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out);
 

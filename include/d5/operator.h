@@ -57,6 +57,15 @@ typedef struct d5_attrs {
     int32_t count;
 } d5_attrs;
 
+/* Attribute the executor passes to an operator whose activations it keeps in
+ * a backend's own blocked layout between two of that backend's operators
+ * (layout propagation): an INT of D5_BLOCKED_* bits for the inputs X (slot 0)
+ * and Z (slot 3) and the output Y. An operator that cannot take the layout
+ * declines (D5_ERR_UNSUPPORTED) and the executor keeps ONNX's layout; other
+ * operators never receive it. d5's dnnl Conv and FusedConv read it. */
+#define D5_ATTR_BLOCKED "__blocked"
+enum { D5_BLOCKED_X = 1, D5_BLOCKED_Y = 2, D5_BLOCKED_Z = 4 };
+
 /* Looks an attribute up by name; NULL if absent (or `a` is NULL). */
 D5_API const d5_attr *d5_attrs_find(const d5_attrs *a, const char *name);
 /* Typed getters: `def` when absent, D5_ERR_INVALID when present with another type. */

@@ -6,6 +6,10 @@
  * (an image network's first layer) is computed in C instead (conv_wgrad.c).
  * FusedConv (ref/fusedconv.c) is the same convolution with oneDNN post-ops:
  * a sum that adds Z, then ReLU, applied while the output is in cache.
+ * D5_ATTR_BLOCKED (set by the executor's layout propagation) asks for X, Y
+ * or Z in oneDNN's blocked layout (nChw16c, or nChw8c without AVX-512)
+ * instead of ONNX's: values passed between two convolutions are then never
+ * reordered.
  * https://onnx.ai/onnx/operators/onnx__Conv.html */
 #include "../ref/fusedconv.h"
 #include "conv_wgrad.h"
@@ -28,7 +32,9 @@ typedef struct dconv {
     dnnl_memory_t diff_bias_mem;
     int c_wgrad; /* the weight gradient runs in C */
     d5_conv_wgrad wgrad;
-    d5__fusion fusion; /* FusedConv's post-ops; zero for Conv */
+    d5__fusion fusion;          /* FusedConv's post-ops; zero for Conv */
+    dnnl_memory_t z_mem;        /* Z as given */
+    dnnl_primitive_t z_reorder; /* Z into the destination's layout */
 } dconv;
 
 static void destroy(void *state)
@@ -44,6 +50,8 @@ static void destroy(void *state)
     if (c->bwd_data) dnnl_primitive_destroy(c->bwd_data);
     if (c->bwd_wei) dnnl_primitive_destroy(c->bwd_wei);
     if (c->fwd_pd) dnnl_primitive_desc_destroy(c->fwd_pd);
+    if (c->z_mem) dnnl_memory_destroy(c->z_mem);
+    if (c->z_reorder) dnnl_primitive_destroy(c->z_reorder);
     d5__conv_wgrad_free(&c->wgrad);
     d5__dnnl_ctx_free(&c->ctx);
     d5_free(c);
@@ -84,9 +92,46 @@ static d5_status post_ops(const d5__fusion *f, dnnl_primitive_attr_t *attr)
     return s;
 }
 
+/* The blocked layout of a 2-d convolution's activations with `channels`:
+ * 16 channels a block with AVX-512, else 8. */
+static d5_status blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels)
+{
+    int block = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? 16 : 8;
+    if (channels % block != 0)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Conv (dnnl): the blocked layout needs channels in multiples of %d, "
+                        "not %lld",
+                        block, (long long)channels);
+    dnnl_dims_t d = {dims[0], dims[1], dims[2], dims[3]};
+    return d5__dnnl_check(
+        dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, block == 16 ? dnnl_nChw16c : dnnl_nChw8c),
+        "Conv", "blocked memory descriptor");
+}
+
+/* Z's memory and its reorder into the destination's layout (a copy when the
+ * layouts agree). */
+static d5_status z_setup(dconv *c, const dnnl_memory_desc_t *z_md)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    const dnnl_memory_desc_t *dst = query(c->fwd_pd, dnnl_query_dst_md);
+    d5_status s = d5__dnnl_check(
+        dnnl_memory_create(&c->z_mem, z_md, c->ctx.engine, DNNL_MEMORY_NONE), "FusedConv", "Z");
+    if (s == D5_OK)
+        s = d5__dnnl_check(
+            dnnl_reorder_primitive_desc_create(&pd, z_md, c->ctx.engine, dst, c->ctx.engine, NULL),
+            "FusedConv", "Z reorder");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_create(&c->z_reorder, pd), "FusedConv", "Z reorder");
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
 static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int fused, void **state)
 {
+    int64_t blocked = 0;
+    d5_status bs = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &blocked);
+    if (bs != D5_OK) return bs;
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID && in[i].desc.dtype != D5_F32)
             return d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): input %d is %s; float32 only", i,
@@ -125,10 +170,21 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
     if (s == D5_OK) s = d5__dnnl_plain_md(&c->wei, wnd, wdims, "Conv");
     if (s == D5_OK) s = d5__dnnl_plain_md(&c->dst, nd, out[0].shape, "Conv");
     if (s == D5_OK && g->has_bias) s = d5__dnnl_plain_md(&c->bia, 1, &g->out_channels, "Conv");
-    dnnl_memory_desc_t src_any, wei_any, dst_any;
+    if (s == D5_OK && blocked && g->n != 2)
+        s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): the blocked layout is for 2-d convolutions");
+    dnnl_memory_desc_t src_any, wei_any, dst_any, z_md = c->dst;
+    if (s == D5_OK && (blocked & D5_BLOCKED_Z))
+        s = blocked_md(&z_md, out[0].shape, g->out_channels);
+    if (s == D5_OK && (blocked & D5_BLOCKED_X))
+        s = blocked_md(&c->src, in[0].desc.shape, g->in_channels);
+    if (s == D5_OK && (blocked & D5_BLOCKED_Y))
+        s = blocked_md(&c->dst, out[0].shape, g->out_channels);
     if (s == D5_OK) s = any_md(&src_any, &c->src);
     if (s == D5_OK) s = any_md(&wei_any, &c->wei);
     if (s == D5_OK) s = any_md(&dst_any, &c->dst);
+    /* A layout asked for is the primitive's, so that nothing is reordered. */
+    if (blocked & D5_BLOCKED_X) src_any = c->src;
+    if (blocked & D5_BLOCKED_Y) dst_any = c->dst;
     dnnl_convolution_desc_t cd;
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_dilated_convolution_forward_desc_init(
@@ -159,6 +215,7 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
             "bias memory");
     /* Weights known now stay constant: reordered into the primitive's layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&c->f_wei, &c->ctx, in[1].data, "Conv");
+    if (s == D5_OK && c->fusion.sum) s = z_setup(c, &z_md);
     if (s != D5_OK) {
         destroy(c);
         return s;
@@ -209,11 +266,16 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
         s = d5__dnnl_check(dnnl_memory_set_data_handle(c->bias_mem, in[2].data), "Conv", "bias");
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, c->bias_mem};
     }
-    /* The sum post-op accumulates into the destination: it starts as Z. */
-    if (s == D5_OK && c->fusion.sum)
-        s = d5__dnnl_arg_load(&c->f_dst, &c->ctx, out[0].data, in[3].data, "FusedConv");
     if (s == D5_OK) s = d5__dnnl_arg_out(&c->f_dst, out[0].data, &m);
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, m};
+    /* The sum post-op accumulates into the destination: it starts as Z. */
+    if (s == D5_OK && c->fusion.sum) {
+        dnnl_exec_arg_t z[2] = {{DNNL_ARG_FROM, c->z_mem}, {DNNL_ARG_TO, m}};
+        s = d5__dnnl_check(dnnl_memory_set_data_handle(c->z_mem, in[3].data), "FusedConv", "Z");
+        if (s == D5_OK)
+            s = d5__dnnl_check(dnnl_primitive_execute(c->z_reorder, c->ctx.stream, 2, z),
+                               "FusedConv", "Z reorder");
+    }
     if (s == D5_OK) s = run(c, c->fwd, args, n, "forward");
     if (s == D5_OK) s = d5__dnnl_arg_finish(&c->f_dst, &c->ctx, "Conv");
     if (s == D5_OK) s = d5__dnnl_check(dnnl_stream_wait(c->ctx.stream), "Conv", "stream");

@@ -115,18 +115,6 @@ d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr,
     return a->packed ? D5_OK : reorder(a->to_inner, a->user_mem, a->inner_mem, c, op);
 }
 
-d5_status d5__dnnl_arg_load(d5_dnnl_arg *a, const d5_dnnl_ctx *c, void *dst, const void *src,
-                            const char *op)
-{
-    if (a->same) {
-        if (dst != src) memcpy(dst, src, dnnl_memory_desc_get_size(&a->user_md));
-        return D5_OK;
-    }
-    d5_status s =
-        d5__dnnl_check(dnnl_memory_set_data_handle(a->user_mem, (void *)src), op, "memory");
-    return s == D5_OK ? reorder(a->to_inner, a->user_mem, a->inner_mem, c, op) : s;
-}
-
 d5_status d5__dnnl_arg_pack(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, const char *op)
 {
     if (a->same || !ptr) return D5_OK;

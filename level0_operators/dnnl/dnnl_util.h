@@ -44,11 +44,6 @@ void d5__dnnl_arg_free(d5_dnnl_arg *a);
 d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, dnnl_memory_t *mem,
                           const char *op);
 d5_status d5__dnnl_arg_out(d5_dnnl_arg *a, void *ptr, dnnl_memory_t *mem);
-/* Fills the primitive-side memory of output `a` with the tensor at `src`
- * (user layout), the starting value of a sum post-op; `dst` is where the
- * output goes (the same memory when the layouts agree). */
-d5_status d5__dnnl_arg_load(d5_dnnl_arg *a, const d5_dnnl_ctx *c, void *dst, const void *src,
-                            const char *op);
 /* For an input known at create (a weight of an inference graph): reorders
  * `ptr` into the primitive's layout once, so that d5__dnnl_arg_in no longer
  * reorders it (weights prepacked at load, not at every run). Nothing to do

@@ -428,3 +428,57 @@ Test(optimize, keeps_add_that_broadcasts)
     cr_expect_eq(r.nodes_after, 3);
     d5_network_free(net);
 }
+
+/* Layout propagation: in the optimised ResNet-20 every value between two
+ * convolutions stays in oneDNN's blocked layout (the outputs were compared
+ * above); a graph whose channels do not fill the blocks keeps ONNX's layout
+ * and the same outputs. */
+static int32_t blocked_values(d5_network *net, const char *backend)
+{
+    d5_executor *ex = NULL;
+    d5_executor_options eo = d5_executor_default_options();
+    eo.backend = backend;
+    cr_assert_eq(d5_executor_create(net, &eo, &ex), D5_OK, "%s", d5_last_error());
+    d5_memory_plan plan;
+    d5_executor_memory(ex, &plan);
+    d5_executor_free(ex);
+    return plan.blocked_values;
+}
+
+Test(optimize, keeps_convolution_chains_blocked)
+{
+    if (d5_backend_check_list("dnnl", 0) != D5_OK) cr_skip_test("dnnl is not built here");
+    d5_network *net = model("resnet20", 2);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    /* 21 convolutions write 21 values: all but the last (read by the pooling)
+     * and the stem's input are passed between convolutions. */
+    cr_expect_eq(blocked_values(net, "dnnl,ref"), 20);
+    cr_expect_eq(blocked_values(net, "blas,ref"), 0);
+    d5_executor_options eo = d5_executor_default_options();
+    eo.keep_values = 1;
+    d5_executor *ex = NULL;
+    cr_assert_eq(d5_executor_create(net, &eo, &ex), D5_OK);
+    d5_memory_plan plan;
+    d5_executor_memory(ex, &plan);
+    cr_expect_eq(plan.blocked_values, 0, "every value can be fetched with keep_values");
+    d5_executor_free(ex);
+    d5_network_free(net);
+}
+
+Test(optimize, leaves_partial_blocks_in_onnx_layout)
+{
+    if (d5_backend_check_list("dnnl", 0) != D5_OK) cr_skip_test("dnnl is not built here");
+    /* conv (4 output channels) -> relu -> conv: 4 channels fill no block. */
+    d5_network *net = conv_bn(15, NULL, "y");
+    const char *rin[] = {"y"}, *cin[] = {"r", "w2"};
+    const int64_t ws[] = {4, 4, 3, 3};
+    add_f32(net, "w2", 4, ws, -0.03f);
+    node(net, "relu", "Relu", rin, 1, "r", NULL);
+    node(net, "conv2", "Conv", cin, 2, "z", NULL);
+    cr_assert_eq(d5_network_add_output(net, "z", NULL), D5_OK);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(r.nodes_after, 2);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(blocked_values(net, NULL), 0);
+    d5_network_free(net);
+}
