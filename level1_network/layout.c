@@ -1,7 +1,7 @@
-/* Layout propagation: a value that one dnnl convolution writes and only dnnl
- * convolutions read (as X, or as FusedConv's Z) stays in oneDNN's blocked
- * layout, so that chains of convolutions reorder once at each end instead of
- * around every node. Runs after every node has its backend and before memory
+/* Layout propagation: a value that one dnnl convolution or pooling writes
+ * and only such operators read (as X, or as FusedConv's Z) stays in oneDNN's
+ * blocked layout, so that chains of convolutions reorder once at each end
+ * instead of around every node. Runs after every node has its backend and before memory
  * is planned (the blocked layout of these values takes the same bytes).
  *
  * The operators of the nodes concerned are created again with the attribute
@@ -16,9 +16,11 @@
 
 static int blockable_op(const xnode *n)
 {
-    const char *op = n->desc->name, *backend = n->desc->backend;
-    return strcmp(backend, "dnnl") == 0 &&
-           (strcmp(op, "Conv") == 0 || strcmp(op, "FusedConv") == 0);
+    static const char *const ops[] = {"Conv", "FusedConv", "MaxPool", "AveragePool"};
+    if (strcmp(n->desc->backend, "dnnl") != 0 || n->nout != 1) return 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(n->desc->name, ops[i]) == 0) return 1;
+    return 0;
 }
 
 /* Marks in ok[] the values that may stay blocked: written by a dnnl

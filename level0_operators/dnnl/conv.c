@@ -92,22 +92,6 @@ static d5_status post_ops(const d5__fusion *f, dnnl_primitive_attr_t *attr)
     return s;
 }
 
-/* The blocked layout of a 2-d convolution's activations with `channels`:
- * 16 channels a block with AVX-512, else 8. */
-static d5_status blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels)
-{
-    int block = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? 16 : 8;
-    if (channels % block != 0)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "Conv (dnnl): the blocked layout needs channels in multiples of %d, "
-                        "not %lld",
-                        block, (long long)channels);
-    dnnl_dims_t d = {dims[0], dims[1], dims[2], dims[3]};
-    return d5__dnnl_check(
-        dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, block == 16 ? dnnl_nChw16c : dnnl_nChw8c),
-        "Conv", "blocked memory descriptor");
-}
-
 /* Z's memory and its reorder into the destination's layout (a copy when the
  * layouts agree). */
 static d5_status z_setup(dconv *c, const dnnl_memory_desc_t *z_md)
@@ -174,11 +158,11 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
         s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): the blocked layout is for 2-d convolutions");
     dnnl_memory_desc_t src_any, wei_any, dst_any, z_md = c->dst;
     if (s == D5_OK && (blocked & D5_BLOCKED_Z))
-        s = blocked_md(&z_md, out[0].shape, g->out_channels);
+        s = d5__dnnl_blocked_md(&z_md, out[0].shape, g->out_channels, "Conv");
     if (s == D5_OK && (blocked & D5_BLOCKED_X))
-        s = blocked_md(&c->src, in[0].desc.shape, g->in_channels);
+        s = d5__dnnl_blocked_md(&c->src, in[0].desc.shape, g->in_channels, "Conv");
     if (s == D5_OK && (blocked & D5_BLOCKED_Y))
-        s = blocked_md(&c->dst, out[0].shape, g->out_channels);
+        s = d5__dnnl_blocked_md(&c->dst, out[0].shape, g->out_channels, "Conv");
     if (s == D5_OK) s = any_md(&src_any, &c->src);
     if (s == D5_OK) s = any_md(&wei_any, &c->wei);
     if (s == D5_OK) s = any_md(&dst_any, &c->dst);

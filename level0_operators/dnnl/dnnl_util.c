@@ -56,6 +56,20 @@ d5_status d5__dnnl_plain_md(dnnl_memory_desc_t *md, int ndims, const int64_t *di
                           "memory descriptor");
 }
 
+d5_status d5__dnnl_blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels,
+                              const char *op)
+{
+    int block = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? 16 : 8;
+    if (channels % block != 0)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s (dnnl): the blocked layout needs channels in multiples of %d, not %lld",
+                        op, block, (long long)channels);
+    dnnl_dims_t d = {dims[0], dims[1], dims[2], dims[3]};
+    return d5__dnnl_check(
+        dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, block == 16 ? dnnl_nChw16c : dnnl_nChw8c),
+        op, "blocked memory descriptor");
+}
+
 d5_status d5__dnnl_arg_init(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const dnnl_memory_desc_t *user_md,
                             const dnnl_memory_desc_t *inner_md, const char *op)
 {

@@ -44,6 +44,12 @@ void d5__dnnl_arg_free(d5_dnnl_arg *a);
 d5_status d5__dnnl_arg_in(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const void *ptr, dnnl_memory_t *mem,
                           const char *op);
 d5_status d5__dnnl_arg_out(d5_dnnl_arg *a, void *ptr, dnnl_memory_t *mem);
+/* The blocked layout of 4-d activations (N, C, H, W) that the executor's
+ * layout propagation passes between operators (D5_ATTR_BLOCKED): 16 channels
+ * a block with AVX-512, else 8. D5_ERR_UNSUPPORTED when `channels` (dims[1])
+ * does not fill the blocks. */
+d5_status d5__dnnl_blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels,
+                              const char *op);
 /* For an input known at create (a weight of an inference graph): reorders
  * `ptr` into the primitive's layout once, so that d5__dnnl_arg_in no longer
  * reorders it (weights prepacked at load, not at every run). Nothing to do

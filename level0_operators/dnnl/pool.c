@@ -22,7 +22,10 @@
  *
  * X, Y and their gradients stay in ONNX's plain layouts for the caller and
  * are reordered around each call into the layouts of the fastest kernels
- * (see choose_layout), so the time measured is the time an NCHW caller sees.
+ * (see choose_layout), so the time measured is the time an NCHW caller sees;
+ * unless the executor keeps X or Y in oneDNN's blocked layout between
+ * convolutions (D5_ATTR_BLOCKED, 2-d pools only), which the primitive then
+ * reads and writes directly.
  * The backward, built on first use, is oneDNN's backward-data; MaxPool's
  * needs the workspace of a forward_training run, which backward recomputes
  * from the X it is given, so that backward stays a function of its
@@ -42,6 +45,7 @@ typedef struct dpool {
     d5_dnnl_ctx ctx;
     dnnl_memory_desc_t src, dst; /* plain */
     dnnl_memory_desc_t src_in;   /* the layout the primitives read X in */
+    int blocked_y;               /* Y in the blocked layout: the primitive's own */
     dnnl_dims_t strides, kernel, dilation, pad_l, pad_r;
     dnnl_primitive_t fwd;
     d5_dnnl_arg f_src, f_dst;
@@ -84,10 +88,12 @@ static d5_status any_md(const dpool *c, dnnl_memory_desc_t *any, const dnnl_memo
 static dnnl_status_t try_forward_pd(const dpool *c, dnnl_prop_kind_t kind,
                                     dnnl_primitive_desc_t *pd)
 {
-    dnnl_memory_desc_t dst_any;
+    dnnl_memory_desc_t dst_any = c->dst;
     dnnl_pooling_v2_desc_t d;
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&dst_any, c->dst.ndims, c->dst.dims, dnnl_f32,
-                                                    dnnl_format_tag_any);
+    dnnl_status_t st = c->blocked_y
+                           ? dnnl_success
+                           : dnnl_memory_desc_init_by_tag(&dst_any, c->dst.ndims, c->dst.dims,
+                                                          dnnl_f32, dnnl_format_tag_any);
     if (st == dnnl_success)
         st = dnnl_pooling_v2_forward_desc_init(&d, kind, c->alg, &c->src_in, &dst_any, c->strides,
                                                c->kernel, c->dilation, c->pad_l, c->pad_r);
@@ -271,11 +277,23 @@ static d5_status pool_create(const char *name, int max, const d5_tensor *in, con
     d5_tensor_desc y;
     memset(&y, 0, sizeof y);
     y.dtype = D5_F32;
-    d5_status s = geometry(c, in, nout, attrs, &y);
+    int64_t blocked = 0;
+    d5_status s = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &blocked);
+    if (s == D5_OK) s = geometry(c, in, nout, attrs, &y);
+    if (s == D5_OK && blocked && y.ndim != 4)
+        s = d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): the blocked layout is for 2-d pools", name);
     if (s == D5_OK) s = d5__dnnl_ctx_create(&c->ctx, name);
     if (s == D5_OK) s = d5__dnnl_plain_md(&c->src, in[0].desc.ndim, in[0].desc.shape, name);
     if (s == D5_OK) s = d5__dnnl_plain_md(&c->dst, y.ndim, y.shape, name);
-    if (s == D5_OK) s = choose_layout(c);
+    if (s == D5_OK && (blocked & D5_BLOCKED_X))
+        s = d5__dnnl_blocked_md(&c->src, in[0].desc.shape, in[0].desc.shape[1], name);
+    if (s == D5_OK && (blocked & D5_BLOCKED_Y))
+        s = d5__dnnl_blocked_md(&c->dst, y.shape, y.shape[1], name);
+    c->blocked_y = (blocked & D5_BLOCKED_Y) != 0;
+    if (s == D5_OK && (blocked & D5_BLOCKED_X))
+        c->src_in = c->src;
+    else if (s == D5_OK)
+        s = choose_layout(c);
     dnnl_primitive_desc_t pd = NULL;
     if (s == D5_OK) s = forward_pd(c, dnnl_forward_inference, &pd);
     if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_create(&c->fwd, pd), name, "forward");
@@ -283,7 +301,8 @@ static d5_status pool_create(const char *name, int max, const d5_tensor *in, con
     if (s == D5_OK)
         s = d5__dnnl_arg_init(&c->f_dst, &c->ctx, &c->dst, query(pd, dnnl_query_dst_md), name);
     if (pd) dnnl_primitive_desc_destroy(pd);
-    if (s == D5_OK && max) s = window_table(c);
+    /* The C kernels read and write ONNX's layout. */
+    if (s == D5_OK && max && !blocked) s = window_table(c);
     if (s != D5_OK) {
         destroy(c);
         return s;
