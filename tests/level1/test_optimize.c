@@ -221,16 +221,23 @@ static void node(d5_network *net, const char *name, const char *op, const char *
                  "%s", d5_last_error());
 }
 
+/* An empty network of `opset` with the float32 input x of `shape`. */
+static d5_network *graph(const char *name, int opset, int32_t ndim, const int64_t *shape)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create(name, &net), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, "", opset), D5_OK);
+    d5_tensor_desc xd = desc(ndim, shape);
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    return net;
+}
+
 /* x[2,3,6,6] -> Conv(w[4,3,3,3]) -> c, and BatchNormalization(c) -> `bn_out`
  * with per-channel operands s, b, m, v of 4. */
 static d5_network *conv_bn(int opset, const d5_attrs *bn_attrs, const char *bn_out)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create("conv_bn", &net), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", opset), D5_OK);
     const int64_t xs[] = {2, 3, 6, 6}, ws[] = {4, 3, 3, 3}, cs[] = {4};
-    d5_tensor_desc xd = desc(4, xs);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_network *net = graph("conv_bn", opset, 4, xs);
     add_f32(net, "w", 4, ws, -0.05f);
     add_f32(net, "s", 1, cs, 0.8f);
     add_f32(net, "b", 1, cs, 0.1f);
@@ -252,17 +259,23 @@ Test(optimize, folds_conv_without_bias)
     d5_network_free(net);
 }
 
+/* Optimises net (freed here) and checks that its BatchNormalization stays. */
+static void expect_batchnorm_kept(d5_network *net)
+{
+    d5_optimize_report r;
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
+    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
+    cr_expect_eq(count_op(net, "BatchNormalization"), 1);
+    d5_network_free(net);
+}
+
 Test(optimize, keeps_batchnorm_in_training_mode)
 {
     d5_attr tm = {.name = "training_mode", .type = D5_ATTR_INT, .i = 1};
     d5_attrs a = {&tm, 1};
     d5_network *net = conv_bn(15, &a, "y");
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    d5_optimize_report r;
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
-    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
-    cr_expect_eq(count_op(net, "BatchNormalization"), 1);
-    d5_network_free(net);
+    expect_batchnorm_kept(net);
 }
 
 Test(optimize, keeps_batchnorm_when_conv_output_is_read_twice)
@@ -283,22 +296,15 @@ Test(optimize, keeps_batchnorm_when_conv_output_is_a_graph_output)
     d5_network *net = conv_bn(15, NULL, "y");
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "c", NULL), D5_OK);
-    d5_optimize_report r;
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, &r), D5_OK);
-    cr_expect_eq(applied(&r, "fold-batchnorm"), 0);
-    d5_network_free(net);
+    expect_batchnorm_kept(net);
 }
 
 /* x -> Identity -> a -> Relu -> r -> Dropout -> d -> Sigmoid -> y, and
  * y -> Identity -> z (a graph output, kept: its name is the interface). */
 Test(optimize, eliminates_identities)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create("ids", &net), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
     const int64_t xs[] = {3, 5};
-    d5_tensor_desc xd = desc(2, xs);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_network *net = graph("ids", 13, 2, xs);
     const char *i0[] = {"x"}, *i1[] = {"a"}, *i2[] = {"r"}, *i3[] = {"d"}, *i4[] = {"y"};
     node(net, "id0", "Identity", i0, 1, "a", NULL);
     node(net, "relu", "Relu", i1, 1, "r", NULL);
@@ -323,12 +329,9 @@ Test(optimize, eliminates_identities)
 /* Dropout with training_mode true (a constant) or an input is left alone. */
 Test(optimize, keeps_dropout_in_training_mode)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create("drop", &net), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
     const int64_t xs[] = {4, 4};
-    d5_tensor_desc xd = desc(2, xs), bd;
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_network *net = graph("drop", 13, 2, xs);
+    d5_tensor_desc bd;
     cr_assert_eq(d5_tensor_desc_make(D5_BOOL, 0, NULL, &bd), D5_OK);
     d5_tensor t;
     cr_assert_eq(d5_tensor_alloc(&bd, &t), D5_OK);
@@ -351,12 +354,9 @@ Test(optimize, keeps_dropout_in_training_mode)
  * another shape (broadcast) is left alone. */
 static d5_network *conv_add(const int64_t *zshape, int relu)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create("conv_add", &net), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", 13), D5_OK);
     const int64_t xs[] = {2, 3, 6, 6}, ws[] = {4, 3, 3, 3}, bs[] = {4};
-    d5_tensor_desc xd = desc(4, xs), zd = desc(4, zshape);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_network *net = graph("conv_add", 13, 4, xs);
+    d5_tensor_desc zd = desc(4, zshape);
     cr_assert_eq(d5_network_add_input(net, "z", &zd, NULL), D5_OK);
     add_f32(net, "w", 4, ws, -0.08f);
     add_f32(net, "b", 1, bs, -0.1f);
