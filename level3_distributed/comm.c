@@ -161,10 +161,11 @@ static d5_status describe(d5_comm *c)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
     if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS) lib[0] = '\0';
     lib[strcspn(lib, "\n,")] = '\0';
-    snprintf(c->library, sizeof c->library, "%s", lib);
+    /* Cut to the fields' sizes on purpose (the precision says so to the compiler). */
+    snprintf(c->library, sizeof c->library, "%.*s", (int)sizeof c->library - 1, lib);
     char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
     if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS) host[0] = '\0';
-    snprintf(c->host, sizeof c->host, "%s", host);
+    snprintf(c->host, sizeof c->host, "%.*s", (int)sizeof c->host - 1, host);
     return D5_OK;
 }
 
