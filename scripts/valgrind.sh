@@ -11,6 +11,7 @@
 # D5_VALGRIND_BUILD sets the build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/setup.sh # packages (valgrind among them) and the datasets, as scripts/test.sh
 build=${D5_VALGRIND_BUILD:-build/valgrind}
 scale=${D5_VALGRIND_TIMEOUT_SCALE:-20}
 command -v valgrind >/dev/null || {
