@@ -11,7 +11,7 @@
 #ifndef D5_TEST_TIMEOUT_SCALE
 #define D5_TEST_TIMEOUT_SCALE 1
 #endif
-#define D5_TIMEOUT(seconds) ((seconds) * D5_TEST_TIMEOUT_SCALE)
+#define D5_TIMEOUT(seconds) ((seconds)*D5_TEST_TIMEOUT_SCALE)
 
 /* A fresh empty directory under /tmp (malloc'd path), removed by rmtree. */
 char *tmpdir_make(void);

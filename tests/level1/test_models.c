@@ -143,7 +143,7 @@ static void check_model(int32_t i)
 }
 
 #define MODEL_TEST(i, label)                                                                       \
-    Test(models, label##_params_check_and_shapes, .timeout = D5_TIMEOUT(240))                                  \
+    Test(models, label##_params_check_and_shapes, .timeout = D5_TIMEOUT(240))                      \
     {                                                                                              \
         check_model(i);                                                                            \
     }
