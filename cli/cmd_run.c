@@ -321,8 +321,8 @@ int cmd_run(int argc, char **argv)
     double optimize_ms = mono_ms() - t_opt;
     if (s == D5_OK && d5_executor_check_node_backends(net, node_backends) != D5_OK) {
         fprintf(stderr,
-                "d5 run: --node-backend %s names a node that --optimize %s removed; give "
-                "--optimize none to keep every node\n",
+                "d5 run: --node-backend %s names a node that --optimize %s removed or fused into "
+                "another; give --optimize none to keep every node\n",
                 node_backends, d5_optimize_name(level));
         d5_network_free(net);
         return D5_EXIT_USAGE;
