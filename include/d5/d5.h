@@ -12,6 +12,7 @@
 #include "d5/onnx.h"
 #include "d5/operator.h"
 #include "d5/report.h"
+#include "d5/runlog.h"
 #include "d5/stats.h"
 #include "d5/threads.h"
 #include "d5/timer.h"
