@@ -89,6 +89,59 @@ static void add_int(op_case *c, const char *name, int64_t v)
     c->attrs[c->nattrs++] = (d5_attr){.name = name, .type = D5_ATTR_INT, .i = v};
 }
 
+/* The recurrent operators take DeepBench's RNN sizes: the cell name of
+ * DeepBench's column "cell" for RNN, GRU and LSTM, NULL for other operators. */
+static const char *rnn_cell(const char *op)
+{
+    if (strcmp(op, "RNN") == 0) return "vanilla";
+    if (strcmp(op, "GRU") == 0) return "gru";
+    if (strcmp(op, "LSTM") == 0) return "lstm";
+    return NULL;
+}
+
+/* A row of DeepBench's RNN lists: hidden, batch, timesteps and cell (the
+ * operator's when absent), with d5's optional input (input size, default
+ * hidden, as DeepBench runs it) and direction (forward, reverse,
+ * bidirectional). X is [timesteps, batch, input], W [D, G*hidden, input], R
+ * [D, G*hidden, hidden], B [D, 2*G*hidden]. As in DeepBench, RNN's cell is
+ * ReLU and GRU's the one cuDNN has (linear_before_reset = 1). */
+static d5_status make_rnn_case(const char *op, const row *r, const char *where, op_case *c)
+{
+    int64_t h, n, t, in;
+    d5_status s = row_int(r, "hidden", 0, 1, &h, where);
+    if (s == D5_OK) s = row_int(r, "batch", 0, 1, &n, where);
+    if (s == D5_OK) s = row_int(r, "timesteps", 0, 1, &t, where);
+    if (s == D5_OK) s = row_int(r, "input", h, 0, &in, where);
+    if (s != D5_OK) return s;
+    if (h == 0 || n == 0 || t == 0 || in == 0)
+        return d5_error(D5_ERR_FORMAT, "%s: hidden, batch, timesteps and input must be positive",
+                        where);
+    const char *cell = row_get(r, "cell"), *dir = row_get(r, "direction");
+    if (cell && strcmp(cell, rnn_cell(op)) != 0)
+        return d5_error(D5_ERR_FORMAT, "%s: cell=%s, but %s is DeepBench's cell %s", where, cell,
+                        op, rnn_cell(op));
+    static const char *const dirs[] = {"forward", "reverse", "bidirectional"};
+    int d = 0;
+    while (dir && d < 3 && strcmp(dir, dirs[d]) != 0) d++;
+    if (d == 3)
+        return d5_error(D5_ERR_FORMAT, "%s: direction=%s is not forward, reverse or bidirectional",
+                        where, dir);
+    int64_t nd = d == 2 ? 2 : 1, g = op[0] == 'R' ? 1 : op[0] == 'G' ? 3 : 4;
+    c->nin = 4;
+    s = d5_tensor_desc_make(D5_F32, 3, (const int64_t[]){t, n, in}, &c->in[0]);
+    if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 3, (const int64_t[]){nd, g * h, in}, &c->in[1]);
+    if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 3, (const int64_t[]){nd, g * h, h}, &c->in[2]);
+    if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 2, (const int64_t[]){nd, 2 * g * h}, &c->in[3]);
+    if (s != D5_OK) return s;
+    add_int(c, "hidden_size", h);
+    c->attrs[c->nattrs++] = (d5_attr){.name = "direction", .type = D5_ATTR_STRING, .s = dirs[d]};
+    if (g == 1)
+        c->attrs[c->nattrs++] =
+            (d5_attr){.name = "activations", .type = D5_ATTR_STRING, .s = "Relu"};
+    if (g == 3) add_int(c, "linear_before_reset", 1);
+    return D5_OK;
+}
+
 static void desc2(d5_tensor_desc *d, int64_t a, int64_t b)
 {
     memset(d, 0, sizeof *d);
@@ -107,6 +160,7 @@ static d5_status make_case(const char *op, int32_t min_inputs, const row *r, con
         if (strcmp(r->key[i], "set") != 0)
             used += (size_t)snprintf(c->label + used, sizeof c->label - used, "%s%s=%s",
                                      used ? "," : "", r->key[i], r->val[i]);
+    if (rnn_cell(op)) return make_rnn_case(op, r, where, c);
     d5_status s = D5_OK;
     switch (sizes_family(op)) {
     case FAMILY_GEMM: {
@@ -286,11 +340,16 @@ static d5_status load_csv(const char *op, int32_t min_inputs, const char *path, 
             s = d5_error(D5_ERR_FORMAT, "%s: %d fields, the header has %d", where, fields, ncols);
             break;
         }
+        const char *cell = row_get(&r, "cell");
+        if (rnn_cell(op) && cell && strcmp(cell, rnn_cell(op)) != 0) continue; /* another cell's */
         op_case c;
         s = make_case(op, min_inputs, &r, where, &c);
         if (s == D5_OK) s = push(cases, n, cap, &c);
     }
     fclose(f);
+    if (s == D5_OK && *n == 0 && rnn_cell(op))
+        s = d5_error(D5_ERR_FORMAT, "sizes file '%s' has no rows of cell %s (%s)", path,
+                     rnn_cell(op), op);
     if (s == D5_OK && *n == 0) s = d5_error(D5_ERR_FORMAT, "sizes file '%s' has no rows", path);
     return s;
 }
@@ -301,6 +360,10 @@ static const char *const smoke_conv[] = {
     "W=16,H=16,C=8,N=2,K=16,S=3,R=3,pad_w=1,pad_h=1,wstride=1,hstride=1",
     "W=28,H=28,C=16,N=4,K=32,S=5,R=5,pad_w=2,pad_h=2,wstride=2,hstride=2"};
 static const char *const smoke_shape[] = {"shape=2x16x32x32", "shape=1024x1024"};
+/* Small rows in DeepBench's RNN columns, for tests (the DeepBench lists start
+ * at hidden 256 and take seconds on the ref backend). */
+static const char *const smoke_rnn[] = {"hidden=32,batch=4,timesteps=8",
+                                        "hidden=64,batch=16,timesteps=4"};
 
 d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_case **cases,
                      size_t *n)
@@ -311,7 +374,8 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
     size_family fam = sizes_family(op);
     d5_status s = D5_OK;
     if (strcmp(spec, "smoke") == 0) {
-        const char *const *list = fam == FAMILY_GEMM   ? smoke_gemm
+        const char *const *list = rnn_cell(op)         ? smoke_rnn
+                                  : fam == FAMILY_GEMM ? smoke_gemm
                                   : fam == FAMILY_CONV ? smoke_conv
                                                        : smoke_shape;
         size_t count = fam == FAMILY_GEMM ? 3 : 2;
@@ -323,15 +387,18 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
             if (s == D5_OK) s = push(cases, n, &cap, &c);
         }
     } else if (strcmp(spec, "deepbench-train") == 0 || strcmp(spec, "deepbench-infer") == 0) {
-        if (fam == FAMILY_SHAPE)
+        if (fam == FAMILY_SHAPE && !rnn_cell(op))
             return d5_error(D5_ERR_INVALID,
-                            "DeepBench has sizes for Gemm, MatMul and Conv, not %s: "
-                            "use --sizes smoke or shape=AxBx...",
+                            "DeepBench has sizes for Gemm, MatMul and Conv (and the recurrent "
+                            "RNN, GRU and LSTM), not %s: use --sizes smoke or shape=AxBx...",
                             op);
         int train = strcmp(spec, "deepbench-train") == 0;
         char path[4096];
         snprintf(path, sizeof path, "%s/deepbench/%s_%s.csv", sizes_data_dir(),
-                 fam == FAMILY_GEMM ? "gemm" : "conv", train ? "training" : "inference");
+                 rnn_cell(op)         ? "rnn"
+                 : fam == FAMILY_GEMM ? "gemm"
+                                      : "conv",
+                 train ? "training" : "inference");
         s = load_csv(op, min_inputs, path, cases, n, &cap);
     } else if (strchr(spec, '=')) {
         char buf[2048];

@@ -94,6 +94,26 @@ static d5_status attr_proto(d5__arena *a, const d5_attr *at, const char *node,
         p->f = (float)at->f;
         break;
     case D5_ATTR_STRING:
+        if (at->count > 0) {
+            /* ONNX's STRINGS, held joined by commas: `count` strings. */
+            const char *text = at->s ? at->s : "";
+            p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+            p->strings = d5__arena_array(a, (size_t)at->count, sizeof *p->strings);
+            if (!p->strings) return D5_ERR_NOMEM;
+            for (const char *c = text;; c++) {
+                const char *end = strchr(c, ',');
+                size_t len = end ? (size_t)(end - c) : strlen(c);
+                if (p->n_strings == (size_t)at->count)
+                    return d5_error(D5_ERR_INVALID,
+                                    "node '%s': attribute '%s' holds more than its %lld strings",
+                                    node, at->name, (long long)at->count);
+                p->strings[p->n_strings].data = (uint8_t *)c;
+                p->strings[p->n_strings++].len = len;
+                if (!end) break;
+                c = end;
+            }
+            break;
+        }
         p->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
         p->has_s = 1;
         p->s.data = (uint8_t *)(at->s ? at->s : "");

@@ -207,6 +207,33 @@ static d5_status convert_attr(importer *im, const Onnx__AttributeProto *ap, cons
         out->s = s;
         return D5_OK;
     }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+        /* d5's attributes have no list of strings: the strings joined by
+         * commas in one STRING (RNN's activations "Sigmoid,Tanh,Tanh"). */
+        size_t len = 1;
+        for (size_t k = 0; k < ap->n_strings; k++) {
+            const ProtobufCBinaryData *b = &ap->strings[k];
+            if (b->len && (memchr(b->data, '\0', b->len) || memchr(b->data, ',', b->len)))
+                return d5_error(D5_ERR_UNSUPPORTED,
+                                "%s: attribute '%s' (STRINGS): string %zu holds a NUL byte or a "
+                                "comma, which d5's comma-joined form cannot carry",
+                                label, ap->name, k);
+            len += b->len + 1;
+        }
+        char *s = d5__arena_alloc(arena, len);
+        if (!s) return D5_ERR_NOMEM;
+        size_t at = 0;
+        for (size_t k = 0; k < ap->n_strings; k++) {
+            if (k) s[at++] = ',';
+            if (ap->strings[k].len) memcpy(s + at, ap->strings[k].data, ap->strings[k].len);
+            at += ap->strings[k].len;
+        }
+        s[at] = '\0';
+        out->type = D5_ATTR_STRING;
+        out->s = s;
+        out->count = (int64_t)ap->n_strings; /* 0 for a STRING: export writes STRINGS back */
+        return D5_OK;
+    }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         out->type = D5_ATTR_INTS;
         out->ints = ap->ints;
@@ -254,17 +281,14 @@ static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t inde
         snprintf(label, sizeof label, "node #%zu (%s)", index, op);
     if (!op[0]) return d5_error(D5_ERR_FORMAT, "%s has no op_type", label);
 
-    /* Omitted optional outputs at the end are dropped; d5 names every output. */
+    /* Omitted optional outputs at the end are dropped; d5 names every output,
+     * so one omitted before a given one (RNN's Y before Y_h) gets a name of
+     * its own that no ONNX name can take ("" is not a valid ONNX name, and
+     * these start with "__omitted:"), read by no node. */
     size_t nout = n->n_output;
     while (nout > 0 && n->output[nout - 1][0] == '\0') nout--;
     if (nout == 0)
         return d5_error(D5_ERR_UNSUPPORTED, "%s has no outputs, which d5 does not support", label);
-    for (size_t k = 0; k < nout; k++)
-        if (n->output[k][0] == '\0')
-            return d5_error(D5_ERR_UNSUPPORTED,
-                            "%s: output %zu is omitted but a later one is not, which d5 does not "
-                            "support",
-                            label, k);
     if (n->n_input > INT32_MAX || nout > INT32_MAX || n->n_attribute > INT32_MAX)
         return d5_error(D5_ERR_UNSUPPORTED, "%s has too many inputs, outputs or attributes", label);
 
@@ -272,6 +296,17 @@ static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t inde
     d5_attr *attrs = NULL;
     d5_tensor *tensors = NULL;
     d5_status s = D5_OK;
+    const char **outputs = d5__arena_array(&arena, nout, sizeof *outputs);
+    if (!outputs) s = D5_ERR_NOMEM;
+    for (size_t k = 0; s == D5_OK && k < nout; k++) {
+        outputs[k] = n->output[k];
+        if (n->output[k][0] != '\0') continue;
+        char name[64];
+        snprintf(name, sizeof name, "__omitted:%zu:%zu", index, k);
+        char *copy = d5__arena_alloc(&arena, strlen(name) + 1);
+        if (!copy) s = D5_ERR_NOMEM;
+        if (copy) outputs[k] = strcpy(copy, name);
+    }
     if (n->n_attribute) {
         attrs = d5__arena_array(&arena, n->n_attribute, sizeof *attrs);
         tensors = d5__arena_array(&arena, n->n_attribute, sizeof *tensors);
@@ -282,8 +317,8 @@ static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t inde
     if (s == D5_OK) {
         d5_attrs view = {attrs, (int32_t)n->n_attribute};
         s = d5_network_add_node(im->net, n->name && n->name[0] ? n->name : NULL, op, n->domain,
-                                (const char *const *)n->input, (int32_t)n->n_input,
-                                (const char *const *)n->output, (int32_t)nout, &view, NULL);
+                                (const char *const *)n->input, (int32_t)n->n_input, outputs,
+                                (int32_t)nout, &view, NULL);
     }
     for (size_t k = 0; tensors && k < n->n_attribute; k++) d5_tensor_free(&tensors[k]);
     d5__arena_free(&arena);

@@ -45,7 +45,9 @@ typedef struct d5_attr {
     int32_t reserved;
     int64_t i;            /* INT */
     double f;             /* FLOAT */
-    const char *s;        /* STRING */
+    const char *s;        /* STRING; ONNX's STRINGS arrive as one STRING, the strings
+                             joined by commas, with `count` = their number (0 for a
+                             STRING), and are written back as STRINGS */
     const int64_t *ints;  /* INTS: `count` values */
     const double *floats; /* FLOATS: `count` values */
     int64_t count;
