@@ -150,3 +150,13 @@ d5_status d5__json_write(json_t *doc, const char *path, size_t flags)
     json_decref(doc);
     return s;
 }
+
+char *d5_report_context_text(void)
+{
+    json_t *ctx = d5__json_context();
+    char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+    json_decref(ctx);
+    char *out = text ? d5_strdup(text, "context block") : NULL;
+    free(text);
+    return out;
+}

@@ -1,6 +1,7 @@
 /* Chrome trace event format: one complete event per region. A timer's events
  * can also be rendered on their own, as text, and several processes' events
- * combined into one file (level 3 merges the ranks of a job this way). */
+ * combined into one file (level 3 merges the ranks of a job this way), and
+ * counter tracks (system metrics, memory) drawn beside the regions. */
 #include "d5/report.h"
 #include "internal.h"
 #include "json.h"
@@ -133,4 +134,53 @@ d5_status d5_report_trace_combine(const char *path, const char *const *parts, co
         }
     }
     return write_doc(events, path, origin_unix_ns);
+}
+
+/* Appends one counter event per finite point of each track. */
+static d5_status counter_events(json_t *events, const d5_counter_track *tracks, size_t n, int pid,
+                                const char *path)
+{
+    for (size_t k = 0; k < n; k++) {
+        const d5_counter_track *c = &tracks[k];
+        if (!c->name || !*c->name || !c->series || !*c->series)
+            return d5_error(D5_ERR_INVALID, "trace '%s': counter track %zu has no %s", path, k,
+                            !c->name || !*c->name ? "name" : "series");
+        if (c->n && (!c->t_ns || !c->value))
+            return d5_error(D5_ERR_INVALID,
+                            "trace '%s': counter track '%s' (%s) has %zu points and a NULL array",
+                            path, c->name, c->series, c->n);
+        for (size_t i = 0; i < c->n; i++) {
+            if (!isfinite(c->t_ns[i]))
+                return d5_error(D5_ERR_INVALID,
+                                "trace '%s': counter track '%s' (%s), point %zu: time %g ns is "
+                                "not finite",
+                                path, c->name, c->series, i, c->t_ns[i]);
+            if (!isfinite(c->value[i])) continue;
+            /* Timestamps in microseconds, as the regions'. */
+            if (!append(events,
+                        json_pack("{s:s, s:s, s:f, s:i, s:{s:f}}", "name", c->name, "ph", "C", "ts",
+                                  c->t_ns[i] * 1e-3, "pid", pid, "args", c->series, c->value[i])))
+                return d5_error(D5_ERR_NOMEM, "out of memory building trace '%s'", path);
+        }
+    }
+    return D5_OK;
+}
+
+d5_status d5_report_trace_counters(d5_timer *t, const d5_counter_track *tracks, size_t n,
+                                   const char *path)
+{
+    if (!t || !path || (n && !tracks))
+        return d5_error(D5_ERR_INVALID, "d5_report_trace_counters: NULL argument");
+    json_t *events = json_array();
+    if (!events) return d5_error(D5_ERR_NOMEM, "out of memory building trace '%s'", path);
+    char what[64 + 1024];
+    snprintf(what, sizeof what, "trace '%s'", path);
+    int pid = (int)getpid();
+    d5_status s = build_events(t, events, pid, d5_timer_name(t), 0, what);
+    if (s == D5_OK) s = counter_events(events, tracks, n, pid, path);
+    if (s != D5_OK) {
+        json_decref(events);
+        return s;
+    }
+    return write_doc(events, path, d5_timer_origin_unix_ns(t));
 }

@@ -200,6 +200,11 @@ size_t d5_results_count(const d5_results *r)
     return r ? r->n : 0;
 }
 
+const char *d5_results_name(const d5_results *r, size_t index)
+{
+    return r && index < r->n ? r->e[index].name : NULL;
+}
+
 d5_status d5_results_find(const d5_results *r, const char *name, size_t *index)
 {
     if (!r || !name || !index) return d5_error(D5_ERR_INVALID, "d5_results_find: NULL argument");
@@ -280,6 +285,7 @@ static json_t *entry_json(const entry *e, size_t family, json_t *list)
          d5__json_set(d5, "unstable_reason", json_string(e->stability.reason)) &&
          d5__json_set(d5, "modes", json_integer(e->stability.modes)) &&
          d5__json_set(d5, "contention", contention_json(e)) &&
+         d5__json_set(d5, "samples", d5__json_array(e->samples, e->n)) &&
          json_object_set(d5, "counter_units", units) == 0 && json_object_set(med, "d5", d5) == 0;
     json_decref(units);
     json_decref(d5);

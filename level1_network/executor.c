@@ -682,3 +682,16 @@ void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out)
 {
     *out = ex->plan;
 }
+
+/* The memory recorder (memory.c) watches runs through a handler that it
+ * removes when freed: without handlers, runs take the path without events. */
+void d5__executor_remove_handler(d5_executor *ex, d5_event_fn fn, void *user)
+{
+    for (int32_t i = 0; i < ex->nhandlers; i++) {
+        if (ex->handlers[i].fn != fn || ex->handlers[i].user != user) continue;
+        memmove(&ex->handlers[i], &ex->handlers[i + 1],
+                (size_t)(ex->nhandlers - i - 1) * sizeof *ex->handlers);
+        ex->nhandlers--;
+        return;
+    }
+}

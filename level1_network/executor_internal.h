@@ -114,6 +114,9 @@ d5_status d5__backprop_reach(d5_executor *ex, const int32_t *order);
 /* Events (events.c). */
 d5_status d5__emit(d5_executor *ex, int32_t event, int32_t phase, int32_t node);
 void d5__timer_detach(d5_executor *ex);
+/* Removes the handler added with (fn, user); nothing when there is none
+ * (executor.c). */
+void d5__executor_remove_handler(d5_executor *ex, d5_event_fn fn, void *user);
 
 /* "node 'x' (Op): " + the current detail message. */
 d5_status d5__node_error(const d5__node *node, d5_status s);

@@ -23,9 +23,12 @@ void d5_train_result_free(d5_train_result *r)
     if (!r) return;
     d5_free(r->epochs);
     d5_free(r->losses);
+    d5_free(r->lrs);
+    d5_free(r->step_seconds);
     d5_free(r->snapshots);
     r->epochs = NULL;
     r->losses = NULL;
+    r->lrs = r->step_seconds = NULL;
     r->snapshots = NULL;
     r->nsnapshots = 0;
     r->nepochs = 0;
@@ -282,6 +285,7 @@ d5_status d5_trainer_create(d5_network *net, const d5_trainer_params *p, d5_trai
 void d5_trainer_free(d5_trainer *t)
 {
     if (!t) return;
+    d5__trainer_memory_free(t); /* the recorder before its executor */
     d5_executor_free(t->ex);
     d5_executor_free(t->eval);
     d5__bn_train_free(&t->bn);

@@ -6,6 +6,7 @@
 
 #include "d5/datasets.h"
 #include "d5/executor.h"
+#include "d5/memory.h"
 #include "d5/training.h"
 
 #include "bn_train.h"
@@ -56,6 +57,12 @@ struct d5_trainer {
     int training;    /* 1 during a training step: evaluation runs are not timed */
     int running;     /* 1 inside d5_trainer_run */
     int ran;         /* 1 once d5_trainer_run has started */
+    /* d5_trainer_record_memory (trainer_memory.c): the step to record, the
+     * recorder while it runs, and its profile. */
+    int64_t mem_step;
+    struct d5_memory_recorder *mem;
+    d5_memory_profile mem_profile;
+    int mem_done;
 };
 
 /* Feeds the batch buffers to the training executor. */
@@ -75,5 +82,13 @@ D5_NODISCARD d5_status d5__hooks_after_update(d5_trainer *t, int64_t step);
 D5_NODISCARD d5_status d5__hooks_after_step(d5_trainer *t, int64_t step, double loss);
 D5_NODISCARD d5_status d5__hooks_end_of_epoch(d5_trainer *t, const d5_epoch_stats *stats);
 void d5__hooks_free(d5_trainer *t);
+
+/* The memory recording of one step (trainer_memory.c): begin before the
+ * step, end after it (ok: the step succeeded; otherwise the recording is
+ * dropped), and the recorder's and profile's memory. */
+D5_NODISCARD d5_status d5__trainer_memory_begin(d5_trainer *t);
+D5_NODISCARD d5_status d5__trainer_memory_section(d5_trainer *t, int32_t phase, const char *name);
+D5_NODISCARD d5_status d5__trainer_memory_end(d5_trainer *t, int ok);
+void d5__trainer_memory_free(d5_trainer *t);
 
 #endif

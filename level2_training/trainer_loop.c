@@ -161,7 +161,7 @@ static d5_status push(void **arr, int64_t *cap, int64_t n, size_t size)
 /* One training step on the batch in t->x (n samples, a full batch): the
  * step of training.h, from the learning rate to the after_step hooks. *loss
  * receives the batch's loss; *correct counts the samples classified right. */
-static d5_status step_once(d5_trainer *t, double base_lr, int64_t n, int64_t *correct, double *loss)
+static d5_status step_body(d5_trainer *t, double base_lr, int64_t n, int64_t *correct, double *loss)
 {
     const d5_trainer_params *p = &t->p;
     int64_t step = t->step + 1;
@@ -184,14 +184,28 @@ static d5_status step_once(d5_trainer *t, double base_lr, int64_t n, int64_t *co
     s = d5__hooks_after_backward(t, step);
     if (s == D5_OK && p->check_numerics) s = check_numerics(t, step, l);
     if (s == D5_OK) s = d5__hooks_before_update(t, step);
+    if (s == D5_OK)
+        s = d5__trainer_memory_section(t, D5_MEMORY_OPTIMIZER, d5_optimizer_name(t->opt));
     if (s == D5_OK) s = timer_mark(t->timer, "OPTIMIZER", 1);
     if (s == D5_OK) s = d5_optimizer_update_all(t->opt, (const float *const *)t->grads);
     if (s == D5_OK) s = timer_mark(t->timer, "OPTIMIZER", 0);
+    if (s == D5_OK) s = d5__trainer_memory_section(t, D5_MEMORY_OTHER, NULL);
     if (s == D5_OK) s = d5__hooks_after_update(t, step);
     if (s == D5_OK) s = d5__hooks_after_step(t, step, l);
     if (s == D5_OK) s = timer_mark(t->timer, D5_KEY_BATCH, 0);
     if (s == D5_OK) t->step = step;
     return s;
+}
+
+/* step_body, with its memory recorded when it is the step asked for
+ * (d5_trainer_record_memory). */
+static d5_status step_once(d5_trainer *t, double base_lr, int64_t n, int64_t *correct, double *loss)
+{
+    if (t->mem_step != t->step + 1) return step_body(t, base_lr, n, correct, loss);
+    d5_status s = d5__trainer_memory_begin(t);
+    if (s == D5_OK) s = step_body(t, base_lr, n, correct, loss);
+    d5_status e = d5__trainer_memory_end(t, s == D5_OK);
+    return s == D5_OK ? e : s;
 }
 
 /* The epochs on the sampler smp. */
@@ -234,12 +248,24 @@ static d5_status train_loop(d5_trainer *t, d5_sampler *smp, const d5_dataset *te
             io += now_s() - t_io;
             /* The end of the epoch, or a last batch smaller than the network's. */
             if (s != D5_OK || n < t->batch) break;
+            double t_step = now_s();
             s = step_once(t, base_lr, n, &correct, &l);
+            t_step = now_s() - t_step;
             int32_t team = d5_threads_adapt();
             out->threads_min = team < out->threads_min ? team : out->threads_min;
             out->threads_max = team > out->threads_max ? team : out->threads_max;
-            if (s == D5_OK) s = push((void **)&out->losses, &loss_cap, out->nlosses, sizeof(float));
+            /* The three per-step arrays grow together (one capacity). */
+            int64_t cap = loss_cap;
+            if (s == D5_OK) s = push((void **)&out->losses, &cap, out->nlosses, sizeof(float));
+            cap = loss_cap;
+            if (s == D5_OK) s = push((void **)&out->lrs, &cap, out->nlosses, sizeof(double));
+            cap = loss_cap;
+            if (s == D5_OK)
+                s = push((void **)&out->step_seconds, &cap, out->nlosses, sizeof(double));
             if (s != D5_OK) break;
+            loss_cap = cap;
+            out->lrs[out->nlosses] = d5_optimizer_get_params(t->opt)->lr;
+            out->step_seconds[out->nlosses] = t_step;
             out->losses[out->nlosses++] = (float)l;
             if (p->snapshot_every > 0 && t->step % p->snapshot_every == 0 &&
                 (s = snapshot(t, out, &snap_cap)) != D5_OK)

@@ -22,6 +22,10 @@ extern "C" {
 /* Version of the JSON layouts written here; bumped on incompatible changes. */
 #define D5_REPORT_SCHEMA_VERSION 1
 
+/* The "context" block every d5 JSON document carries (schema version, date,
+ * host, d5 build), as the text of one JSON object; the caller frees it with
+ * d5_free. NULL when out of memory. */
+D5_API char *d5_report_context_text(void);
 /* Writes "812 ns", "12.4 us", "3.05 ms", "1.20 s" (3 significant digits). */
 D5_API void d5_format_duration(double ns, char *buf, size_t size);
 /* Writes s as one CSV field (RFC 4180): as it is, or in double quotes with
@@ -64,6 +68,25 @@ D5_API D5_NODISCARD d5_status d5_report_trace_events(d5_timer *t, int32_t pid,
 D5_API D5_NODISCARD d5_status d5_report_trace_combine(const char *path, const char *const *parts,
                                                       const size_t *lens, size_t n,
                                                       uint64_t origin_unix_ns);
+/* A series of values over time, drawn as a counter track beside the timer's
+ * regions: the system sampler's CPU, memory and traffic
+ * (d5_sysmon_counter_tracks), a memory timeline, any measured quantity.
+ * Tracks that share `name` are series of one counter. Every array is
+ * borrowed for the call. */
+typedef struct d5_counter_track {
+    const char *name;    /* the counter ("CPU %", "memory bytes"); not empty */
+    const char *series;  /* the series within it ("total", "rss"); not empty */
+    size_t n;            /* points */
+    const double *t_ns;  /* times on the timer's clock, ns from its origin (as
+                            d5_timer_now_ns and the regions' start_ns) */
+    const double *value; /* values; NaN or infinite points are left out */
+} d5_counter_track;
+/* Writes what d5_report_trace writes plus one counter ("ph":"C") event per
+ * point of each track, on the timer's process and time line. D5_ERR_INVALID
+ * names the track that has no name or series, NULL arrays for n > 0, or a time
+ * that is not finite; nothing is written then. */
+D5_API D5_NODISCARD d5_status d5_report_trace_counters(d5_timer *t, const d5_counter_track *tracks,
+                                                       size_t n, const char *path);
 /* One JSON object per line: first {"type":"run", "name", "context", "params"},
  * then {"type":"sample", "key", "clock", "step", "start_ns", "duration_ns",
  * "timestamp_ms"} for every sample, last {"type":"summary", "key", "clock",
@@ -115,6 +138,8 @@ D5_API D5_NODISCARD d5_status d5_results_counter(d5_results *r, size_t index, co
 D5_API D5_NODISCARD d5_status d5_results_add_error(d5_results *r, const char *name,
                                                    const char *reason);
 D5_API size_t d5_results_count(const d5_results *r);
+/* The name of benchmark `index`, NULL past the end (borrowed). */
+D5_API const char *d5_results_name(const d5_results *r, size_t index);
 /* Finds a benchmark by name; D5_ERR_NOTFOUND if there is none. */
 D5_API D5_NODISCARD d5_status d5_results_find(const d5_results *r, const char *name, size_t *index);
 /* The samples of a benchmark (borrowed until the results are freed) and its

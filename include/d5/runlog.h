@@ -12,6 +12,7 @@
 #define D5_RUNLOG_H
 
 #include "d5/core.h"
+#include "d5/timer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,57 @@ D5_API const d5_runlog_entry *d5_runlog_entries(const d5_runlog *log, d5_runlog_
                                                 size_t *n);
 /* The value of a parameter or tag, NULL when there is none. */
 D5_API const char *d5_runlog_lookup(const d5_runlog *log, d5_runlog_kind kind, const char *key);
+
+/* Every sample of the region timer `t` as metric "<prefix><key>" (seconds,
+ * step = the sample's index, timestamp = when the region started), and the
+ * statistics of each key as metrics "<prefix><key>.median_s", ".ci_low_s",
+ * ".ci_high_s", ".mean_s", ".p95_s" and ".count" at step 0, stamped now.
+ * CUDA-event samples go under the prefix with "_gpu" before its last '/'
+ * ("time/" -> "time_gpu/"). Characters a tracker does not allow in names
+ * become '_'. Synchronises the timer first; D5_ERR_INVALID for a NULL
+ * argument; the timer's errors otherwise. */
+D5_API D5_NODISCARD d5_status d5_runlog_add_timer(d5_runlog *log, d5_timer *t, const char *prefix);
+
+/* Writes the log as an MLflow run in the file-store layout that `mlflow ui
+ * --backend-store-uri DIR` lists (core/report_mlflow.c describes it), under
+ * `mlruns_dir` (created if missing), in the experiment named `experiment`
+ * (NULL: "Default", id 0; a new name takes the next free numeric id). Every
+ * parameter and tag is a file holding its value, every metric key a file of
+ * lines "<timestamp ms> <value> <step>"; keys with '/' become folders;
+ * characters MLflow does not allow in names become '_'. The tags
+ * mlflow.runName (the log's name), mlflow.user ($USER), mlflow.source.name
+ * ("d5"), mlflow.source.type ("LOCAL"), mlflow.source.git.commit and
+ * d5.version are added where the log has none. The run starts at the log's
+ * start or its earliest metric, whichever is first; its status is FINISHED,
+ * or FAILED after d5_runlog_finish(log, 1). The run folder appears whole (it
+ * is built beside its final name, then renamed). `run_id` (33 bytes or more;
+ * may be NULL) receives the run's 32-hex-digit id. D5_ERR_INVALID: a NULL
+ * argument, a short run_id buffer, two keys of one kind that become the same
+ * name, or a name that would be both a file and a folder ("loss" and
+ * "loss/train"); D5_ERR_IO naming the path that cannot be written. */
+D5_API D5_NODISCARD d5_status d5_runlog_write_mlflow(const d5_runlog *log, const char *mlruns_dir,
+                                                     const char *experiment, char *run_id,
+                                                     size_t run_id_size);
+
+/* Writes the log as a Weights & Biases offline run, the directory that
+ * `wandb sync` uploads: DIR/offline-run-YYYYMMDD_HHMMSS-ID/ (the run's start,
+ * local time) holding run-ID.wandb (W&B's record file: run record with the
+ * project, the log's name and the config, one history record per step with
+ * _step, _runtime and _timestamp, the summary, the exit code) and files/
+ * (config.yaml, wandb-summary.json). The config holds the parameters (numbers
+ * and true/false as JSON values, the rest as strings) and the tags as one
+ * object "d5_tags"; the summary holds each metric's last logged value; the exit
+ * code is 1 for a failed run. The entity is left to `wandb sync` (the user's
+ * default, or --entity). DIR is created if needed; the run directory appears
+ * whole. run_id (9 bytes or more; may be NULL) receives the 8-character id.
+ * D5_ERR_INVALID: a NULL argument, a short run_id buffer, a project name W&B
+ * refuses (empty, over 128 bytes, or holding / \ # ? % :), text that is not
+ * UTF-8, a negative step, a metric named _step, _runtime, _timestamp or _wandb,
+ * a parameter named _wandb or d5_tags; D5_ERR_IO naming the path that cannot
+ * be written. */
+D5_API D5_NODISCARD d5_status d5_runlog_write_wandb(const d5_runlog *log, const char *dir,
+                                                    const char *project, char *run_id,
+                                                    size_t run_id_size);
 
 #ifdef __cplusplus
 }

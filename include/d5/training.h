@@ -218,6 +218,11 @@ typedef struct d5_train_result {
     int32_t nepochs;
     float *losses; /* the loss of every batch, in order; owned */
     int64_t nlosses;
+    /* Per step too, nlosses entries each (owned): the learning rate the step
+     * used, and its wall time in seconds (from setting the learning rate to
+     * the end of the after_step hooks; reading the batch is not included). */
+    double *lrs;
+    double *step_seconds;
     double time_to_accuracy_s; /* training time until target_accuracy, -1 if never (null in
                                   d5 train's JSON) */
     double final_test_accuracy;

@@ -364,6 +364,21 @@ Test(report, mlflow_run_directory_layout)
     cr_assert_str_eq(param, "64");
     char *tag = read_text("%s/1/%s/tags/mlflow.runName%s", root, id1, "");
     cr_assert_str_eq(tag, "run-a");
+    /* MLflow's system tags: the commit d5 was built from, a local source. */
+    d5_build_info b;
+    d5_build_info_get(&b);
+    char *commit = read_text("%s/1/%s/tags/mlflow.source.git.commit%s", root, id1, "");
+    cr_assert_str_eq(commit, b.git_commit);
+    free(commit);
+    char *stype = read_text("%s/1/%s/tags/mlflow.source.type%s", root, id1, "");
+    cr_assert_str_eq(stype, "LOCAL");
+    free(stype);
+    /* The run starts no later than its first sample (the timer's regions). */
+    unsigned long long start = 0;
+    const char *st = strstr(run, "\nstart_time: ");
+    cr_assert_not_null(st);
+    cr_assert_eq(sscanf(st, "\nstart_time: %llu", &start), 1);
+    cr_assert_leq(start, (unsigned long long)(d5_timer_origin_unix_ns(t) / 1000000u + 1));
     /* The odd key's name is made safe for a metric name. */
     char *odd = read_text("%s/1/%s/metrics/time/odd_ _key_%s", root, id1, "");
     cr_assert_not_null(odd);
