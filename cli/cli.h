@@ -69,6 +69,37 @@ int cli_fail(const char *command, d5_status s);
 /* A progress line on standard error ("[2/5] what"). */
 void cli_progress(int step, int steps, const char *fmt, ...) D5_PRINTF(3, 4);
 
+/* ---- JSON documents (json_context.c) ---- */
+
+struct json_t;
+/* Writes `doc` (a JSON object; the reference is taken) to `path` atomically,
+ * as every --json document is written: "schema_version"
+ * (D5_REPORT_SCHEMA_VERSION) and "context" first, then the document's other
+ * members. The context is core's block (date, host, CPU, caches, load, the d5
+ * build: version, commit, compiler, libraries) with the document's own
+ * context entries, plus "schema_version", "command" ("d5 " and spec's command,
+ * else `command`), "machine" (a summary) and "configuration" ({"arguments":
+ * the command line, "options": every option's resolved value when `spec` is
+ * given}). */
+d5_status cli_json_write(const cli_spec *spec, const char *command, struct json_t *doc,
+                         const char *path);
+/* d5_results_write_json's document, with the same additions. */
+d5_status cli_json_write_results(const cli_spec *spec, const char *command, const d5_results *r,
+                                 const char *path);
+/* The document that another writer put in `written` (a cli_json_sibling of
+ * `path`; removed), with the same additions, into `path`. */
+d5_status cli_json_amend(const cli_spec *spec, const char *command, const char *written,
+                         const char *path);
+/* A hidden path beside `path` for such a writer (malloc'd). */
+char *cli_json_sibling(const char *path);
+/* The same context for a run log (an MLflow run): every option's resolved
+ * value as a parameter (flags "yes"/"no", unset strings "none"), and tags for
+ * the command and its command line (mlflow.source.name,
+ * mlflow.note.content), the build (mlflow.source.git.commit, d5.version,
+ * d5.compiler, ...), the libraries (lib.*), the host and a machine summary
+ * (machine.*). */
+d5_status cli_runlog_context(d5_runlog *log, const cli_spec *spec);
+
 /* ---- Backends (options.c) ---- */
 
 /* Checks the backend list of option --FLAG: with `executor`, as an executor's
@@ -129,6 +160,7 @@ d5_status cli_contention_context(d5_results *r);
 typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_test_operator(int argc, char **argv);
 int cmd_compile_op(int argc, char **argv);
@@ -140,6 +172,8 @@ int cmd_train(int argc, char **argv);
 int cmd_allreduce(int argc, char **argv);
 int cmd_pingpong(int argc, char **argv);
 int cmd_scaling(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_recipe(int argc, char **argv);
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

@@ -284,7 +284,7 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
                     "meaningful\n",
                     why);
         if (s == D5_OK) s = context(res, c, o, over, why);
-        if (s == D5_OK && o->json) s = d5_results_write_json(res, o->json);
+        if (s == D5_OK && o->json) s = cli_json_write_results(NULL, "allreduce", res, o->json);
     }
     d5_results_free(res);
     free(host);

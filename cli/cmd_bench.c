@@ -15,10 +15,12 @@ typedef struct bench_cfg {
     const char *out;
     const char *json;
     const char *mlflow;
+    const char *wandb;
     double time_s;
     double machine_time_s;
     int quick;
     int threads;
+    double system_hz; /* the system sampler's rate; 0: off */
 } bench_cfg;
 
 static char *join(const char *dir, const char *name)
@@ -38,6 +40,7 @@ typedef struct bench_out {
     const d5_machine_peaks *after; /* the peaks measured again after the suite */
     const d5_results *r;
     d5_timer *suite;
+    d5_sysmon *sys; /* the stopped system sampler; NULL with --system-hz 0 */
 } bench_out;
 
 /* The peak moved when the two medians differ by more than 5% and their
@@ -72,6 +75,11 @@ static d5_status write_summary(const bench_out *o, FILE *f)
                 o->p->contention.reason);
     fprintf(f, "\nsuite sections\n");
     if (s == D5_OK) s = d5_report_table(f, o->suite);
+    if (o->sys) {
+        char line[1024];
+        d5_sysmon_summary_line(o->sys, line, sizeof line);
+        fprintf(f, "\nsystem      %s\n", line);
+    }
     return s;
 }
 
@@ -99,9 +107,16 @@ static d5_status out_machine_json(const bench_out *o, const char *path)
 {
     return d5_machine_write_json(o->m, o->p, path);
 }
+/* The suite's sections, and the system sampler's series as counter tracks. */
 static d5_status out_trace(const bench_out *o, const char *path)
 {
-    return d5_report_trace(o->suite, path);
+    if (!o->sys) return d5_report_trace(o->suite, path);
+    d5_counter_track *tracks = NULL;
+    size_t n = 0;
+    d5_status s = d5_sysmon_counter_tracks(o->sys, o->suite, &tracks, &n);
+    if (s == D5_OK) s = d5_report_trace_counters(o->suite, tracks, n, path);
+    d5_sysmon_counter_tracks_free(tracks, n);
+    return s;
 }
 static d5_status out_sections_csv(const bench_out *o, const char *path)
 {
@@ -110,6 +125,15 @@ static d5_status out_sections_csv(const bench_out *o, const char *path)
 static d5_status out_history(const bench_out *o, const char *path)
 {
     return d5_report_jsonl(o->suite, path);
+}
+/* The system report; nothing with --system-hz 0. */
+static d5_status out_system_csv(const bench_out *o, const char *path)
+{
+    return o->sys ? d5_sysmon_write_csv(o->sys, path) : D5_OK;
+}
+static d5_status out_system_json(const bench_out *o, const char *path)
+{
+    return o->sys ? d5_sysmon_write_json(o->sys, path) : D5_OK;
 }
 
 /* The files of a results folder, in the order they are written. */
@@ -121,6 +145,7 @@ static const struct {
     {"results.csv", out_results_csv},   {"samples.csv", out_samples_csv},
     {"machine.json", out_machine_json}, {"trace.json", out_trace},
     {"sections.csv", out_sections_csv}, {"history.jsonl", out_history},
+    {"system.csv", out_system_csv},     {"system.json", out_system_json},
 };
 #define NOUTPUTS (sizeof outputs / sizeof outputs[0])
 
@@ -145,20 +170,86 @@ static d5_status write_folder(const char *dir, const bench_out *o)
     return s;
 }
 
-/* The copies outside the folder (--json, --mlflow), written once the folder is
+/* Every benchmark's median, CI and sample count as metrics bench/<name>/...
+ * (characters a tracker's file store refuses become '_'). */
+static d5_status log_results(d5_runlog *log, const d5_results *r)
+{
+    d5_status s = D5_OK;
+    for (size_t i = 0; s == D5_OK && i < d5_results_count(r); i++) {
+        const double *v;
+        size_t n;
+        d5_stats st;
+        const char *name = d5_results_name(r, i);
+        if (!name || d5_results_samples(r, i, &v, &n, &st) != D5_OK) continue;
+        char key[512];
+        snprintf(key, sizeof key, "bench/%s", name);
+        for (char *c = key; *c; c++)
+            if (*c == ':' || *c == '\\' || (unsigned char)*c < 0x20 || (c[0] == '.' && c[1] == '.'))
+                *c = '_';
+        const struct {
+            const char *suffix;
+            double value;
+        } m[] = {{"median", st.median},
+                 {"ci_low", st.ci_low},
+                 {"ci_high", st.ci_high},
+                 {"n", (double)n}};
+        for (size_t k = 0; s == D5_OK && k < sizeof m / sizeof m[0]; k++) {
+            char full[600];
+            snprintf(full, sizeof full, "%s/%s", key, m[k].suffix);
+            if (isfinite(m[k].value)) s = d5_runlog_metric(log, full, m[k].value, 0, -1);
+        }
+    }
+    return s;
+}
+
+/* The copies outside the folder (--json, --mlflow, --wandb), written once the folder is
  * in place: a failure here reports the path and leaves the folder alone. */
 static d5_status write_extras(const bench_out *o)
 {
     d5_status s = D5_OK;
-    if (o->cfg->json) s = d5_results_write_json(o->r, o->cfg->json);
-    if (s == D5_OK && o->cfg->mlflow) {
-        const char *params[] = {"suite", "d5 bench", "quick", o->cfg->quick ? "yes" : "no"};
-        d5_mlflow_params mp = {"d5 bench", NULL, params, 2};
+    if (o->cfg->json) s = cli_json_write_results(o->spec, NULL, o->r, o->cfg->json);
+    if (s == D5_OK && (o->cfg->mlflow || o->cfg->wandb)) {
+        /* Every option, the build, the host and the machine (cli_runlog_context),
+         * the suite's sections as metrics time/<section>, every benchmark's
+         * median and the system sampler's series (system/...). */
+        d5_runlog *log = NULL;
         char id[33];
-        s = d5_report_mlflow(o->suite, o->cfg->mlflow, &mp, id, sizeof id);
-        if (s == D5_OK) printf("mlflow run %s written under %s\n", id, o->cfg->mlflow);
+        s = d5_runlog_create("d5 bench", &log);
+        if (s == D5_OK) s = cli_runlog_context(log, o->spec);
+        if (s == D5_OK) s = d5_runlog_param(log, "suite", "d5 bench");
+        if (s == D5_OK)
+            s = d5_runlog_tag(log, "d5.cpu_clock", d5_timer_clock_name(o->suite, D5_TIMER_CPU));
+        if (s == D5_OK) s = d5_runlog_add_timer(log, o->suite, "time/");
+        if (s == D5_OK) s = log_results(log, o->r);
+        if (s == D5_OK && o->sys) s = d5_sysmon_to_runlog(o->sys, log);
+        if (s == D5_OK) d5_runlog_finish(log, 0);
+        if (s == D5_OK && o->cfg->mlflow) {
+            s = d5_runlog_write_mlflow(log, o->cfg->mlflow, "d5 bench", id, sizeof id);
+            if (s == D5_OK) printf("mlflow run %s written under %s\n", id, o->cfg->mlflow);
+        }
+        if (s == D5_OK && o->cfg->wandb) {
+            s = d5_runlog_write_wandb(log, o->cfg->wandb, "d5-bench", id, sizeof id);
+            if (s == D5_OK) printf("W&B offline run %s written under %s\n", id, o->cfg->wandb);
+        }
+        d5_runlog_free(log);
     }
     return s;
+}
+
+/* The system sampler over the whole suite; without it (--system-hz 0, or
+ * one that cannot start: said on standard error) the suite runs alone. */
+static d5_sysmon *system_start(double hz)
+{
+    if (hz <= 0) return NULL;
+    d5_sysmon_params p = d5_sysmon_default_params();
+    p.hz = hz;
+    d5_sysmon *m = NULL;
+    d5_status s = d5_sysmon_create(&p, &m);
+    if (s == D5_OK) s = d5_sysmon_start(m);
+    if (s == D5_OK) return m;
+    fprintf(stderr, "d5 bench: no system report: %s\n", d5_last_error());
+    d5_sysmon_free(m);
+    return NULL;
 }
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
@@ -169,6 +260,8 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     tp.name = "d5 bench";
     d5_status s = d5_timer_create(&tp, &suite);
     if (s != D5_OK) return cli_fail("bench", s);
+    d5_sysmon *sys = system_start(cfg->system_hz);
+    int system_files = sys != NULL;
 
     d5_machine_info m;
     d5_machine_peaks peaks;
@@ -219,6 +312,9 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     }
     if (s == D5_OK) s = d5_machine_measure(&mp, &after);
     if (s == D5_OK) s = d5_timer_end(suite, "machine-after");
+    /* A sampler stopped early (out of memory) keeps the samples it took. */
+    if (sys && d5_sysmon_stop(sys) != D5_OK)
+        fprintf(stderr, "d5 bench: the system sampler stopped early: %s\n", d5_last_error());
     d5_contention whole;
     cli_contention_end("bench", &whole);
     if (s == D5_OK) s = cli_contention_context(r);
@@ -230,7 +326,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     if (s == D5_OK)
         s = d5_results_context(r, "fp32_peak_contended", peaks.contention.contended ? "yes" : "no");
 
-    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite};
+    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite, sys};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
@@ -259,37 +355,48 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     if (s == D5_OK) s = write_summary(&o, stdout);
     d5_results_free(r);
     d5_timer_free(suite);
+    d5_sysmon_free(sys);
     if (s != D5_OK) {
         int code = cli_fail("bench", s);
         if (folder_written) fprintf(stderr, "d5 bench: the results folder %s is complete\n", out);
         return code;
     }
     printf("\nresults in %s/:", out);
-    for (size_t i = 0; i < NOUTPUTS; i++) printf(" %s", outputs[i].name);
+    for (size_t i = 0; i < NOUTPUTS; i++)
+        if (system_files || strncmp(outputs[i].name, "system.", 7) != 0)
+            printf(" %s", outputs[i].name);
     printf("\n");
     return D5_EXIT_OK;
 }
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_cfg cfg = {NULL, NULL, NULL, 2.0, 1.0, 0, 0};
+    bench_cfg cfg = {NULL, NULL, NULL, NULL, 2.0, 1.0, 0, 0, 10};
     const cli_opt opts[] = {
         {"out", CLI_STRING, &cfg.out, "DIR",
          "results folder to create (default d5-results/bench-DATE-TIME)", 0, 0},
         {"json", CLI_STRING, &cfg.json, "FILE", "also write the results JSON to FILE", 0, 0},
         {"mlflow", CLI_STRING, &cfg.mlflow, "DIR",
-         "also log the suite's sections as an MLflow run under DIR (mlruns)", 0, 0},
+         "also log the run as an MLflow run under DIR (mlruns): options, build and host, the "
+         "suite's sections, every benchmark's median and CI, the system sampler's series",
+         0, 0},
+        {"wandb", CLI_STRING, &cfg.wandb, "DIR",
+         "also write that run log as a W&B offline run under DIR (wandb sync DIR/offline-run-*)", 0,
+         0},
         {"time", CLI_DOUBLE, &cfg.time_s, "S", "time budget per benchmark in seconds (default 2)",
          0.01, 3600},
         {"machine-time", CLI_DOUBLE, &cfg.machine_time_s, "S",
          "time budget per machine peak (default 1)", 0.01, 600},
         {"quick", CLI_FLAG, &cfg.quick, NULL, "short budgets (0.3 s each) for a smoke run", 0, 0},
         {"threads", CLI_INT, &cfg.threads, "N", CLI_THREADS_HELP, 0, 4096},
+        {"system-hz", CLI_DOUBLE, &cfg.system_hz, "HZ",
+         "samples per second of the system sampler over the suite (default 10; 0: off)", 0, 1000},
     };
     const cli_spec spec = {CLI_SPEC(
         "bench",
-        "[--out DIR] [--json FILE] [--mlflow DIR] [--time S] [--machine-time S] [--quick]\n"
-        "       [--threads N]",
+        "[--out DIR] [--json FILE] [--mlflow DIR] [--wandb DIR] [--time S] [--machine-time S] "
+        "[--quick]\n"
+        "       [--threads N] [--system-hz HZ]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
         "and by id) and of raw clock reads, a DeepBench subset of GEMM and convolution on\n"
@@ -304,7 +411,12 @@ int cmd_bench(int argc, char **argv)
         "samples.csv (every sample), machine.json, trace.json (Chrome trace events of the\n"
         "suite's sections: open in ui.perfetto.dev), sections.csv and history.jsonl (replay\n"
         "it into Weights & Biases with scripts/wandb_replay.py). The folder appears only\n"
-        "when complete; an existing folder is never overwritten.",
+        "when complete; an existing folder is never overwritten.\n\n"
+        "A sampler records the machine while the suite runs (--system-hz, default 10 per\n"
+        "second): system.csv (CPU per core, run queue, context switches, memory, disk and\n"
+        "network traffic, GPUs) and system.json (means and peaks, energy where RAPL or NVML\n"
+        "measure it, the sampler's own CPU time) in the folder, its series as counter\n"
+        "tracks in trace.json.",
         opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
@@ -333,7 +445,8 @@ int cmd_bench(int argc, char **argv)
     /* Every output path is checked before the work starts. */
     if (!cli_output_ok("bench", "--out", cfg.out, 0) ||
         !cli_output_ok("bench", "--json", cfg.json, 0) ||
-        !cli_output_ok("bench", "--mlflow", cfg.mlflow, 1))
+        !cli_output_ok("bench", "--mlflow", cfg.mlflow, 1) ||
+        !cli_output_ok("bench", "--wandb", cfg.wandb, 1))
         return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
     return run(&cfg, &spec, cfg.out);

@@ -1,6 +1,8 @@
 /* d5 machine: what this machine is and what it measurably does. */
 #include "cli.h"
 
+#include <stdlib.h>
+
 int cmd_machine(int argc, char **argv)
 {
     const char *json = NULL;
@@ -40,7 +42,13 @@ int cmd_machine(int argc, char **argv)
         if (s != D5_OK) return cli_fail("machine", s);
     }
     s = d5_machine_print(stdout, &m, no_measure ? NULL : &peaks);
-    if (s == D5_OK && json) s = d5_machine_write_json(&m, no_measure ? NULL : &peaks, json);
+    if (s == D5_OK && json) {
+        /* The machine's document, then the context and configuration of every --json. */
+        char *tmp = cli_json_sibling(json);
+        s = tmp ? d5_machine_write_json(&m, no_measure ? NULL : &peaks, tmp) : D5_ERR_NOMEM;
+        if (s == D5_OK) s = cli_json_amend(&spec, NULL, tmp, json);
+        free(tmp);
+    }
     if (s != D5_OK) return cli_fail("machine", s);
     return D5_EXIT_OK;
 }

@@ -186,11 +186,8 @@ int cmd_onnx_test(int argc, char **argv)
     json_object_set_new(root, "skipped", json_integer(skipped));
     json_object_set_new(root, "backend_requested",
                         json_string(backend ? backend : d5_backend_default_list()));
-    if (json && netload_write_json(root, json) != 0) {
-        json_decref(root);
-        fprintf(stderr, "d5 onnx-test: cannot write %s\n", json);
-        return D5_EXIT_INPUT;
-    }
-    json_decref(root);
+    if (json && (s = cli_json_write(&spec, NULL, root, json)) != D5_OK)
+        return cli_fail("onnx-test", s);
+    if (!json) json_decref(root);
     return failed ? D5_EXIT_CHECK : D5_EXIT_OK;
 }

@@ -132,7 +132,7 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
         if (s == D5_OK && fitted)
             s = d5_results_context_number(res, "beta_s_per_byte", f.beta_s_per_byte);
         if (s == D5_OK && fitted) s = d5_results_context_number(res, "fit_r2", f.r2);
-        if (s == D5_OK && o->json) s = d5_results_write_json(res, o->json);
+        if (s == D5_OK && o->json) s = cli_json_write_results(NULL, "pingpong", res, o->json);
     }
     d5_results_free(res);
     free(med);

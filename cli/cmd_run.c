@@ -173,6 +173,44 @@ static void print_backends(const d5_executor *ex, const char *requested)
     printf(" (requested %s)\n", requested);
 }
 
+/* PATH without a ".json" ending, plus `suffix` (malloc'd). */
+static char *memory_sibling(const char *path, const char *suffix)
+{
+    size_t n = strlen(path);
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) n -= 5;
+    char *p = malloc(n + strlen(suffix) + 1);
+    if (p) snprintf(p, n + strlen(suffix) + 1, "%.*s%s", (int)n, path, suffix);
+    return p;
+}
+
+/* --memory FILE.json: one run recorded on a timer of its own; the table, then
+ * FILE.json, FILE_timeline.csv and FILE_trace.json (the nodes as regions, the
+ * memory as counter tracks). */
+static d5_status record_memory(d5_executor *ex, int backprop, const char *model, const char *path)
+{
+    char *csv = memory_sibling(path, "_timeline.csv"), *tr = memory_sibling(path, "_trace.json");
+    char name[4200];
+    snprintf(name, sizeof name, "%s %s", model, backprop ? "inference and backprop" : "inference");
+    d5_memory_profile p;
+    memset(&p, 0, sizeof p);
+    d5_timer *timer = NULL;
+    d5_status s = csv && tr ? D5_OK : d5_error(D5_ERR_NOMEM, "run: the memory report's paths");
+    if (s == D5_OK) s = d5_timer_create(NULL, &timer);
+    if (s == D5_OK) s = d5_executor_record_memory(ex, backprop, timer, name, &p);
+    if (s == D5_OK) printf("\n");
+    if (s == D5_OK) s = d5_memory_profile_print(stdout, &p, 10);
+    if (s == D5_OK) s = d5_memory_profile_write_json(&p, path);
+    if (s == D5_OK) s = d5_memory_profile_write_timeline(&p, csv);
+    if (s == D5_OK) s = d5_memory_profile_add_regions(&p, timer);
+    if (s == D5_OK) s = d5_memory_profile_write_trace(&p, timer, tr);
+    if (s == D5_OK) printf("memory report written to %s, %s and %s\n", path, csv, tr);
+    d5_memory_profile_free(&p);
+    d5_timer_free(timer);
+    free(csv);
+    free(tr);
+    return s;
+}
+
 static d5_status write_json(const char *path, const char *model, int64_t batch, const char *backend,
                             const d5_measurement *m, const d5_executor *ex, const d5_overhead *o,
                             const d5_memory_plan *plan, double load_ms, int backprop,
@@ -221,8 +259,73 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
                                        "GFLOP/s");
         }
     }
-    if (s == D5_OK) s = d5_results_write_json(r, path);
+    if (s == D5_OK) s = cli_json_write_results(NULL, "run", r, path);
     d5_results_free(r);
+    return s;
+}
+
+/* ---- The system report: a sampler over the latency measurement ---- */
+
+/* NULL when --system-hz is 0, and when the sampler cannot start without
+ * --system asking for its files (the run goes on, saying why). */
+static d5_status system_start(double hz, const char *csv, d5_sysmon **out)
+{
+    *out = NULL;
+    if (hz <= 0) return D5_OK;
+    d5_sysmon_params p = d5_sysmon_default_params();
+    p.hz = hz;
+    d5_sysmon *m = NULL;
+    d5_status s = d5_sysmon_create(&p, &m);
+    if (s == D5_OK) s = d5_sysmon_start(m);
+    if (s == D5_OK) {
+        *out = m;
+        return D5_OK;
+    }
+    d5_sysmon_free(m);
+    if (csv) return s;
+    fprintf(stderr, "d5 run: no system report: %s\n", d5_last_error());
+    return D5_OK;
+}
+
+/* A measurement that stopped early at a tight CI may be shorter than a
+ * sampling period: more runs, counted, until the sampler has covered five
+ * periods (at most 10 s); then the sampler stops. */
+static d5_status system_extend(d5_sysmon *m, d5_executor *ex, int backprop, double *runs)
+{
+    double period_ns = 1e9 / d5_sysmon_hz(m);
+    double need_ns = 5 * period_ns < 1e10 ? 5 * period_ns : 1e10;
+    d5_status s = D5_OK;
+    while (s == D5_OK && (double)(d5_monotonic_ns() - d5_sysmon_origin_mono_ns(m)) < need_ns) {
+        s = backprop ? run_training(ex) : run_inference(ex);
+        *runs += 1;
+    }
+    d5_status t = d5_sysmon_stop(m);
+    return s != D5_OK ? s : t;
+}
+
+/* The stopped sampler's line, and --system FILE with its .json sibling (FILE
+ * without ".csv", plus ".json"). */
+static d5_status system_report(d5_sysmon *m, const d5_measurement *meas, double extra_runs,
+                               int backprop, const char *csv)
+{
+    if (!m) return D5_OK;
+    /* Every run in the sampled time: warm-up, measured, extra. */
+    d5_status s = d5_sysmon_set_work(m, (double)meas->warmup + (double)meas->n + extra_runs,
+                                     backprop ? "step" : "inference");
+    if (s != D5_OK) return s;
+    char line[1024];
+    d5_sysmon_summary_line(m, line, sizeof line);
+    printf("system      %s\n", line);
+    if (!csv) return D5_OK;
+    size_t n = strlen(csv);
+    if (n > 4 && strcmp(csv + n - 4, ".csv") == 0) n -= 4;
+    char *js = malloc(n + 6);
+    if (!js) return d5_error(D5_ERR_NOMEM, "run: the system report's path");
+    snprintf(js, n + 6, "%.*s.json", (int)n, csv);
+    s = d5_sysmon_write_csv(m, csv);
+    if (s == D5_OK) s = d5_sysmon_write_json(m, js);
+    if (s == D5_OK) printf("system      samples written to %s and %s\n", csv, js);
+    free(js);
     return s;
 }
 
@@ -230,8 +333,11 @@ int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *inputs = NULL, *save = NULL, *backend = NULL;
     const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL, *optimize = NULL;
+    const char *memory = NULL;
     int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
     double seconds = 5, rel_ci = 0.02;
+    double system_hz = 10;
+    const char *system_csv = NULL;
     char backend_help[160];
     snprintf(backend_help, sizeof backend_help,
              "backends in order of preference, or auto (measure each per node; default %s)",
@@ -263,13 +369,24 @@ int cmd_run(int argc, char **argv)
          0, 0},
         {"trace", CLI_STRING, &trace, "FILE",
          "write a Chrome/Perfetto trace of one iteration, node by node", 0, 0},
+        {"system-hz", CLI_DOUBLE, &system_hz, "HZ",
+         "samples per second of the system sampler while the latency is measured (default 10; "
+         "0: off)",
+         0, 1000},
+        {"system", CLI_STRING, &system_csv, "FILE",
+         "write the system samples as CSV to FILE and the system report to its .json sibling", 0,
+         0},
+        {"memory", CLI_STRING, &memory, "FILE.json",
+         "record one run's memory per operator (planned and heap bytes, the peak and where): "
+         "a table, FILE.json, FILE_timeline.csv and FILE_trace.json",
+         0, 0},
     };
     const cli_spec spec = {
         CLI_SPEC(
             "run",
             "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
             "       [--threads N] [--backprop] [--optimize LEVEL] [--json FILE] [--trace FILE]\n"
-            "       [--time S]",
+            "       [--time S] [--memory FILE.json] [--system FILE] [--system-hz HZ]",
             "Loads an ONNX model, optimises the graph for inference (--optimize: identities\n"
             "removed, BatchNormalization folded into the Conv before it, Conv + Add + Relu "
             "fused),\n"
@@ -278,11 +395,20 @@ int cmd_run(int argc, char **argv)
             "repetitions until the interval is tight or the time budget is spent) and\n"
             "throughput. Then each node is timed alone: a per-operator breakdown and\n"
             "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
-            "planned activation arena plus the parameters; peak RSS is the process's.",
+            "planned activation arena plus the parameters; peak RSS is the process's.\n\n"
+            "While the latency is measured (and for more runs, counted, until five sampling\n"
+            "periods have passed), a sampler records the machine (--system-hz): CPU, memory,\n"
+            "disk and network traffic, GPUs, and the energy per inference where RAPL or NVML\n"
+            "measure it, in one line; --system FILE keeps the samples (CSV) and the report\n"
+            "(FILE's .json sibling).",
             opts),
         .positional = "MODEL", .pos_value = &model};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
+    if (system_csv && system_hz == 0) {
+        fprintf(stderr, "d5 run: --system needs --system-hz above 0 (see 'd5 run --help')\n");
+        return D5_EXIT_USAGE;
+    }
     if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;
     d5_optimize_level level;
     if ((rc = netload_optimize_level("run", optimize, backprop, &level)) >= 0) return rc;
@@ -291,8 +417,10 @@ int cmd_run(int argc, char **argv)
     if (!backend) backend = d5_backend_default_list();
     cli_echo(stdout, &spec);
     if (!cli_output_ok("run", "--json", json, 0) || !cli_output_ok("run", "--trace", trace, 0) ||
-        !cli_output_ok("run", "--save-outputs", save, 1))
+        !cli_output_ok("run", "--save-outputs", save, 1) ||
+        !cli_output_ok("run", "--memory", memory, 0))
         return D5_EXIT_INPUT;
+    if (!cli_output_ok("run", "--system", system_csv, 0)) return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("run", threads)) >= 0) return rc;
     d5_status s = D5_OK;
 
@@ -302,6 +430,7 @@ int cmd_run(int argc, char **argv)
     d5_tensor *in = NULL;
     int32_t nin = 0;
     d5_measurement m = {0};
+    d5_sysmon *sys = NULL;
     d5_overhead o;
     memset(&o, 0, sizeof o);
     struct stat st;
@@ -374,7 +503,10 @@ int cmd_run(int argc, char **argv)
     mp.rel_ci = rel_ci;
     cli_progress(2, 4, "measuring %s (up to %g s)",
                  backprop ? "inference and backprop" : "inference", seconds);
+    if ((s = system_start(system_hz, system_csv, &sys)) != D5_OK) goto fail;
     s = d5_measure_run(backprop ? run_training : run_inference, ex, &mp, &m);
+    double extra_runs = 0;
+    if (s == D5_OK && sys) s = system_extend(sys, ex, backprop, &extra_runs);
     if (s != D5_OK) goto fail;
     d5_format_duration(m.stats.median, a, sizeof a);
     d5_format_duration(m.stats.ci_low, c, sizeof c);
@@ -387,6 +519,7 @@ int cmd_run(int argc, char **argv)
            m.contention.contended ? "  CONTENDED" : "");
     printf("throughput  %.1f samples/s [%.1f, %.1f]\n", 1e9 * (double)b / m.stats.median,
            1e9 * (double)b / m.stats.ci_high, 1e9 * (double)b / m.stats.ci_low);
+    if ((s = system_report(sys, &m, extra_runs, backprop, system_csv)) != D5_OK) goto fail;
     if (save && (s = save_outputs(net, ex, save)) != D5_OK) goto fail;
 
     if (!no_overhead && d5_executor_node_count(ex) == 0) {
@@ -408,6 +541,7 @@ int cmd_run(int argc, char **argv)
     printf("memory      activations %s planned (%s without reuse), parameters %s, peak RSS %s\n", a,
            c, d, e);
 
+    if (memory && (s = record_memory(ex, backprop, model, memory)) != D5_OK) goto fail;
     if (trace) {
         cli_progress(4, 4, "tracing one iteration into %s", trace);
         d5_timer *timer = NULL;
@@ -423,6 +557,7 @@ int cmd_run(int argc, char **argv)
     if (json && (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
                                 load_ms + optimize_ms + compile_ms, backprop, opt_text)) != D5_OK)
         goto fail;
+    d5_sysmon_free(sys);
     d5_overhead_free(&o);
     d5_measurement_free(&m);
     netload_inputs_free(in, nin);
@@ -432,6 +567,7 @@ int cmd_run(int argc, char **argv)
     return D5_EXIT_OK;
 fail:;
     int code = cli_fail("run", s);
+    d5_sysmon_free(sys);
     d5_overhead_free(&o);
     d5_measurement_free(&m);
     netload_inputs_free(in, nin);

@@ -332,7 +332,13 @@ static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
     ctx.launcher = launcher ? launcher : "";
     ctx.train_command = train;
     d5_status s = D5_OK;
-    if (o->json) s = scaling_write_json(o->json, &ctx, rows, n);
+    if (o->json) {
+        /* The series' document, then the context and configuration of every --json. */
+        char *part = cli_json_sibling(o->json);
+        s = part ? scaling_write_json(part, &ctx, rows, n) : D5_ERR_NOMEM;
+        if (s == D5_OK) s = cli_json_amend(spec, NULL, part, o->json);
+        free(part);
+    }
     if (s == D5_OK && o->csv) s = scaling_write_csv(o->csv, rows, n);
     if (s != D5_OK) {
         int r = cli_fail("scaling", s);

@@ -161,13 +161,11 @@ int cmd_summary(int argc, char **argv)
             json_pack("{s:s, s:i, s:s, s:o, s:f, s:f, s:f, s:f}", "model", model, "batch", batch,
                       "optimize", opt_text, "nodes", rows, "params", total_params, "macs",
                       total_macs, "param_bytes", param_bytes, "activation_bytes", act_bytes);
-        int bad = netload_write_json(root, json);
-        json_decref(root);
-        if (bad) {
+        s = cli_json_write(&spec, NULL, root, json);
+        if (s != D5_OK) {
             d5_executor_free(ex);
             d5_network_free(net);
-            fprintf(stderr, "d5 summary: cannot write %s\n", json);
-            return D5_EXIT_INPUT;
+            return cli_fail("summary", s);
         }
     } else {
         json_decref(rows);

