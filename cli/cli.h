@@ -185,7 +185,10 @@ d5_status d5_suite_timer_overhead(d5_results *r, const d5_measure_params *mp);
 d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops);
 /* Times LeNet (batch 64) and the CIFAR ResNet-20 (batch 32) inference on the
  * default backends, with FrameworkOverhead as counters (suite_network.c). */
-d5_status d5_suite_network(d5_results *r, double max_time);
+/* With `mem` (may be NULL), the memory report of one inference of the last
+ * model (CIFAR ResNet-20) is kept there (free with d5_memory_profile_free);
+ * every model's peak is a counter memory_peak_bytes. */
+d5_status d5_suite_network(d5_results *r, double max_time, d5_memory_profile *mem);
 /* Trains LeNet-5 on MNIST (synthetic data of its shape without MNIST) for
  * `batches` batches of 64 and adds the step time with the speed report as
  * counters, and the FORWARD, BACKWARD, OPTIMIZER and IO regions

@@ -40,7 +40,8 @@ typedef struct bench_out {
     const d5_machine_peaks *after; /* the peaks measured again after the suite */
     const d5_results *r;
     d5_timer *suite;
-    d5_sysmon *sys; /* the stopped system sampler; NULL with --system-hz 0 */
+    d5_sysmon *sys;               /* the stopped system sampler; NULL with --system-hz 0 */
+    const d5_memory_profile *mem; /* one CIFAR ResNet-20 inference's memory report */
 } bench_out;
 
 /* The peak moved when the two medians differ by more than 5% and their
@@ -136,6 +137,16 @@ static d5_status out_system_json(const bench_out *o, const char *path)
     return o->sys ? d5_sysmon_write_json(o->sys, path) : D5_OK;
 }
 
+/* The memory report of one ResNet-20 inference (the network suite's). */
+static d5_status out_memory_json(const bench_out *o, const char *path)
+{
+    return o->mem->nrows > 0 ? d5_memory_profile_write_json(o->mem, path) : D5_OK;
+}
+static d5_status out_memory_timeline(const bench_out *o, const char *path)
+{
+    return o->mem->nrows > 0 ? d5_memory_profile_write_timeline(o->mem, path) : D5_OK;
+}
+
 /* The files of a results folder, in the order they are written. */
 static const struct {
     const char *name;
@@ -146,6 +157,7 @@ static const struct {
     {"machine.json", out_machine_json}, {"trace.json", out_trace},
     {"sections.csv", out_sections_csv}, {"history.jsonl", out_history},
     {"system.csv", out_system_csv},     {"system.json", out_system_json},
+    {"memory.json", out_memory_json},   {"memory_timeline.csv", out_memory_timeline},
 };
 #define NOUTPUTS (sizeof outputs / sizeof outputs[0])
 
@@ -295,7 +307,9 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
         cli_progress(4, steps, "networks: LeNet and CIFAR ResNet-20 inference, FrameworkOverhead");
         s = d5_timer_start(suite, "networks");
     }
-    if (s == D5_OK) s = d5_suite_network(r, cfg->time_s);
+    d5_memory_profile mem;
+    memset(&mem, 0, sizeof mem);
+    if (s == D5_OK) s = d5_suite_network(r, cfg->time_s, &mem);
     if (s == D5_OK) s = d5_timer_end(suite, "networks");
     if (s == D5_OK) {
         cli_progress(5, steps, "training: LeNet-5 on MNIST, %d batches", cfg->quick ? 50 : 200);
@@ -326,7 +340,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     if (s == D5_OK)
         s = d5_results_context(r, "fp32_peak_contended", peaks.contention.contended ? "yes" : "no");
 
-    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite, sys};
+    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite, sys, &mem};
     char partial[4096];
     snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
@@ -356,6 +370,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     d5_results_free(r);
     d5_timer_free(suite);
     d5_sysmon_free(sys);
+    d5_memory_profile_free(&mem);
     if (s != D5_OK) {
         int code = cli_fail("bench", s);
         if (folder_written) fprintf(stderr, "d5 bench: the results folder %s is complete\n", out);
@@ -416,7 +431,10 @@ int cmd_bench(int argc, char **argv)
         "second): system.csv (CPU per core, run queue, context switches, memory, disk and\n"
         "network traffic, GPUs) and system.json (means and peaks, energy where RAPL or NVML\n"
         "measure it, the sampler's own CPU time) in the folder, its series as counter\n"
-        "tracks in trace.json.",
+        "tracks in trace.json. One CIFAR ResNet-20 inference is recorded node by node:\n"
+        "memory.json (planned and heap bytes per operator, the peak and where) and\n"
+        "memory_timeline.csv. 'd5 report DIR' plots the folder; 'd5 compare A B' compares\n"
+        "two of them.",
         opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;

@@ -14,7 +14,10 @@ static const struct {
     {"resnet20", 32},
 };
 
-static d5_status one(d5_results *r, const char *model, int64_t batch, double max_time)
+/* Times one model; then records one inference's memory (its peak a counter;
+ * the profile kept in *mem when mem is not NULL). */
+static d5_status one(d5_results *r, const char *model, int64_t batch, double max_time,
+                     d5_memory_profile *mem)
 {
     d5_model_params mp = d5_model_default_params();
     mp.batch = batch;
@@ -44,16 +47,27 @@ static d5_status one(d5_results *r, const char *model, int64_t batch, double max
     if (s == D5_OK)
         s = d5_results_counter(r, idx, "framework_overhead_flag", o.flag, "d5_overhead_flag");
     if (s == D5_OK) s = d5_results_counter(r, idx, "framework_overhead_rounds", o.rounds, "rounds");
+    d5_memory_profile prof;
+    memset(&prof, 0, sizeof prof);
+    if (s == D5_OK) s = d5_executor_record_memory(ex, 0, NULL, model, &prof);
+    if (s == D5_OK) s = d5_results_counter(r, idx, "memory_peak_bytes", (double)prof.peak_bytes, "B");
+    if (s == D5_OK && mem) {
+        d5_memory_profile_free(mem);
+        *mem = prof;
+    } else {
+        d5_memory_profile_free(&prof);
+    }
     d5_overhead_free(&o);
     d5_executor_free(ex);
     d5_network_free(net);
     return s;
 }
 
-d5_status d5_suite_network(d5_results *r, double max_time)
+d5_status d5_suite_network(d5_results *r, double max_time, d5_memory_profile *mem)
 {
     d5_status s = D5_OK;
-    for (size_t i = 0; s == D5_OK && i < sizeof cases / sizeof cases[0]; i++)
-        s = one(r, cases[i].model, cases[i].batch, max_time);
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; s == D5_OK && i < n; i++)
+        s = one(r, cases[i].model, cases[i].batch, max_time, i + 1 == n ? mem : NULL);
     return s;
 }

@@ -99,7 +99,8 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
     free(out);
     free(err);
     const char *files[] = {"summary.txt",   "results.json", "results.csv", "samples.csv",
-                           "history.jsonl", "machine.json", "trace.json",  "sections.csv"};
+                           "history.jsonl", "machine.json", "trace.json",  "sections.csv",
+                           "system.csv",    "system.json",  "memory.json", "memory_timeline.csv"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", res, files[i]);
@@ -114,6 +115,22 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
     cr_assert_not_null(doc, "%s", jerr.text);
     cr_assert_geq(json_array_size(json_object_get(doc, "benchmarks")), 4);
     json_decref(doc);
+    /* The memory report of one ResNet-20 inference: its peak is the counter
+     * memory_peak_bytes of the network's benchmark. */
+    snprintf(path, sizeof path, "%s/memory.json", res);
+    doc = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(doc, "%s", jerr.text);
+    json_int_t peak = json_integer_value(json_object_get(json_object_get(doc, "peak"), "bytes"));
+    cr_assert_gt(peak, 0);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/results.csv", res);
+    char *csv = slurp(path, NULL);
+    char want[64];
+    snprintf(want, sizeof want, ",%lld", (long long)peak);
+    char *row = strstr(csv, "network/resnet20/batch32/inference");
+    cr_assert(row && strstr(row, want), "peak %lld not in the ResNet-20 row: %s", (long long)peak,
+              row ? row : csv);
+    free(csv);
     snprintf(path, sizeof path, "%s/trace.json", res);
     doc = json_load_file(path, 0, &jerr);
     cr_assert_not_null(doc, "%s", jerr.text);
