@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "support.h"
 
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -23,6 +24,32 @@ char *tmpdir_make(void)
         return NULL;
     }
     return p;
+}
+
+char *test_dir;
+
+void test_dir_make(void)
+{
+    test_dir = tmpdir_make();
+    cr_assert_not_null(test_dir, "no folder under /tmp");
+}
+
+void test_dir_remove(void)
+{
+    rmtree(test_dir);
+    free(test_dir);
+    test_dir = NULL;
+}
+
+d5_timer *forward_timer(void)
+{
+    d5_timer_params p = d5_timer_default_params();
+    p.name = "unit-test";
+    d5_timer *t;
+    cr_assert_eq(d5_timer_create(&p, &t), D5_OK);
+    for (int i = 1; i <= 3; i++)
+        cr_assert_eq(d5_timer_add(t, D5_KEY_FORWARD, 10000.0 * i, 1500.0 * i), D5_OK);
+    return t;
 }
 
 void rmtree(const char *path)

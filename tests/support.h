@@ -16,10 +16,19 @@
 /* A fresh empty directory under /tmp (malloc'd path), removed by rmtree. */
 char *tmpdir_make(void);
 void rmtree(const char *path);
+/* A fresh empty folder for every test of a suite, in test_dir:
+ * TestSuite(name, .init = test_dir_make, .fini = test_dir_remove). */
+extern char *test_dir;
+void test_dir_make(void);
+void test_dir_remove(void);
 /* The whole file as a NUL-terminated malloc'd string, or NULL. */
 char *slurp(const char *path, size_t *len);
 /* Number of lines (newline-terminated) in a string. */
 size_t count_lines(const char *s);
+
+/* A timer named "unit-test" with FORWARD samples of 1.5, 3 and 4.5 us
+ * starting at 10, 20 and 30 us (free with d5_timer_free). */
+d5_timer *forward_timer(void);
 
 /* An allocator that fails once `budget` allocations have succeeded (-1: never),
  * and counts live blocks so that tests see leaks on error paths. */

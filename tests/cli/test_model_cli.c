@@ -44,25 +44,15 @@ static const char checker[] =
     "assert got == [('N' if batch == 0 else batch), classes], got\n"
     "print('checked', path, n)\n";
 
-static char *dir;
-static void setup(void)
-{
-    dir = tmpdir_make();
-}
-static void teardown(void)
-{
-    rmtree(dir);
-    free(dir);
-}
-TestSuite(model_cli, .init = setup, .fini = teardown, .timeout = D5_TIMEOUT(300));
+TestSuite(model_cli, .init = test_dir_make, .fini = test_dir_remove, .timeout = D5_TIMEOUT(300));
 
 /* Runs the checker on a file; returns its exit status, its output in *log. */
 static int check_with_onnx(const char *file, long params, int classes, int c, int hw, int batch,
                            char **log)
 {
     char *script, *logfile, *cmd;
-    cr_assert_geq(asprintf(&script, "%s/check.py", dir), 0);
-    cr_assert_geq(asprintf(&logfile, "%s/check.log", dir), 0);
+    cr_assert_geq(asprintf(&script, "%s/check.py", test_dir), 0);
+    cr_assert_geq(asprintf(&logfile, "%s/check.log", test_dir), 0);
     FILE *f = fopen(script, "w");
     cr_assert_not_null(f);
     fputs(checker, f);
@@ -83,7 +73,7 @@ static void write_and_check(const char *model, long params, int classes, int c, 
 {
     if (access(PYTHON, X_OK) != 0) cr_skip_test("%s is not installed", PYTHON);
     char *file, *out, *err, *log;
-    cr_assert_geq(asprintf(&file, "%s/%s.onnx", dir, model), 0);
+    cr_assert_geq(asprintf(&file, "%s/%s.onnx", test_dir, model), 0);
     int rc = batch ? RUN(&out, &err, "model", model, "--batch", batch, "-o", file)
                    : RUN(&out, &err, "model", model, "-o", file);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
@@ -144,9 +134,9 @@ Test(model_cli, list_shows_every_model_with_its_parameters)
 Test(model_cli, same_seed_same_file)
 {
     char *a, *b, *c, *out, *err;
-    cr_assert_geq(asprintf(&a, "%s/a.onnx", dir), 0);
-    cr_assert_geq(asprintf(&b, "%s/b.onnx", dir), 0);
-    cr_assert_geq(asprintf(&c, "%s/c.onnx", dir), 0);
+    cr_assert_geq(asprintf(&a, "%s/a.onnx", test_dir), 0);
+    cr_assert_geq(asprintf(&b, "%s/b.onnx", test_dir), 0);
+    cr_assert_geq(asprintf(&c, "%s/c.onnx", test_dir), 0);
     const char *files[3] = {a, b, c},
                *seeds[3] = {"12345678901234567890", "12345678901234567890", "1"};
     for (int i = 0; i < 3; i++) {

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,12 @@ static int exists(const char *dir, const char *name)
     return ok;
 }
 
-/* Copies the files of fixture folders into dir. */
-static void copy_fixture(const char *dir, const char *name)
+/* Copies fixture files (names or shell patterns relative to DATA) into
+ * dir. */
+static void copy_data(const char *dir, const char *files)
 {
     char *cmd;
-    cr_assert_geq(asprintf(&cmd, "cp '%s/%s'/* '%s'/", DATA, name, dir), 0);
+    cr_assert_geq(asprintf(&cmd, "cd '%s' && cp %s '%s'/", DATA, files, dir), 0);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
 }
@@ -79,6 +81,31 @@ static char *capture(const char *cmd, int *status)
     fclose(m);
     *status = pclose(p);
     return buf;
+}
+
+/* What `ls -A dir` prints, through the shell pipeline `filter` ("" for
+ * none). */
+static char *listing(const char *dir, const char *filter)
+{
+    char *cmd;
+    cr_assert_geq(asprintf(&cmd, "ls -A '%s' %s", dir, filter), 0);
+    int status;
+    char *out = capture(cmd, &status);
+    free(cmd);
+    return out;
+}
+
+/* Fails the test unless `text` holds the formatted string. */
+static void expect_in(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_in(const char *text, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *want;
+    cr_assert_geq(vasprintf(&want, fmt, ap), 0);
+    va_end(ap);
+    cr_assert(strstr(text, want), "no '%s' in\n%s", want, text);
+    free(want);
 }
 
 /* The texts of an SVG, one <text> element a line; fails the test unless the
@@ -156,6 +183,43 @@ static void run_ok(const char *in, const char *out_dir, char **out, char **err)
     cr_assert_null(strstr(*err, "gnuplot, plot"), "gnuplot said something:\n%s", *err);
 }
 
+/* A report of the fixture folder `in`, written to the folder "r" of a
+ * fresh folder t; report_free removes both. */
+typedef struct report {
+    char *t, *dir, *out, *err;
+} report;
+
+static report report_of(const char *in)
+{
+    report r = {.t = tmpdir_make()};
+    r.dir = path2(r.t, "r");
+    run_ok(in, r.dir, &r.out, &r.err);
+    return r;
+}
+
+/* The same, of a folder "in" of t that holds only `files` (as copy_data
+ * takes them). */
+static report report_of_files(const char *files)
+{
+    report r = {.t = tmpdir_make()};
+    char *in = path2(r.t, "in");
+    cr_assert_eq(mkdir(in, 0700), 0);
+    copy_data(in, files);
+    r.dir = path2(r.t, "r");
+    run_ok(in, r.dir, &r.out, &r.err);
+    free(in);
+    return r;
+}
+
+static void report_free(report *r)
+{
+    free(r->out);
+    free(r->err);
+    rmtree(r->t);
+    free(r->dir);
+    free(r->t);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -166,9 +230,8 @@ static int cmp_double(const void *a, const void *b)
 
 Test(report_cli, bench_folder_violins_with_medians_of_the_samples)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/bench", dir, &out, &err);
-    char *texts = svg_texts(dir, "operator_timings");
+    report r = report_of(DATA "/bench");
+    char *texts = svg_texts(r.dir, "operator_timings");
     cr_assert(strstr(texts, "Operator timings per backend: every sample"), "%s", texts);
     cr_assert(strstr(texts, "time per call (µs, log scale)"), "%s", texts);
     cr_assert(strstr(texts, "Gemm M×N×K") && strstr(texts, "64×32×128") &&
@@ -178,7 +241,7 @@ Test(report_cli, bench_folder_violins_with_medians_of_the_samples)
               texts);
     /* Every operator benchmark of samples.csv: n and median (in µs) in the
      * page's table, computed here from the samples. */
-    char *html = page(dir), *sec = section(html, "operator_timings");
+    char *html = page(r.dir), *sec = section(html, "operator_timings");
     char *csv = slurp(DATA "/bench/samples.csv", NULL);
     cr_assert_not_null(csv);
     const char *names[] = {"Gemm/M=64,N=32,K=128,a_t=N,b_t=N/blas",
@@ -197,10 +260,7 @@ Test(report_cli, bench_folder_violins_with_medians_of_the_samples)
         cr_assert_gt(n, 5, "%s", key);
         qsort(v, n, sizeof *v, cmp_double);
         double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-        char *row;
-        cr_assert_geq(asprintf(&row, "</td><td>%zu</td><td>%.4g</td>", n, median), 0);
-        cr_assert(strstr(sec, row), "%s: expected %s in\n%s", names[k], row, sec);
-        free(row);
+        expect_in(sec, "</td><td>%zu</td><td>%.4g</td>", n, median);
         free(key);
     }
     /* The failed cuda benchmark and the other benchmarks are not plotted. */
@@ -211,11 +271,7 @@ Test(report_cli, bench_folder_violins_with_medians_of_the_samples)
     free(sec);
     free(html);
     free(texts);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 /* Bytes of an f32 Gemm and Conv, every tensor once: the count the operators'
@@ -227,8 +283,7 @@ static double gemm_intensity(double m, double n, double k)
 
 Test(report_cli, bench_folder_roofline_intensity_from_the_sizes)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/bench", dir, &out, &err);
+    report r = report_of(DATA "/bench");
     /* The ceilings, as machine.json has them. */
     json_error_t je;
     json_t *m = json_load_file(DATA "/bench/machine.json", 0, &je);
@@ -239,84 +294,63 @@ Test(report_cli, bench_folder_roofline_intensity_from_the_sizes)
     double bw = json_number_value(json_object_get(
         json_object_get(json_object_get(json_object_get(m, "peaks"), "triad"), "stats"), "median"));
     json_decref(m);
-    char *texts = svg_texts(dir, "roofline"), *want;
+    char *texts = svg_texts(r.dir, "roofline");
     cr_assert(strstr(texts, "arithmetic intensity (FLOP/byte, log scale)"), "%s", texts);
     cr_assert(strstr(texts, "performance (GFLOP/s, log scale)"), "%s", texts);
-    cr_assert_geq(asprintf(&want, "FP32 FMA peak %.4g GFLOP/s", peak), 0);
-    cr_assert(strstr(texts, want), "no '%s' in\n%s", want, texts);
-    free(want);
-    cr_assert_geq(asprintf(&want, "memory bandwidth %.3g GB/s", bw), 0);
-    cr_assert(strstr(texts, want), "no '%s' in\n%s", want, texts);
-    free(want);
+    expect_in(texts, "FP32 FMA peak %.4g GFLOP/s", peak);
+    expect_in(texts, "memory bandwidth %.3g GB/s", bw);
     cr_assert(strstr(texts, "Gemm, blas") && strstr(texts, "Conv, dnnl"), "%s", texts);
     /* Intensities: FLOP over the bytes of inputs and output. */
-    char *html = page(dir), *sec = section(html, "roofline");
+    char *html = page(r.dir), *sec = section(html, "roofline");
     double conv_p = (14 + 2 - 3) / 1 + 1, conv_flops = 2.0 * 4 * 16 * conv_p * conv_p * 32 * 9;
     double conv_bytes = 4.0 * (4 * 32 * 14 * 14 + 16 * 32 * 9 + 4 * 16 * conv_p * conv_p);
     const double ai[] = {gemm_intensity(64, 32, 128), gemm_intensity(256, 128, 512),
                          conv_flops / conv_bytes};
-    for (size_t k = 0; k < 3; k++) {
-        cr_assert_geq(asprintf(&want, "</td><td>%.4g</td><td>the size</td>", ai[k]), 0);
-        cr_assert(strstr(sec, want), "no '%s' in\n%s", want, sec);
-        free(want);
-    }
+    for (size_t k = 0; k < 3; k++) expect_in(sec, "</td><td>%.4g</td><td>the size</td>", ai[k]);
     free(sec);
     free(html);
     free(texts);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 Test(report_cli, operator_folder_boxes_and_intensity_from_counters)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/operator", dir, &out, &err);
-    char *texts = svg_texts(dir, "operator_timings");
+    report r = report_of(DATA "/operator");
+    char *texts = svg_texts(r.dir, "operator_timings");
     cr_assert(strstr(texts, "quartiles and 5th-95th percentiles"), "%s", texts);
-    char *html = page(dir), *sec = section(html, "operator_timings");
+    char *html = page(r.dir), *sec = section(html, "operator_timings");
     cr_assert(strstr(sec, "holds no samples"), "%s", sec);
     free(sec);
     /* Intensity = GFLOP/s over GB/s of the file's counters. */
     json_error_t je;
-    json_t *r = json_load_file(DATA "/operator/results.json", 0, &je);
-    cr_assert_not_null(r);
+    json_t *res = json_load_file(DATA "/operator/results.json", 0, &je);
+    cr_assert_not_null(res);
     sec = section(html, "roofline");
     size_t i, points = 0;
     json_t *e;
-    json_array_foreach(json_object_get(r, "benchmarks"), i, e)
+    json_array_foreach(json_object_get(res, "benchmarks"), i, e)
     {
         const char *agg = json_string_value(json_object_get(e, "aggregate_name"));
         if (!agg || strcmp(agg, "median") != 0) continue;
         double ai = json_number_value(json_object_get(e, "GFLOP/s")) /
                     json_number_value(json_object_get(e, "GB/s"));
-        char *want;
-        cr_assert_geq(asprintf(&want, "</td><td>%.4g</td><td>GB/s counter</td>", ai), 0);
-        cr_assert(strstr(sec, want), "no '%s' in\n%s", want, sec);
-        free(want);
+        expect_in(sec, "</td><td>%.4g</td><td>GB/s counter</td>", ai);
         points++;
     }
     cr_assert_eq(points, 4);
-    json_decref(r);
+    json_decref(res);
     free(sec);
     free(html);
     free(texts);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 /* ---- training, scaling, memory and system ---- */
 
 Test(report_cli, train_folder_loss_and_accuracy)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/train", dir, &out, &err);
-    char *step = svg_texts(dir, "training_by_step"), *time = svg_texts(dir, "training_by_time");
+    report r = report_of(DATA "/train");
+    char *step = svg_texts(r.dir, "training_by_step"), *time = svg_texts(r.dir, "training_by_time");
     /* 120 steps in steps.csv: a running mean over 120 / 40 of them. */
     char *steps = slurp(DATA "/train/steps.csv", NULL);
     size_t rows = count_lines(steps) - 1;
@@ -331,7 +365,7 @@ Test(report_cli, train_folder_loss_and_accuracy)
     }
     cr_assert(strstr(step, "step (batches trained)"), "%s", step);
     cr_assert(strstr(time, "training time (s, without evaluation)"), "%s", time);
-    char *html = page(dir), *sec = section(html, "training_by_time");
+    char *html = page(r.dir), *sec = section(html, "training_by_time");
     cr_assert(strstr(sec, "the step times of steps.csv added up"), "%s", sec);
     free(want);
     free(sec);
@@ -339,41 +373,25 @@ Test(report_cli, train_folder_loss_and_accuracy)
     free(steps);
     free(step);
     free(time);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 Test(report_cli, train_json_alone_spreads_epoch_time)
 {
-    char *t = tmpdir_make(), *in = path2(t, "in"), *dir = path2(t, "r"), *out, *err;
-    cr_assert_eq(mkdir(in, 0700), 0);
-    char *cmd;
-    cr_assert_geq(asprintf(&cmd, "cp '%s/train/train.json' '%s'/", DATA, in), 0);
-    cr_assert_eq(system(cmd), 0);
-    free(cmd);
-    run_ok(in, dir, &out, &err);
-    char *html = page(dir), *sec = section(html, "training_by_time");
+    report r = report_of_files("train/train.json");
+    char *html = page(r.dir), *sec = section(html, "training_by_time");
     cr_assert(strstr(sec, "spread evenly over its steps"), "%s", sec);
     cr_assert(strstr(sec, "from train.json"), "%s", sec);
-    cr_assert(exists(dir, "training_by_step.svg") && exists(dir, "training_by_time.png"));
+    cr_assert(exists(r.dir, "training_by_step.svg") && exists(r.dir, "training_by_time.png"));
     free(sec);
     free(html);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(in);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 Test(report_cli, scaling_efficiency_against_ranks)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/scaling", dir, &out, &err);
-    char *texts = svg_texts(dir, "scaling");
+    report r = report_of(DATA "/scaling");
+    char *texts = svg_texts(r.dir, "scaling");
     cr_assert(strstr(texts, "Scaling efficiency against ranks"), "%s", texts);
     cr_assert(strstr(texts, "ranks (log scale)"), "%s", texts);
     cr_assert(strstr(texts, "efficiency (%)"), "%s", texts);
@@ -383,38 +401,26 @@ Test(report_cli, scaling_efficiency_against_ranks)
     json_error_t je;
     json_t *doc = json_load_file(DATA "/scaling/scaling.json", 0, &je);
     cr_assert_not_null(doc);
-    char *html = page(dir), *sec = section(html, "scaling");
+    char *html = page(r.dir), *sec = section(html, "scaling");
     size_t i;
     json_t *row;
     json_array_foreach(json_object_get(doc, "series"), i, row)
     {
-        char *want;
-        cr_assert_geq(asprintf(&want, "<td>%lld</td>",
-                               (long long)json_integer_value(json_object_get(row, "ranks"))),
-                      0);
-        cr_assert(strstr(sec, want), "no '%s' in\n%s", want, sec);
-        free(want);
-        cr_assert_geq(asprintf(&want, "<td>%.1f</td>",
-                               100 * json_number_value(json_object_get(row, "efficiency"))),
-                      0);
-        cr_assert(strstr(sec, want), "no '%s' in\n%s", want, sec);
-        free(want);
+        expect_in(sec, "<td>%lld</td>",
+                  (long long)json_integer_value(json_object_get(row, "ranks")));
+        expect_in(sec, "<td>%.1f</td>",
+                  100 * json_number_value(json_object_get(row, "efficiency")));
     }
     json_decref(doc);
     free(sec);
     free(html);
     free(texts);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 Test(report_cli, memory_timeline_peak_and_system_panels)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/system", dir, &out, &err);
+    report r = report_of(DATA "/system");
     /* The peak of live_bytes, found here. */
     char *csv = slurp(DATA "/system/memory_timeline.csv", NULL);
     double peak = 0, at = 0;
@@ -426,12 +432,11 @@ Test(report_cli, memory_timeline_peak_and_system_panels)
             at = time;
         }
     }
-    char *texts = svg_texts(dir, "memory_timeline"), *want;
-    cr_assert_geq(asprintf(&want, "peak %.4g MiB at %.4g ms", peak / 1048576, at), 0);
-    cr_assert(strstr(texts, want), "no '%s' in\n%s", want, texts);
+    char *texts = svg_texts(r.dir, "memory_timeline");
+    expect_in(texts, "peak %.4g MiB at %.4g ms", peak / 1048576, at);
     cr_assert(strstr(texts, "live memory (MiB)"), "%s", texts);
     cr_assert(strstr(texts, "time since the step began (ms)"), "%s", texts);
-    char *sys = svg_texts(dir, "system");
+    char *sys = svg_texts(r.dir, "system");
     const char *labels[] = {"System utilisation", "CPU (%)",   "memory (GiB)",
                             "I/O (MB/s)",         "GPU (%)",   "time since the sampler started (s)",
                             "each core",          "all cores", "disk read",
@@ -439,18 +444,13 @@ Test(report_cli, memory_timeline_peak_and_system_panels)
     for (size_t k = 0; k < sizeof labels / sizeof labels[0]; k++)
         cr_assert(strstr(sys, labels[k]), "no '%s' in\n%s", labels[k], sys);
     unsigned w, h;
-    png_size(dir, "system", &w, &h);
+    png_size(r.dir, "system", &w, &h);
     cr_assert_eq(w, 1000u);
     cr_assert_eq(h, 120u + 4 * 230u, "four panels: %u pixels high", h);
-    free(want);
     free(sys);
     free(texts);
     free(csv);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    report_free(&r);
 }
 
 /* ---- the page and the folder ---- */
@@ -459,7 +459,12 @@ Test(report_cli, every_plot_in_one_self_contained_page)
 {
     char *t = tmpdir_make(), *out, *err;
     const char *fixtures[] = {"bench", "train", "scaling", "system"};
-    for (size_t k = 0; k < 4; k++) copy_fixture(t, fixtures[k]);
+    for (size_t k = 0; k < 4; k++) {
+        char *files;
+        cr_assert_geq(asprintf(&files, "%s/*", fixtures[k]), 0);
+        copy_data(t, files);
+        free(files);
+    }
     int rc = RUN(&out, &err, "report", t, "--title", "Run <7> & co");
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, err);
     cr_assert(strstr(err, "[8/8] writing index.html"), "%s", err);
@@ -472,13 +477,9 @@ Test(report_cli, every_plot_in_one_self_contained_page)
     cr_assert_eq(svgs, NPLOTS, "%zu inline SVGs", svgs);
     cr_assert_null(strstr(html, "Not drawn"));
     for (size_t k = 0; k < NPLOTS; k++) {
-        char *sec = section(html, plot_names[k]), *link;
-        cr_assert_geq(asprintf(&link, "<a href=\"%s.svg\">", plot_names[k]), 0);
-        cr_assert(strstr(sec, link), "no %s in the section", link);
-        free(link);
-        cr_assert_geq(asprintf(&link, "<a href=\"%s.png\">", plot_names[k]), 0);
-        cr_assert(strstr(sec, link), "no %s in the section", link);
-        free(link);
+        char *sec = section(html, plot_names[k]);
+        expect_in(sec, "<a href=\"%s.svg\">", plot_names[k]);
+        expect_in(sec, "<a href=\"%s.png\">", plot_names[k]);
         cr_assert(strstr(sec, "<svg "), "%s: no inline SVG", plot_names[k]);
         unsigned w, h;
         png_size(dir, plot_names[k], &w, &h);
@@ -486,13 +487,9 @@ Test(report_cli, every_plot_in_one_self_contained_page)
         free(sec);
     }
     /* Nothing else in the folder: no script or data file left behind. */
-    char *cmd, *listing;
-    int status;
-    cr_assert_geq(asprintf(&cmd, "ls -A '%s' | wc -l", dir), 0);
-    listing = capture(cmd, &status);
-    cr_assert_eq(atoi(listing), (int)(2 * NPLOTS + 1), "%s files", listing);
-    free(listing);
-    free(cmd);
+    char *files = listing(dir, "| wc -l");
+    cr_assert_eq(atoi(files), (int)(2 * NPLOTS + 1), "%s files", files);
+    free(files);
     /* An existing report folder is never overwritten. */
     free(out);
     free(err);
@@ -510,8 +507,7 @@ Test(report_cli, every_plot_in_one_self_contained_page)
 
 Test(report_cli, absent_plots_say_why)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    run_ok(DATA "/scaling", dir, &out, &err);
+    report r = report_of(DATA "/scaling");
     const char *why[][2] = {
         {"operator_timings", "no results.json"},
         {"roofline", "no results.json"},
@@ -520,42 +516,22 @@ Test(report_cli, absent_plots_say_why)
         {"memory_timeline", "no memory_timeline.csv"},
         {"system", "no system.csv"},
     };
-    char *html = page(dir);
+    char *html = page(r.dir);
     for (size_t k = 0; k < sizeof why / sizeof why[0]; k++) {
-        char *sec = section(html, why[k][0]), *line;
+        char *sec = section(html, why[k][0]);
         cr_assert(strstr(sec, "Not drawn: ") && strstr(sec, why[k][1]), "%s", sec);
         cr_assert_null(strstr(sec, "<svg"));
-        cr_assert(!exists(dir, why[k][0]));
-        cr_assert_geq(asprintf(&line, "not drawn: %s: %s", why[k][0], why[k][1]), 0);
-        cr_assert(strstr(out, line), "no '%s' in\n%s", line, out);
-        free(line);
+        cr_assert(!exists(r.dir, why[k][0]));
+        expect_in(r.out, "not drawn: %s: %s", why[k][0], why[k][1]);
         free(sec);
     }
     free(html);
-    free(out);
-    free(err);
-    rmtree(t);
+    report_free(&r);
     /* A roofline needs machine.json. */
-    t = tmpdir_make();
-    char *in = path2(t, "in");
-    cr_assert_eq(mkdir(in, 0700), 0);
-    char *cmd;
-    cr_assert_geq(
-        asprintf(&cmd, "cp '%s/bench/results.json' '%s/bench/samples.csv' '%s'/", DATA, DATA, in),
-        0);
-    cr_assert_eq(system(cmd), 0);
-    free(cmd);
-    free(dir);
-    dir = path2(t, "r");
-    run_ok(in, dir, &out, &err);
-    cr_assert(strstr(out, "not drawn: roofline: no machine.json"), "%s", out);
-    cr_assert(exists(dir, "operator_timings.svg") && !exists(dir, "roofline.svg"));
-    free(in);
-    free(out);
-    free(err);
-    rmtree(t);
-    free(dir);
-    free(t);
+    r = report_of_files("bench/results.json bench/samples.csv");
+    cr_assert(strstr(r.out, "not drawn: roofline: no machine.json"), "%s", r.out);
+    cr_assert(exists(r.dir, "operator_timings.svg") && !exists(r.dir, "roofline.svg"));
+    report_free(&r);
 }
 
 Test(report_cli, formats_svg_or_png)
@@ -610,22 +586,15 @@ Test(report_cli, gnuplot_missing_says_how_to_install_it)
 static void bad_input(const char *name, const char *text, const char *message)
 {
     char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
-    copy_fixture(t, "bench");
-    copy_fixture(t, "train");
-    copy_fixture(t, "system");
-    copy_fixture(t, "scaling");
+    copy_data(t, "bench/* train/* system/* scaling/*");
     write_text(t, name, text);
     int rc = RUN(&out, &err, "report", t, "--out", dir);
     cr_assert_eq(rc, 3, "%s: exit %d\n%s", name, rc, err);
     cr_assert(strstr(err, name) && strstr(err, message), "%s: no '%s' in\n%s", name, message, err);
     cr_assert_neq(access(dir, F_OK), 0, "a report folder was left");
-    char *cmd, *listing;
-    int status;
-    cr_assert_geq(asprintf(&cmd, "ls -A '%s' | grep -c partial", t), 0);
-    listing = capture(cmd, &status);
-    cr_assert_eq(atoi(listing), 0, "a partial folder was left");
-    free(listing);
-    free(cmd);
+    char *partial = listing(t, "| grep -c partial");
+    cr_assert_eq(atoi(partial), 0, "a partial folder was left");
+    free(partial);
     free(out);
     free(err);
     rmtree(t);
@@ -656,7 +625,7 @@ Test(report_cli, nothing_to_plot)
     char *t = tmpdir_make(), *out, *err;
     /* Results without operator benchmarks beside a machine description;
      * then the machine description alone. */
-    copy_fixture(t, "operator");
+    copy_data(t, "operator/*");
     char *rm = path2(t, "results.json");
     write_text(t, "results.json",
                "{\"benchmarks\": [{\"name\": \"timer/pair\", \"run_type\": \"aggregate\", "
@@ -707,13 +676,9 @@ Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
     cr_assert(strstr(err, "gnuplot failed on plot 'scaling'") &&
                   strstr(err, "line 7: undefined variable: roof"),
               "%s", err);
-    char *cmd, *listing;
-    int status;
-    cr_assert_geq(asprintf(&cmd, "ls -A '%s'", t), 0);
-    listing = capture(cmd, &status);
-    cr_assert_str_eq(listing, "bin\n", "left behind: %s", listing);
-    free(listing);
-    free(cmd);
+    char *left = listing(t, "");
+    cr_assert_str_eq(left, "bin\n", "left behind: %s", left);
+    free(left);
     free(out);
     free(err);
     rmtree(t);
@@ -755,12 +720,9 @@ Test(report_cli, interrupted_run_ends_gnuplot_and_leaves_nothing)
         usleep(50000);
     }
     cr_assert(!line || strstr(line, ") Z "), "gnuplot still runs: %s", line);
-    char *cmd, *listing;
-    cr_assert_geq(asprintf(&cmd, "ls -A '%s'", t), 0);
-    listing = capture(cmd, &status);
-    cr_assert_str_eq(listing, "bin\ngnuplot.pid\n", "left behind: %s", listing);
-    free(listing);
-    free(cmd);
+    char *left = listing(t, "");
+    cr_assert_str_eq(left, "bin\ngnuplot.pid\n", "left behind: %s", left);
+    free(left);
     free(line);
     free(stat);
     free(text);

@@ -14,32 +14,15 @@
  * so values are compared to within 1 ns. */
 static d5_timer *known_timer(void)
 {
-    d5_timer_params p = d5_timer_default_params();
-    p.name = "unit-test";
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(&p, &t), D5_OK);
-    for (int i = 1; i <= 3; i++)
-        cr_assert_eq(d5_timer_add(t, D5_KEY_FORWARD, 10000.0 * i, 1500.0 * i), D5_OK);
+    d5_timer *t = forward_timer();
     cr_assert_eq(d5_timer_add(t, "odd, \"key\"", 0, 500), D5_OK);
     return t;
-}
-
-static char *dir;
-static void setup(void)
-{
-    dir = tmpdir_make();
-    cr_assert_not_null(dir);
-}
-static void teardown(void)
-{
-    rmtree(dir);
-    free(dir);
 }
 
 static char *path_in(const char *name)
 {
     char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    cr_assert_geq(asprintf(&p, "%s/%s", test_dir, name), 0);
     return p;
 }
 
@@ -64,7 +47,7 @@ static int files_in(const char *d)
     return n;
 }
 
-TestSuite(report, .init = setup, .fini = teardown);
+TestSuite(report, .init = test_dir_make, .fini = test_dir_remove);
 
 Test(report, format_duration_picks_units)
 {
@@ -128,7 +111,7 @@ Test(report, json_reads_back)
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(keys, 1), "key")),
                      "odd, \"key\"");
     json_decref(doc);
-    cr_assert_eq(files_in(dir), 1);
+    cr_assert_eq(files_in(test_dir), 1);
     free(p);
     d5_timer_free(t);
 }
@@ -419,7 +402,7 @@ Test(report, an_existing_file_is_replaced_whole)
     cr_assert_eq(d5_report_csv(t, p), D5_OK);
     char *csv = slurp(p, NULL);
     cr_assert_null(strstr(csv, "old content"));
-    cr_assert_eq(files_in(dir), 1);
+    cr_assert_eq(files_in(test_dir), 1);
     free(csv);
     free(p);
     d5_timer_free(t);

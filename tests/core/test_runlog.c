@@ -14,18 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *dir;
-static void setup(void)
-{
-    dir = tmpdir_make();
-    cr_assert_not_null(dir);
-}
-static void teardown(void)
-{
-    rmtree(dir);
-    free(dir);
-}
-TestSuite(runlog, .init = setup, .fini = teardown);
+TestSuite(runlog, .init = test_dir_make, .fini = test_dir_remove);
 
 static d5_runlog *new_log(const char *name)
 {
@@ -94,21 +83,9 @@ Test(runlog, bad_keys_and_values_are_refused_by_name)
     d5_runlog_free(log);
 }
 
-/* A timer with FORWARD samples of 1.5, 3 and 4.5 us at 10, 20 and 30 us. */
-static d5_timer *known_timer(void)
-{
-    d5_timer_params p = d5_timer_default_params();
-    p.name = "unit-test";
-    d5_timer *t;
-    cr_assert_eq(d5_timer_create(&p, &t), D5_OK);
-    for (int i = 1; i <= 3; i++)
-        cr_assert_eq(d5_timer_add(t, D5_KEY_FORWARD, 10000.0 * i, 1500.0 * i), D5_OK);
-    return t;
-}
-
 Test(runlog, timer_samples_become_metrics_with_steps_and_times)
 {
-    d5_timer *t = known_timer();
+    d5_timer *t = forward_timer();
     d5_runlog *log = new_log("run");
     cr_assert_eq(d5_runlog_add_timer(log, t, "time/"), D5_OK);
     size_t n;
@@ -240,7 +217,7 @@ Test(runlog, mlflow_run_reads_back_file_by_file)
     }
     d5_runlog_finish(log, 0);
     char *root;
-    cr_assert_geq(asprintf(&root, "%s/mlruns", dir), 0);
+    cr_assert_geq(asprintf(&root, "%s/mlruns", test_dir), 0);
     char id[33];
     cr_assert_eq(d5_runlog_write_mlflow(log, root, "d5 tests", id, sizeof id), D5_OK);
     cr_assert_eq(strlen(id), 32);
@@ -375,7 +352,7 @@ Test(runlog, mlflow_run_reads_back_file_by_file)
 Test(runlog, mlflow_names_that_collide_are_refused_and_nothing_is_left)
 {
     char *root;
-    cr_assert_geq(asprintf(&root, "%s/mlruns", dir), 0);
+    cr_assert_geq(asprintf(&root, "%s/mlruns", test_dir), 0);
     d5_runlog *log = new_log("run");
     cr_assert_eq(d5_runlog_metric(log, "loss", 1, 0, 0), D5_OK);
     cr_assert_eq(d5_runlog_metric(log, "loss/train", 1, 0, 0), D5_OK);

@@ -19,20 +19,17 @@
 #define D5_PYTHON "/usr/bin/python3"
 #endif
 
-static char *dir;
 static json_t *expected; /* what the test logged, for the reader */
 
 static void setup(void)
 {
-    dir = tmpdir_make();
-    cr_assert_not_null(dir);
+    test_dir_make();
     expected = json_pack("{s:[], s:[], s:[]}", "params", "tags", "metrics");
     cr_assert_not_null(expected);
 }
 static void teardown(void)
 {
-    rmtree(dir);
-    free(dir);
+    test_dir_remove();
     json_decref(expected);
 }
 
@@ -104,7 +101,7 @@ static int entries(const char *d)
 static int run_reader_quiet(const char *run_dir, int quiet)
 {
     char *exp_path;
-    cr_assert_geq(asprintf(&exp_path, "%s.expected.json", dir), 0);
+    cr_assert_geq(asprintf(&exp_path, "%s.expected.json", test_dir), 0);
     cr_assert_eq(json_dump_file(expected, exp_path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)), 0);
     fflush(NULL);
     pid_t pid = fork();
@@ -140,9 +137,9 @@ static char *write_run(d5_runlog *log, int failed, char id[16])
     json_object_set_new(expected, "failed", json_boolean(failed));
     json_object_set_new(expected, "start_ms", json_integer(d5_runlog_start_ms(log)));
     json_object_set_new(expected, "end_ms", json_integer(d5_runlog_end_ms(log)));
-    d5_status s = d5_runlog_write_wandb(log, dir, "d5-tests", id, 16);
+    d5_status s = d5_runlog_write_wandb(log, test_dir, "d5-tests", id, 16);
     cr_assert_eq(s, D5_OK, "%s: %s", d5_status_name(s), d5_last_error());
-    char *run_dir = only_entry(dir);
+    char *run_dir = only_entry(test_dir);
     cr_assert_eq(strlen(id), 8);
     const char *base = strrchr(run_dir, '/') + 1;
     cr_assert(strncmp(base, "offline-run-", 12) == 0, "%s", base);
@@ -407,20 +404,20 @@ Test(wandb, reader_detects_a_corrupt_byte)
 static void refused(const d5_runlog *log, const char *project, const char *needle)
 {
     char id[16];
-    d5_status s = d5_runlog_write_wandb(log, dir, project, id, sizeof id);
+    d5_status s = d5_runlog_write_wandb(log, test_dir, project, id, sizeof id);
     cr_assert_eq(s, D5_ERR_INVALID, "project '%s': %s", project, d5_status_name(s));
     cr_assert(strstr(d5_last_error(), needle), "message '%s' lacks '%s'", d5_last_error(), needle);
-    cr_assert_eq(entries(dir), 0, "something was left in %s", dir);
+    cr_assert_eq(entries(test_dir), 0, "something was left in %s", test_dir);
 }
 
 Test(wandb, bad_inputs_are_refused)
 {
     d5_runlog *log = new_log("ok");
     char id[16];
-    cr_assert_eq(d5_runlog_write_wandb(NULL, dir, "p", id, sizeof id), D5_ERR_INVALID);
+    cr_assert_eq(d5_runlog_write_wandb(NULL, test_dir, "p", id, sizeof id), D5_ERR_INVALID);
     cr_assert_eq(d5_runlog_write_wandb(log, NULL, "p", id, sizeof id), D5_ERR_INVALID);
-    cr_assert_eq(d5_runlog_write_wandb(log, dir, NULL, id, sizeof id), D5_ERR_INVALID);
-    cr_assert_eq(d5_runlog_write_wandb(log, dir, "p", id, 8), D5_ERR_INVALID);
+    cr_assert_eq(d5_runlog_write_wandb(log, test_dir, NULL, id, sizeof id), D5_ERR_INVALID);
+    cr_assert_eq(d5_runlog_write_wandb(log, test_dir, "p", id, 8), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "9 bytes"), "%s", d5_last_error());
     refused(log, "", "W&B project ''");
     refused(log, "team/project", "team/project");
@@ -468,7 +465,7 @@ Test(wandb, unwritable_directory_is_an_io_error)
 {
     d5_runlog *log = new_log("io");
     char *file;
-    cr_assert_geq(asprintf(&file, "%s/plain-file", dir), 0);
+    cr_assert_geq(asprintf(&file, "%s/plain-file", test_dir), 0);
     FILE *f = fopen(file, "w");
     cr_assert_not_null(f);
     fclose(f);
@@ -496,16 +493,16 @@ Test(wandb, out_of_memory_leaves_nothing)
     for (; s == D5_ERR_NOMEM && budget < 5000; budget++) {
         failing_alloc_install(budget);
         char id[16];
-        s = d5_runlog_write_wandb(log, dir, "p", id, sizeof id);
+        s = d5_runlog_write_wandb(log, test_dir, "p", id, sizeof id);
         long live = failing_alloc_live();
         failing_alloc_remove();
         cr_assert(s == D5_OK || s == D5_ERR_NOMEM, "budget %ld: %s (%s)", budget, d5_status_name(s),
                   d5_last_error());
         cr_assert_eq(live, 0, "budget %ld leaks %ld blocks", budget, live);
-        if (s != D5_OK) cr_assert_eq(entries(dir), 0, "budget %ld left files behind", budget);
+        if (s != D5_OK) cr_assert_eq(entries(test_dir), 0, "budget %ld left files behind", budget);
     }
     cr_assert_eq(s, D5_OK);
     cr_assert_gt(budget, 10, "only %ld allocations", budget);
-    free(only_entry(dir));
+    free(only_entry(test_dir));
     d5_runlog_free(log);
 }

@@ -192,9 +192,16 @@ void rnn_check_case(const rnn_ref_case *c, const char *backend, d5_dtype dt, dou
     rnn_free_all(gin, nin);
 }
 
-void rnn_check_node_test(const char *test, const char *op, const char *backend,
-                         const d5_attrs *attrs, int32_t nin, const int32_t *outs, int32_t nouts)
+/* One node test (data/node/<test>): its nin inputs (input_k.pb, into slots
+ * 0..nin-1) through `op` on `backend` with hidden_size `hidden` and `layout`;
+ * output_k.pb is the operator's output outs[k] (nouts of them). */
+static void node_test(const char *test, const char *op, const char *backend, int64_t hidden,
+                      int64_t layout, int32_t nin, const int32_t *outs, int32_t nouts)
 {
+    rnn_attrs a = {0};
+    rnn_attr_add(&a, attr_int("hidden_size", hidden));
+    if (layout) rnn_attr_add(&a, attr_int("layout", layout));
+    rnn_attr_add(&a, attr_int("__opset", 14));
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/node/%s/test_data_set_0", D5_ONNX_TESTDATA, test);
     if (access(dir, R_OK) != 0) cr_skip_test("%s is not installed", dir);
@@ -221,7 +228,7 @@ void rnn_check_node_test(const char *test, const char *op, const char *backend,
     for (int32_t k = 0; k < nouts; k++)
         if (outs[k] + 1 > nout) nout = outs[k] + 1;
     d5_op *o = NULL;
-    cr_assert_eq(d5_op_create(desc, known, nin, attrs, nout, &o), D5_OK, "%s on %s: %s", test,
+    cr_assert_eq(d5_op_create(desc, known, nin, &a.attrs, nout, &o), D5_OK, "%s on %s: %s", test,
                  backend, d5_last_error());
     for (int32_t k = 0; k < nout; k++)
         cr_assert_eq(d5_tensor_alloc(d5_op_output_desc(o, k), &out[k]), D5_OK);
@@ -242,4 +249,23 @@ void rnn_check_node_test(const char *test, const char *op, const char *backend,
     rnn_free_all(in, nin);
     rnn_free_all(want, nouts);
     rnn_free_all(out, nout);
+}
+
+/* The models name Y "" where only Y_h is an output. */
+static const int32_t Y_AND_YH[2] = {0, 1}, YH[1] = {1};
+
+void rnn_check_onnx_node_tests(const char *backend)
+{
+    node_test("test_simple_rnn_defaults", "RNN", backend, 4, 0, 3, YH, 1);
+    node_test("test_simple_rnn_with_initial_bias", "RNN", backend, 5, 0, 4, YH, 1);
+    node_test("test_simple_rnn_batchwise", "RNN", backend, 4, 1, 3, Y_AND_YH, 2);
+    node_test("test_rnn_seq_length", "RNN", backend, 5, 0, 4, YH, 1);
+    node_test("test_gru_defaults", "GRU", backend, 5, 0, 3, YH, 1);
+    node_test("test_gru_with_initial_bias", "GRU", backend, 3, 0, 4, YH, 1);
+    node_test("test_gru_seq_length", "GRU", backend, 5, 0, 4, YH, 1);
+    node_test("test_gru_batchwise", "GRU", backend, 6, 1, 3, Y_AND_YH, 2);
+    node_test("test_lstm_defaults", "LSTM", backend, 3, 0, 3, YH, 1);
+    node_test("test_lstm_with_initial_bias", "LSTM", backend, 4, 0, 4, YH, 1);
+    node_test("test_lstm_with_peepholes", "LSTM", backend, 3, 0, 8, YH, 1);
+    node_test("test_lstm_batchwise", "LSTM", backend, 7, 1, 3, Y_AND_YH, 2);
 }

@@ -31,11 +31,10 @@ void rnn_check_case(const rnn_ref_case *c, const char *backend, d5_dtype dt, dou
 /* The status of creating the case's operator on `backend` (float32). */
 d5_status rnn_case_create_status(const rnn_ref_case *c, const char *backend);
 
-/* An ONNX node test of libonnx-testdata (data/node/<test>): its nin inputs
- * (input_k.pb, into slots 0..nin-1) through `op` on `backend` with `attrs`;
- * output_k.pb is the operator's output outs[k] (nouts of them). Skipped when
- * the test data is not installed. */
-void rnn_check_node_test(const char *test, const char *op, const char *backend,
-                         const d5_attrs *attrs, int32_t nin, const int32_t *outs, int32_t nouts);
+/* The 12 RNN, GRU and LSTM node tests of libonnx-testdata (data/node/<test>,
+ * opset 14) on `backend`: each test's inputs through the operator, its
+ * outputs compared with ONNX's tolerances. Skipped when the test data is not
+ * installed. */
+void rnn_check_onnx_node_tests(const char *backend);
 
 #endif

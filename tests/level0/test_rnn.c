@@ -22,36 +22,11 @@ Test(rnn_ref, pytorch_cases_float32)
     for (int i = 0; i < NCASES; i++) rnn_check_case(&rnn_ref_cases[i], "ref", D5_F32, 2e-5);
 }
 
-/* ---- The ONNX node tests (libonnx-testdata), run on the operator directly:
- * the models name Y "" where only Y_h is an output. ---- */
-
-static const int32_t Y_AND_YH[2] = {0, 1}, YH[1] = {1};
-
-static void node(const char *test, const char *op, int64_t hidden, int64_t layout, int32_t nin,
-                 const int32_t *outs, int32_t nouts)
-{
-    rnn_attrs a;
-    memset(&a, 0, sizeof a);
-    rnn_attr_add(&a, attr_int("hidden_size", hidden));
-    if (layout) rnn_attr_add(&a, attr_int("layout", layout));
-    rnn_attr_add(&a, attr_int("__opset", 14));
-    rnn_check_node_test(test, op, "ref", &a.attrs, nin, outs, nouts);
-}
+/* ---- The ONNX node tests (libonnx-testdata), run on the operator directly ---- */
 
 Test(rnn_ref, onnx_node_tests)
 {
-    node("test_simple_rnn_defaults", "RNN", 4, 0, 3, YH, 1);
-    node("test_simple_rnn_with_initial_bias", "RNN", 5, 0, 4, YH, 1);
-    node("test_simple_rnn_batchwise", "RNN", 4, 1, 3, Y_AND_YH, 2);
-    node("test_rnn_seq_length", "RNN", 5, 0, 4, YH, 1);
-    node("test_gru_defaults", "GRU", 5, 0, 3, YH, 1);
-    node("test_gru_with_initial_bias", "GRU", 3, 0, 4, YH, 1);
-    node("test_gru_seq_length", "GRU", 5, 0, 4, YH, 1);
-    node("test_gru_batchwise", "GRU", 6, 1, 3, Y_AND_YH, 2);
-    node("test_lstm_defaults", "LSTM", 3, 0, 3, YH, 1);
-    node("test_lstm_with_initial_bias", "LSTM", 4, 0, 4, YH, 1);
-    node("test_lstm_with_peepholes", "LSTM", 3, 0, 8, YH, 1);
-    node("test_lstm_batchwise", "LSTM", 7, 1, 3, Y_AND_YH, 2);
+    rnn_check_onnx_node_tests("ref");
 }
 
 /* ---- Gradients against finite differences ---- */

@@ -36,33 +36,9 @@ Test(rnn_dnnl, pytorch_cases)
     cr_assert_geq(ran, 5);
 }
 
-static const int32_t Y_AND_YH[2] = {0, 1}, YH[1] = {1};
-
-static void node(const char *test, const char *op, int64_t hidden, int64_t layout, int32_t nin,
-                 const int32_t *outs, int32_t nouts)
-{
-    rnn_attrs a;
-    memset(&a, 0, sizeof a);
-    rnn_attr_add(&a, attr_int("hidden_size", hidden));
-    if (layout) rnn_attr_add(&a, attr_int("layout", layout));
-    rnn_attr_add(&a, attr_int("__opset", 14));
-    rnn_check_node_test(test, op, "dnnl", &a.attrs, nin, outs, nouts);
-}
-
 Test(rnn_dnnl, onnx_node_tests)
 {
-    node("test_simple_rnn_defaults", "RNN", 4, 0, 3, YH, 1);
-    node("test_simple_rnn_with_initial_bias", "RNN", 5, 0, 4, YH, 1);
-    node("test_simple_rnn_batchwise", "RNN", 4, 1, 3, Y_AND_YH, 2);
-    node("test_rnn_seq_length", "RNN", 5, 0, 4, YH, 1);
-    node("test_gru_defaults", "GRU", 5, 0, 3, YH, 1);
-    node("test_gru_with_initial_bias", "GRU", 3, 0, 4, YH, 1);
-    node("test_gru_seq_length", "GRU", 5, 0, 4, YH, 1);
-    node("test_gru_batchwise", "GRU", 6, 1, 3, Y_AND_YH, 2);
-    node("test_lstm_defaults", "LSTM", 3, 0, 3, YH, 1);
-    node("test_lstm_with_initial_bias", "LSTM", 4, 0, 4, YH, 1);
-    node("test_lstm_with_peepholes", "LSTM", 3, 0, 8, YH, 1);
-    node("test_lstm_batchwise", "LSTM", 7, 1, 3, Y_AND_YH, 2);
+    rnn_check_onnx_node_tests("dnnl");
 }
 
 /* ---- Against ref on random inputs ---- */
