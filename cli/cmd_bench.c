@@ -2,6 +2,7 @@
  * appears whole when the run is done. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "results_folder.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct bench_cfg {
     const char *out;
@@ -22,14 +22,6 @@ typedef struct bench_cfg {
     int threads;
     double system_hz; /* the system sampler's rate; 0: off */
 } bench_cfg;
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
 
 /* Everything one output file needs. */
 typedef struct bench_out {
@@ -84,33 +76,39 @@ static d5_status write_summary(const bench_out *o, FILE *f)
     return s;
 }
 
-static d5_status out_summary(const bench_out *o, const char *path)
+static d5_status out_summary(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     FILE *f = fopen(path, "w");
     if (!f) return d5_error(D5_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     d5_status s = write_summary(o, f);
     if (fclose(f) != 0 && s == D5_OK) s = d5_error(D5_ERR_IO, "cannot write '%s'", path);
     return s;
 }
-static d5_status out_results_json(const bench_out *o, const char *path)
+static d5_status out_results_json(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_results_write_json(o->r, path);
 }
-static d5_status out_results_csv(const bench_out *o, const char *path)
+static d5_status out_results_csv(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_results_write_csv(o->r, path);
 }
-static d5_status out_samples_csv(const bench_out *o, const char *path)
+static d5_status out_samples_csv(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_results_write_samples_csv(o->r, path);
 }
-static d5_status out_machine_json(const bench_out *o, const char *path)
+static d5_status out_machine_json(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_machine_write_json(o->m, o->p, path);
 }
 /* The suite's sections, and the system sampler's series as counter tracks. */
-static d5_status out_trace(const bench_out *o, const char *path)
+static d5_status out_trace(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     if (!o->sys) return d5_report_trace(o->suite, path);
     d5_counter_track *tracks = NULL;
     size_t n = 0;
@@ -119,39 +117,42 @@ static d5_status out_trace(const bench_out *o, const char *path)
     d5_sysmon_counter_tracks_free(tracks, n);
     return s;
 }
-static d5_status out_sections_csv(const bench_out *o, const char *path)
+static d5_status out_sections_csv(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_report_csv(o->suite, path);
 }
-static d5_status out_history(const bench_out *o, const char *path)
+static d5_status out_history(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return d5_report_jsonl(o->suite, path);
 }
 /* The system report; nothing with --system-hz 0. */
-static d5_status out_system_csv(const bench_out *o, const char *path)
+static d5_status out_system_csv(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return o->sys ? d5_sysmon_write_csv(o->sys, path) : D5_OK;
 }
-static d5_status out_system_json(const bench_out *o, const char *path)
+static d5_status out_system_json(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return o->sys ? d5_sysmon_write_json(o->sys, path) : D5_OK;
 }
 
 /* The memory report of one ResNet-20 inference (the network suite's). */
-static d5_status out_memory_json(const bench_out *o, const char *path)
+static d5_status out_memory_json(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return o->mem->nrows > 0 ? d5_memory_profile_write_json(o->mem, path) : D5_OK;
 }
-static d5_status out_memory_timeline(const bench_out *o, const char *path)
+static d5_status out_memory_timeline(const void *ctx, const char *path)
 {
+    const bench_out *o = ctx;
     return o->mem->nrows > 0 ? d5_memory_profile_write_timeline(o->mem, path) : D5_OK;
 }
 
 /* The files of a results folder, in the order they are written. */
-static const struct {
-    const char *name;
-    d5_status (*write)(const bench_out *o, const char *path);
-} outputs[] = {
+static const cli_folder_file outputs[] = {
     {"summary.txt", out_summary},       {"results.json", out_results_json},
     {"results.csv", out_results_csv},   {"samples.csv", out_samples_csv},
     {"machine.json", out_machine_json}, {"trace.json", out_trace},
@@ -160,27 +161,6 @@ static const struct {
     {"memory.json", out_memory_json},   {"memory_timeline.csv", out_memory_timeline},
 };
 #define NOUTPUTS (sizeof outputs / sizeof outputs[0])
-
-static void remove_partial(const char *dir)
-{
-    for (size_t i = 0; i < NOUTPUTS; i++) {
-        char *p = join(dir, outputs[i].name);
-        if (p) unlink(p);
-        free(p);
-    }
-    rmdir(dir);
-}
-
-static d5_status write_folder(const char *dir, const bench_out *o)
-{
-    d5_status s = D5_OK;
-    for (size_t i = 0; s == D5_OK && i < NOUTPUTS; i++) {
-        char *path = join(dir, outputs[i].name);
-        s = path ? outputs[i].write(o, path) : d5_error(D5_ERR_NOMEM, "out of memory");
-        free(path);
-    }
-    return s;
-}
 
 /* Every benchmark's median, CI and sample count as metrics bench/<name>/...
  * (characters a tracker's file store refuses become '_'). */
@@ -273,7 +253,6 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     d5_status s = d5_timer_create(&tp, &suite);
     if (s != D5_OK) return cli_fail("bench", s);
     d5_sysmon *sys = system_start(cfg->system_hz);
-    int system_files = sys != NULL;
 
     d5_machine_info m;
     d5_machine_peaks peaks;
@@ -341,28 +320,10 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
         s = d5_results_context(r, "fp32_peak_contended", peaks.contention.contended ? "yes" : "no");
 
     bench_out o = {cfg, spec, &m, &peaks, &after, r, suite, sys, &mem};
-    char partial[4096];
-    snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid());
     if (s == D5_OK) {
         cli_progress(7, steps, "writing %s", out);
-        /* Interrupted while writing: the unfinished folder goes. */
-        for (size_t i = 0; i < NOUTPUTS; i++) {
-            char *path = join(partial, outputs[i].name);
-            if (path) cli_unfinished_add(path);
-            free(path);
-        }
-        cli_unfinished_add(partial);
-        if (mkdir(partial, 0777) != 0)
-            s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
-        else if ((s = write_folder(partial, &o)) != D5_OK)
-            remove_partial(partial);
-        else if (rename(partial, out) != 0) {
-            s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", partial, out,
-                         strerror(errno));
-            remove_partial(partial);
-        }
+        s = cli_folder_write(out, outputs, NOUTPUTS, &o);
     }
-    cli_unfinished_clear();
     /* The folder is complete and in place: nothing below removes it. */
     int folder_written = s == D5_OK;
     if (s == D5_OK) s = write_extras(&o);
@@ -377,9 +338,7 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
         return code;
     }
     printf("\nresults in %s/:", out);
-    for (size_t i = 0; i < NOUTPUTS; i++)
-        if (system_files || strncmp(outputs[i].name, "system.", 7) != 0)
-            printf(" %s", outputs[i].name);
+    cli_folder_print(stdout, out, outputs, NOUTPUTS);
     printf("\n");
     return D5_EXIT_OK;
 }

@@ -16,17 +16,6 @@ static double mono_ms(void)
     return (double)d5_monotonic_ns() * 1e-6;
 }
 
-static void bytes_str(double b, char *buf, size_t size)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
 static double peak_rss_bytes(void)
 {
     struct rusage ru;
@@ -484,7 +473,7 @@ int cmd_run(int argc, char **argv)
     d5_memory_plan plan;
     d5_executor_memory(ex, &plan);
     char a[32], c[32], d[32], e[32];
-    bytes_str(stat(model, &st) == 0 ? (double)st.st_size : 0, a, sizeof a);
+    d5_format_bytes(stat(model, &st) == 0 ? (double)st.st_size : 0, a, sizeof a);
     printf("model       %s: %d nodes scheduled, %d folded at load, %lld parameters, file %s\n",
            model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
            (long long)d5_network_param_elements(net), a);
@@ -534,10 +523,10 @@ int cmd_run(int argc, char **argv)
         print_breakdown(ex, &o);
         print_overhead(&o);
     }
-    bytes_str((double)plan.arena_bytes, a, sizeof a);
-    bytes_str((double)plan.unshared_bytes, c, sizeof c);
-    bytes_str((double)plan.param_bytes, d, sizeof d);
-    bytes_str(peak_rss_bytes(), e, sizeof e);
+    d5_format_bytes((double)plan.arena_bytes, a, sizeof a);
+    d5_format_bytes((double)plan.unshared_bytes, c, sizeof c);
+    d5_format_bytes((double)plan.param_bytes, d, sizeof d);
+    d5_format_bytes(peak_rss_bytes(), e, sizeof e);
     printf("memory      activations %s planned (%s without reuse), parameters %s, peak RSS %s\n", a,
            c, d, e);
 

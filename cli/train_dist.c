@@ -21,26 +21,15 @@ static d5_stats stats_of(const double *x, int64_t n)
     return st;
 }
 
-static void bytes_text(double b, char *buf, size_t size)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
 void train_dist_print(FILE *f, const train_dist_report *rep)
 {
     const d5_dist_result *r = rep->r;
     d5_stats step = stats_of(r->step_s, r->steps), comp = stats_of(r->compute_s, r->steps),
              exp = stats_of(r->exposed_s, r->steps);
     char grad[32], sent[32], recv[32];
-    bytes_text((double)r->gradient_bytes, grad, sizeof grad);
-    bytes_text(r->bytes_sent_per_step, sent, sizeof sent);
-    bytes_text(r->bytes_recv_per_step, recv, sizeof recv);
+    d5_format_bytes((double)r->gradient_bytes, grad, sizeof grad);
+    d5_format_bytes(r->bytes_sent_per_step, sent, sizeof sent);
+    d5_format_bytes(r->bytes_recv_per_step, recv, sizeof recv);
     fprintf(f, "\ndistributed: %s on %d rank%s (%d worker%s", d5_dist_scheme_name(r->scheme),
             (int)r->ranks, r->ranks == 1 ? "" : "s", (int)r->workers, r->workers == 1 ? "" : "s");
     if (r->servers) fprintf(f, ", %d server%s", (int)r->servers, r->servers == 1 ? "" : "s");

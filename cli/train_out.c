@@ -3,12 +3,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "train_out.h"
 
+#include "results_folder.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---- The run log ---- */
 
@@ -195,58 +195,65 @@ d5_status train_out_steps_csv(const d5_train_result *r, int64_t global_batch, co
 
 /* ---- The results folder ---- */
 
-static d5_status out_summary(const train_out *o, const char *path)
+static d5_status out_summary(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return d5_file_write_atomic(path, o->summary ? o->summary : "", o->summary_len);
 }
-static d5_status out_json(const train_out *o, const char *path)
+static d5_status out_json(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return cli_json_write(o->spec, NULL, json_incref(o->doc), path);
 }
-static d5_status out_epochs(const train_out *o, const char *path)
+static d5_status out_epochs(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return train_out_epochs_csv(o->res, path);
 }
-static d5_status out_steps(const train_out *o, const char *path)
+static d5_status out_steps(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return train_out_steps_csv(o->res, o->global_batch, path);
 }
-static d5_status out_regions(const train_out *o, const char *path)
+static d5_status out_regions(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return d5_report_csv(o->timer, path);
 }
-static d5_status out_trace(const train_out *o, const char *path)
+static d5_status out_trace(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     if (!o->trace) return train_reports_trace(o->reports, o->timer, path);
     if (rename(o->trace, path) != 0)
         return d5_error(D5_ERR_IO, "cannot move '%s' to '%s': %s", o->trace, path, strerror(errno));
     return D5_OK;
 }
 
-static d5_status out_system_csv(const train_out *o, const char *path)
+static d5_status out_system_csv(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return o->reports->sys ? d5_sysmon_write_csv(o->reports->sys, path) : D5_OK;
 }
-static d5_status out_system_json(const train_out *o, const char *path)
+static d5_status out_system_json(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return o->reports->sys ? d5_sysmon_write_json(o->reports->sys, path) : D5_OK;
 }
-static d5_status out_memory_json(const train_out *o, const char *path)
+static d5_status out_memory_json(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return o->reports->mem ? d5_memory_profile_write_json(o->reports->mem, path) : D5_OK;
 }
-static d5_status out_memory_timeline(const train_out *o, const char *path)
+static d5_status out_memory_timeline(const void *ctx, const char *path)
 {
+    const train_out *o = ctx;
     return o->reports->mem ? d5_memory_profile_write_timeline(o->reports->mem, path) : D5_OK;
 }
 
 /* The files of the folder, in the order they are written. A writer that has
  * nothing to write this run (a report not asked for) returns D5_OK and
  * leaves no file; the listing shows the files that are there. */
-static const struct {
-    const char *name;
-    d5_status (*write)(const train_out *o, const char *path);
-} outputs[] = {
+static const cli_folder_file outputs[] = {
     {"summary.txt", out_summary},     {"train.json", out_json},
     {"epochs.csv", out_epochs},       {"steps.csv", out_steps},
     {"regions.csv", out_regions},     {"trace.json", out_trace},
@@ -255,56 +262,12 @@ static const struct {
 };
 #define NOUTPUTS (sizeof outputs / sizeof outputs[0])
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-static void remove_partial(const char *dir)
-{
-    for (size_t i = 0; i < NOUTPUTS; i++) {
-        char *p = join(dir, outputs[i].name);
-        if (p) unlink(p);
-        free(p);
-    }
-    rmdir(dir);
-}
-
 d5_status train_out_folder(const char *dir, const train_out *o)
 {
-    char partial[4200];
-    snprintf(partial, sizeof partial, "%s.partial-%ld", dir, (long)getpid());
-    /* Interrupted while writing: the unfinished folder goes. */
-    for (size_t i = 0; i < NOUTPUTS; i++) {
-        char *path = join(partial, outputs[i].name);
-        if (path) cli_unfinished_add(path);
-        free(path);
-    }
-    cli_unfinished_add(partial);
-    d5_status s = D5_OK;
-    int made = mkdir(partial, 0777) == 0;
-    if (!made) s = d5_error(D5_ERR_IO, "cannot create '%s': %s", partial, strerror(errno));
-    for (size_t i = 0; s == D5_OK && i < NOUTPUTS; i++) {
-        char *path = join(partial, outputs[i].name);
-        s = path ? outputs[i].write(o, path) : d5_error(D5_ERR_NOMEM, "out of memory");
-        free(path);
-    }
-    if (s == D5_OK && rename(partial, dir) != 0)
-        s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", partial, dir, strerror(errno));
-    if (s != D5_OK && made) remove_partial(partial);
-    cli_unfinished_clear();
-    return s;
+    return cli_folder_write(dir, outputs, NOUTPUTS, o);
 }
 
 void train_out_print_files(FILE *f, const char *dir)
 {
-    for (size_t i = 0; i < NOUTPUTS; i++) {
-        char *p = join(dir, outputs[i].name);
-        struct stat st;
-        if (p && stat(p, &st) == 0) fprintf(f, " %s", outputs[i].name);
-        free(p);
-    }
+    cli_folder_print(f, dir, outputs, NOUTPUTS);
 }

@@ -5,18 +5,6 @@
 
 #include <string.h>
 
-static void format_bytes(uint64_t b, char *buf, size_t size)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-}
-
 static void print_rate(FILE *f, const char *what, const d5_stats *s, const char *unit,
                        const char *note)
 {
@@ -39,7 +27,7 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
         fprintf(f, "  %-26s: not invariant (timers use CLOCK_MONOTONIC)\n", "time-stamp counter");
     fprintf(f, "  %-26s:", "caches");
     for (int i = 0; i < m->ncaches; i++) {
-        format_bytes(m->caches[i].size_bytes, a, sizeof a);
+        d5_format_bytes((double)m->caches[i].size_bytes, a, sizeof a);
         fprintf(f, "%s L%d%s %s (shared by %d)", i ? "," : "", m->caches[i].level,
                 strcmp(m->caches[i].type, "Data") == 0          ? "d"
                 : strcmp(m->caches[i].type, "Instruction") == 0 ? "i"
@@ -47,14 +35,14 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
                 a, m->caches[i].shared_by);
     }
     fprintf(f, "%s\n", m->ncaches ? "" : " unknown");
-    format_bytes(m->memory_bytes, a, sizeof a);
-    format_bytes(m->memory_available_bytes, b, sizeof b);
+    d5_format_bytes((double)m->memory_bytes, a, sizeof a);
+    d5_format_bytes((double)m->memory_available_bytes, b, sizeof b);
     fprintf(f, "  %-26s: %s (%s available)\n", "memory", a, b);
     fprintf(f, "  %-26s: %s; core %s; %d threads\n", "openblas", m->openblas_config,
             m->openblas_core, m->openblas_threads);
     fprintf(f, "  %-26s: %s\n", "cuda", m->cuda_status);
     for (int i = 0; i < m->cuda_device_count; i++) {
-        format_bytes(m->cuda[i].memory_bytes, a, sizeof a);
+        d5_format_bytes((double)m->cuda[i].memory_bytes, a, sizeof a);
         fprintf(f, "  %-26s: %s, compute %d.%d, %d SMs, %.0f MHz, %s\n", "  device",
                 m->cuda[i].name, m->cuda[i].major, m->cuda[i].minor, m->cuda[i].multiprocessors,
                 m->cuda[i].clock_mhz, a);
@@ -68,7 +56,7 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
         print_rate(f, "fp32 fma peak, 1 core", &p->fp32_core, "GFLOP/s", note);
         snprintf(what, sizeof what, "fp32 fma peak, %d threads", p->threads);
         print_rate(f, what, &p->fp32_all, "GFLOP/s", "");
-        format_bytes(p->triad_bytes, a, sizeof a);
+        d5_format_bytes((double)p->triad_bytes, a, sizeof a);
         snprintf(note, sizeof note, "(triad over %s, %d threads)", a, p->threads);
         print_rate(f, "memory bandwidth", &p->triad, "GB/s", note);
         if (p->contention.known)

@@ -29,6 +29,17 @@ void d5_format_duration(double ns, char *buf, size_t size)
     }
 }
 
+void d5_format_bytes(double bytes, char *buf, size_t size)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
 static const d5_timer_clock all_clocks[] = {D5_TIMER_CPU, D5_TIMER_CUDA};
 #define NCLOCKS (sizeof all_clocks / sizeof all_clocks[0])
 

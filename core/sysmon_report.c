@@ -400,17 +400,6 @@ d5_status d5_sysmon_counter_tracks(const d5_sysmon *m, const d5_timer *t, d5_cou
 
 /* ---- The console line ---- */
 
-static void bytes_text(double b, char *buf, size_t size)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
 /* "0.412 J per inference" or "123 J". */
 static void joules_text(const d5_sysmon_energy *e, const d5_sysmon_energy_part *p, char *buf,
                         size_t size)
@@ -457,7 +446,7 @@ void d5_sysmon_summary_line(const d5_sysmon *m, char *buf, size_t size)
     else
         ADD("CPU unmeasured (%zu samples)", m->n);
     char t[64];
-    bytes_text(rss, t, sizeof t);
+    d5_format_bytes(rss, t, sizeof t);
     if (isfinite(rss)) ADD(", peak RSS %s", t);
     if (gk) ADD(", GPU %.0f%% mean", gsum / (double)gk);
     d5_sysmon_energy e;

@@ -43,8 +43,6 @@ double bench_rss_peak(void);
 /* Prints "# load average at WHEN: 1 min, 5 min, 15 min; N CPUs online" from
  * /proc/loadavg, so that a reader sees whether other work shared the machine. */
 void bench_print_load(const char *when);
-/* "12.3 MiB". */
-void bench_bytes_str(double bytes, char *buf, size_t size);
 
 /* The load-time and memory comparison on the largest built-in model (in
  * load_memory.c). Runs first, in a process that has not run anything large,

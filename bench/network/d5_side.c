@@ -131,14 +131,3 @@ void bench_print_load(const char *when)
         printf("# load average at %s: %.2f, %.2f, %.2f (1, 5, 15 min); %ld CPUs online\n", when, l1,
                l5, l15, sysconf(_SC_NPROCESSORS_ONLN));
 }
-
-void bench_bytes_str(double b, char *buf, size_t size)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}

@@ -113,9 +113,9 @@ static void print_row(const char *who, const d5_stats *st, double before, double
 {
     char ci[BENCH_CI_STR], b[32], p[32], g[32];
     bench_ci_str(st, ci, sizeof ci);
-    bench_bytes_str(before, b, sizeof b);
-    bench_bytes_str(peak, p, sizeof p);
-    bench_bytes_str(peak - before, g, sizeof g);
+    d5_format_bytes(before, b, sizeof b);
+    d5_format_bytes(peak, p, sizeof p);
+    d5_format_bytes(peak - before, g, sizeof g);
     printf("%-22s %-30s %4zu %11s %11s %11s %7.2f\n", who, ci, st->n, b, p, g,
            (peak - before) / file);
 }
@@ -167,7 +167,7 @@ d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds
         if (ort_run(ort, &rq, &o) != D5_OK) snprintf(why, sizeof why, "%s", d5_last_error());
     }
 
-    bench_bytes_str(file, a, sizeof a);
+    d5_format_bytes(file, a, sizeof a);
     printf("\nload and memory: %s (%.1f M parameters, ONNX file %s), batch %d\n", name,
            (double)params / 1e6, a, LOAD_BATCH);
     printf("%-22s %-30s %4s %11s %11s %11s %7s\n", "", "load median [95% CI]", "n", "RSS before",
@@ -204,10 +204,10 @@ d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds
     d5_format_duration(median_of(lc.read_ns, lc.calls), a, sizeof a);
     d5_format_duration(median_of(lc.compile_ns, lc.calls), b, sizeof b);
     printf("d5 load: read and optimise %s + compile %s (medians)\n", a, b);
-    bench_bytes_str((double)lc.plan.param_bytes, a, sizeof a);
-    bench_bytes_str((double)lc.plan.arena_bytes, b, sizeof b);
-    bench_bytes_str((double)lc.plan.unshared_bytes, c, sizeof c);
-    bench_bytes_str((double)(lc.plan.param_bytes + lc.plan.arena_bytes), d, sizeof d);
+    d5_format_bytes((double)lc.plan.param_bytes, a, sizeof a);
+    d5_format_bytes((double)lc.plan.arena_bytes, b, sizeof b);
+    d5_format_bytes((double)lc.plan.unshared_bytes, c, sizeof c);
+    d5_format_bytes((double)(lc.plan.param_bytes + lc.plan.arena_bytes), d, sizeof d);
     printf("d5 plan: parameters %s + activation arena %s (%s without reuse) = %s\n", a, b, c, d);
     fflush(stdout);
     ort_result_free(&o);

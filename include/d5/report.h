@@ -28,6 +28,8 @@ extern "C" {
 D5_API char *d5_report_context_text(void);
 /* Writes "812 ns", "12.4 us", "3.05 ms", "1.20 s" (3 significant digits). */
 D5_API void d5_format_duration(double ns, char *buf, size_t size);
+/* Writes "812 B", "12.4 KiB", "3.1 MiB" (powers of 1024, up to TiB). */
+D5_API void d5_format_bytes(double bytes, char *buf, size_t size);
 /* Writes s as one CSV field (RFC 4180): as it is, or in double quotes with
  * quotes doubled where it holds a comma, a quote or a line break. Every CSV
  * file d5 writes quotes its text this way. */

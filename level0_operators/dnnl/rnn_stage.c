@@ -12,44 +12,27 @@ static int64_t onnx_gate(const d5_dnnl_rnn_shape *s, int64_t k)
     return s->cell == D5_DNNL_LSTM ? lstm[k] : k;
 }
 
-/* dst[c * ld + o] = src[o * cols + c] for o < rows, c < cols (one gate of W
- * or R into ldigo, ld = G * H), through a 16 x 16 tile read and written row
- * by row: element by element, the strides of ld floats (multiples of 4 KiB
- * for DeepBench's sizes) fall into one cache set, and a 512 x 512 gate took
- * 2.5 ms instead of 0.45 ms. */
+/* dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols (one gate
+ * of W or R into ldigo and back, the ldigo side's stride G * H), through a
+ * 16 x 16 tile read and written row by row: element by element, the strides
+ * of G * H floats (multiples of 4 KiB for DeepBench's sizes) fall into one
+ * cache set, and a 512 x 512 gate took 2.5 ms instead of 0.45 ms. */
 #define TILE 16
-static void to_ldigo(const float *src, int64_t rows, int64_t cols, float *dst, int64_t ld)
+static void transpose(const float *src, int64_t src_ld, int64_t rows, int64_t cols, float *dst,
+                      int64_t dst_ld)
 {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-    for (int64_t ob = 0; ob < rows; ob += TILE) {
+    for (int64_t rb = 0; rb < rows; rb += TILE) {
         float t[TILE][TILE];
-        int64_t oe = ob + TILE < rows ? ob + TILE : rows;
+        int64_t re = rb + TILE < rows ? rb + TILE : rows;
         for (int64_t cb = 0; cb < cols; cb += TILE) {
             int64_t ce = cb + TILE < cols ? cb + TILE : cols;
-            for (int64_t o = ob; o < oe; o++)
-                for (int64_t c = cb; c < ce; c++) t[c - cb][o - ob] = src[o * cols + c];
+            for (int64_t r = rb; r < re; r++)
+                for (int64_t c = cb; c < ce; c++) t[c - cb][r - rb] = src[r * src_ld + c];
             for (int64_t c = cb; c < ce; c++)
-                for (int64_t o = ob; o < oe; o++) dst[c * ld + o] = t[c - cb][o - ob];
-        }
-    }
-}
-
-static void from_ldigo(const float *src, int64_t rows, int64_t cols, int64_t ld, float *dst)
-{
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-    for (int64_t ob = 0; ob < rows; ob += TILE) {
-        float t[TILE][TILE];
-        int64_t oe = ob + TILE < rows ? ob + TILE : rows;
-        for (int64_t cb = 0; cb < cols; cb += TILE) {
-            int64_t ce = cb + TILE < cols ? cb + TILE : cols;
-            for (int64_t c = cb; c < ce; c++)
-                for (int64_t o = ob; o < oe; o++) t[o - ob][c - cb] = src[c * ld + o];
-            for (int64_t o = ob; o < oe; o++)
-                for (int64_t c = cb; c < ce; c++) dst[o * cols + c] = t[o - ob][c - cb];
+                for (int64_t r = rb; r < re; r++) dst[c * dst_ld + r] = t[c - cb][r - rb];
         }
     }
 }
@@ -62,8 +45,8 @@ void d5__dnnl_rnn_weights_in(const d5_dnnl_rnn_shape *s, const float *onnx, int6
     const int64_t G = s->G, H = s->H;
     for (int64_t d = 0; d < s->D; d++)
         for (int64_t k = 0; k < G; k++)
-            to_ldigo(onnx + (d * G + onnx_gate(s, k)) * H * cols, H, cols,
-                     dnnl + d * cols * G * H + k * H, G * H);
+            transpose(onnx + (d * G + onnx_gate(s, k)) * H * cols, cols, H, cols,
+                      dnnl + d * cols * G * H + k * H, G * H);
 }
 
 void d5__dnnl_rnn_weights_out(const d5_dnnl_rnn_shape *s, const float *dnnl, int64_t cols,
@@ -72,8 +55,8 @@ void d5__dnnl_rnn_weights_out(const d5_dnnl_rnn_shape *s, const float *dnnl, int
     const int64_t G = s->G, H = s->H;
     for (int64_t d = 0; d < s->D; d++)
         for (int64_t k = 0; k < G; k++)
-            from_ldigo(dnnl + d * cols * G * H + k * H, H, cols, G * H,
-                       onnx + (d * G + onnx_gate(s, k)) * H * cols);
+            transpose(dnnl + d * cols * G * H + k * H, G * H, cols, H,
+                      onnx + (d * G + onnx_gate(s, k)) * H * cols, cols);
 }
 
 void d5__dnnl_rnn_bias_in(const d5_dnnl_rnn_shape *s, const float *onnx, float *dnnl)

@@ -66,6 +66,26 @@ Test(report, format_duration_picks_units)
     }
 }
 
+Test(report, format_bytes_in_powers_of_1024)
+{
+    const struct {
+        double bytes;
+        const char *want;
+    } cases[] = {{0, "0 B"},
+                 {812, "812 B"},
+                 {1023, "1023 B"},
+                 {1024, "1.0 KiB"},
+                 {12.4 * 1024, "12.4 KiB"},
+                 {3.1 * 1024 * 1024, "3.1 MiB"},
+                 {1536.0 * 1024 * 1024 * 1024, "1.5 TiB"},
+                 {2048.0 * 1024 * 1024 * 1024 * 1024, "2048.0 TiB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[32];
+        d5_format_bytes(cases[i].bytes, b, sizeof b);
+        cr_assert_str_eq(b, cases[i].want, "%g bytes", cases[i].bytes);
+    }
+}
+
 Test(report, table_has_one_row_per_key_with_samples)
 {
     d5_timer *t = known_timer();
