@@ -50,7 +50,8 @@ static d5_status one(d5_results *r, const char *model, int64_t batch, double max
     d5_memory_profile prof;
     memset(&prof, 0, sizeof prof);
     if (s == D5_OK) s = d5_executor_record_memory(ex, 0, NULL, model, &prof);
-    if (s == D5_OK) s = d5_results_counter(r, idx, "memory_peak_bytes", (double)prof.peak_bytes, "B");
+    if (s == D5_OK)
+        s = d5_results_counter(r, idx, "memory_peak_bytes", (double)prof.peak_bytes, "B");
     if (s == D5_OK && mem) {
         d5_memory_profile_free(mem);
         *mem = prof;
