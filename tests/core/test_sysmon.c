@@ -1,8 +1,8 @@
-/* The system sampler (its parsers: test_sysmon_proc.c): the sampler sampling
- * for a known time, RAPL energy across a
- * wrap-around on a fixture tree, a stand-in NVML, the reasons given when
- * something is unavailable, and every report read back (CSV, JSON, run log,
- * trace); then d5 run and d5 bench with their system options. */
+/* The system sampler (its parsers: test_sysmon_proc.c): sampling for a known
+ * time, RAPL energy across a wrap-around on a fixture tree, a stand-in NVML,
+ * the reasons given when something is unavailable, and every report read back
+ * (CSV, JSON, run log, trace); then d5 run and d5 bench with their system
+ * options. */
 #define _GNU_SOURCE
 #include "support.h"
 
