@@ -111,8 +111,10 @@ int cmd_onnx_test(int argc, char **argv)
             "Runs ONNX backend conformance tests: each DIR is a test folder (model.onnx and\n"
             "test_data_set_N/ with input_K.pb and output_K.pb) or a folder of them, such as\n"
             "/usr/share/libonnx-testdata/data/node. One line per test: pass, FAIL with the\n"
-            "worst element, or skip with the operator or feature d5 does not support. The last\n"
-            "line is 'N passed, N failed, N skipped'. Exit 1 if any test failed.",
+            "worst element, or skip with the operator or feature d5 does not support. Then one\n"
+            "line per data type ('float16: N passed, N failed, N skipped'; a test counts under\n"
+            "every type of its graph's inputs and outputs), and last 'N passed, N failed, N\n"
+            "skipped'. Exit 1 if any test failed.",
             opts),
         .positional = "DIR", .pos_list = &dirs, .pos_count = &ndirs};
     int rc = cli_parse(&spec, argc, argv);
@@ -140,6 +142,9 @@ int cmd_onnx_test(int argc, char **argv)
     json_t *root = json_object(), *arr = json_array();
     json_object_set_new(root, "tests", arr);
     int passed = 0, failed = 0, skipped = 0;
+    /* Per data type: a test counts under every type of its graph's inputs and outputs. */
+    int by_dtype[D5_DTYPE_COUNT][3];
+    memset(by_dtype, 0, sizeof by_dtype);
     d5_onnx_test_params p = d5_onnx_test_default_params();
     p.backend = backend;
     p.rtol = rtol;
@@ -168,11 +173,18 @@ int cmd_onnx_test(int argc, char **argv)
             else
                 printf("%s  %s: %s\n", word, name, r.detail);
         }
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f}", "name", name,
-                                             "path", tests.items[i], "outcome", word, "detail",
-                                             r.outcome == D5_ONNX_TEST_PASS ? "" : r.detail,
-                                             "datasets", r.datasets, "max_abs_err", r.max_abs_err,
-                                             "max_rel_err", r.max_rel_err));
+        json_t *types = json_array();
+        for (int d = 1; d < D5_DTYPE_COUNT; d++)
+            if (r.dtypes & (1u << d)) {
+                by_dtype[d][r.outcome]++;
+                json_array_append_new(types, json_string(d5_dtype_name((d5_dtype)d)));
+            }
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:o}", "name", name,
+                                        "path", tests.items[i], "outcome", word, "detail",
+                                        r.outcome == D5_ONNX_TEST_PASS ? "" : r.detail, "datasets",
+                                        r.datasets, "max_abs_err", r.max_abs_err, "max_rel_err",
+                                        r.max_rel_err, "dtypes", types));
     }
     for (size_t i = 0; i < tests.n; i++) free(tests.items[i]);
     free(tests.items);
@@ -180,6 +192,18 @@ int cmd_onnx_test(int argc, char **argv)
         json_decref(root);
         return cli_fail("onnx-test", s);
     }
+    json_t *per = json_object();
+    for (int d = 1; d < D5_DTYPE_COUNT; d++) {
+        const int *c = by_dtype[d];
+        if (c[0] + c[1] + c[2] == 0) continue;
+        const char *dname = d5_dtype_name((d5_dtype)d);
+        printf("%s: %d passed, %d failed, %d skipped\n", dname, c[D5_ONNX_TEST_PASS],
+               c[D5_ONNX_TEST_FAIL], c[D5_ONNX_TEST_SKIP]);
+        json_object_set_new(per, dname,
+                            json_pack("{s:i, s:i, s:i}", "passed", c[D5_ONNX_TEST_PASS], "failed",
+                                      c[D5_ONNX_TEST_FAIL], "skipped", c[D5_ONNX_TEST_SKIP]));
+    }
+    json_object_set_new(root, "by_dtype", per);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     json_object_set_new(root, "passed", json_integer(passed));
     json_object_set_new(root, "failed", json_integer(failed));

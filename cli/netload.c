@@ -52,6 +52,12 @@ static void fill_random(d5_tensor *t, d5_rng *rng)
             ((float *)t->data)[i] = (float)(2 * d5_rng_uniform(rng) - 1);
     else if (t->desc.dtype == D5_F64)
         for (int64_t i = 0; i < n; i++) ((double *)t->data)[i] = 2 * d5_rng_uniform(rng) - 1;
+    else if (t->desc.dtype == D5_F16 || t->desc.dtype == D5_BF16)
+        for (int64_t i = 0; i < n; i++) {
+            float x = (float)(2 * d5_rng_uniform(rng) - 1);
+            ((uint16_t *)t->data)[i] =
+                t->desc.dtype == D5_F16 ? d5_f16_from_f32(x) : d5_bf16_from_f32(x);
+        }
 }
 
 d5_status netload_inputs(const d5_network *net, const char *list, uint64_t seed, d5_tensor **out,

@@ -27,7 +27,20 @@ static void set(d5_tensor *t, int64_t i, double v)
 void d5_tensor_fill_uniform(d5_tensor *t, d5_rng *rng, double lo, double hi)
 {
     int64_t n = d5_tensor_desc_numel(&t->desc);
-    for (int64_t i = 0; i < n; i++) set(t, i, lo + (hi - lo) * d5_rng_uniform(rng));
+    if (is_float(t->desc.dtype)) {
+        for (int64_t i = 0; i < n; i++) set(t, i, lo + (hi - lo) * d5_rng_uniform(rng));
+        return;
+    }
+    /* Other types: the same draws, converted by d5_convert's rules. */
+    double v[256];
+    size_t esize = d5_dtype_size((d5_dtype)t->desc.dtype);
+    for (int64_t off = 0; off < n && esize; off += 256) {
+        int64_t k = n - off < 256 ? n - off : 256;
+        for (int64_t i = 0; i < k; i++) v[i] = lo + (hi - lo) * d5_rng_uniform(rng);
+        if (d5_convert(v, D5_F64, (char *)t->data + (size_t)off * esize, (d5_dtype)t->desc.dtype,
+                       (size_t)k) != D5_OK)
+            return;
+    }
 }
 
 d5_status d5_compare_tensors(const d5_tensor *got, const d5_tensor *want, d5_compare *out)

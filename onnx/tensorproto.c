@@ -8,10 +8,11 @@
 
 /* ---- Data types ---- */
 
-static const char *const type_names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
-                                         "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
-                                         "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
-                                         "COMPLEX128", "BFLOAT16"};
+static const char *const type_names[] = {
+    "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+    "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+    "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",     "FLOAT4E2M1"};
 
 const char *d5__onnx_type_name(int32_t onnx_type, char *buf, size_t size)
 {
@@ -36,6 +37,9 @@ static const struct {
     {ONNX__TENSOR_PROTO__DATA_TYPE__INT32, D5_I32},
     {ONNX__TENSOR_PROTO__DATA_TYPE__INT64, D5_I64},
     {ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, D5_BOOL},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, D5_U16},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, D5_U32},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, D5_U64},
 };
 _Static_assert(sizeof type_map / sizeof type_map[0] == D5_DTYPE_COUNT - 1,
                "every d5 dtype needs an ONNX data type");
@@ -76,30 +80,80 @@ static void swap_elements(void *data, size_t bytes, size_t esize)
 
 /* ---- TensorProto -> d5_tensor ---- */
 
-/* Copies n typed values into the tensor's memory, converting to its dtype. */
-static void copy_int32_values(const int32_t *src, size_t n, d5_dtype dt, void *dst)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (dt) {
-        case D5_I8: ((int8_t *)dst)[i] = (int8_t)src[i]; break;
-        case D5_U8: ((uint8_t *)dst)[i] = (uint8_t)src[i]; break;
-        case D5_I16: ((int16_t *)dst)[i] = (int16_t)src[i]; break;
-        case D5_I32: ((int32_t *)dst)[i] = src[i]; break;
-        case D5_BOOL: ((uint8_t *)dst)[i] = src[i] != 0; break;
-        default: ((uint16_t *)dst)[i] = (uint16_t)src[i]; break; /* FLOAT16, BFLOAT16 bits */
-        }
-    }
-}
-
-/* The typed field that holds values of dtype dt, and its count. */
+/* The typed field that holds values of dtype dt, and its count: float_data
+ * for float32, double_data for float64, int64_data for int64, uint64_data
+ * for uint32 and uint64, int32_data for the others (float16 and bfloat16 as
+ * their bit patterns). */
 static const char *typed_field(const Onnx__TensorProto *tp, d5_dtype dt, size_t *count)
 {
     switch (dt) {
     case D5_F32: *count = tp->n_float_data; return "float_data";
     case D5_F64: *count = tp->n_double_data; return "double_data";
     case D5_I64: *count = tp->n_int64_data; return "int64_data";
+    case D5_U32:
+    case D5_U64: *count = tp->n_uint64_data; return "uint64_data";
     default: *count = tp->n_int32_data; return "int32_data";
     }
+}
+
+/* The range of values int32_data may hold for dtype dt (bool: any, read as
+ * nonzero; float16 and bfloat16: 16-bit patterns). */
+static void int32_range(d5_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case D5_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case D5_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case D5_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case D5_U16:
+    case D5_F16:
+    case D5_BF16: *lo = 0, *hi = UINT16_MAX; break;
+    default: *lo = INT32_MIN, *hi = INT32_MAX; break; /* int32, bool */
+    }
+}
+
+/* Copies the values of the typed field into t (of numel elements), checking
+ * that each fits the tensor's type. */
+static d5_status copy_typed(const Onnx__TensorProto *tp, const char *what, const char *dbuf,
+                            d5_tensor *t, size_t numel)
+{
+    d5_dtype dt = (d5_dtype)t->desc.dtype;
+    void *dst = t->data;
+    size_t bytes = numel * d5_dtype_size(dt);
+    switch (dt) {
+    case D5_F32: memcpy(dst, tp->float_data, bytes); return D5_OK;
+    case D5_F64: memcpy(dst, tp->double_data, bytes); return D5_OK;
+    case D5_I64: memcpy(dst, tp->int64_data, bytes); return D5_OK;
+    case D5_U64: memcpy(dst, tp->uint64_data, bytes); return D5_OK;
+    case D5_U32:
+        for (size_t i = 0; i < numel; i++) {
+            if (tp->uint64_data[i] > UINT32_MAX)
+                return d5_error(D5_ERR_FORMAT,
+                                "%s %s has uint64_data[%zu] = %llu, outside uint32's range", what,
+                                dbuf, i, (unsigned long long)tp->uint64_data[i]);
+            ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
+        }
+        return D5_OK;
+    default: break;
+    }
+    int64_t lo, hi;
+    int32_range(dt, &lo, &hi);
+    for (size_t i = 0; i < numel; i++) {
+        int32_t v = tp->int32_data[i];
+        if (v < lo || v > hi)
+            return d5_error(D5_ERR_FORMAT,
+                            "%s %s has int32_data[%zu] = %d, outside %s's range %lld..%lld%s", what,
+                            dbuf, i, (int)v, d5_dtype_name(dt), (long long)lo, (long long)hi,
+                            dt == D5_F16 || dt == D5_BF16 ? " (bit patterns)" : "");
+        switch (dt) {
+        case D5_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
+        case D5_U8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+        case D5_I16: ((int16_t *)dst)[i] = (int16_t)v; break;
+        case D5_I32: ((int32_t *)dst)[i] = v; break;
+        case D5_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
+        default: ((uint16_t *)dst)[i] = (uint16_t)v; break; /* uint16, float16, bfloat16 */
+        }
+    }
+    return D5_OK;
 }
 
 /* The first non-empty typed field, to say where misplaced values are. */
@@ -202,13 +256,9 @@ d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *ba
         swap_elements(t.data, bytes, esize);
         if (dt == D5_BOOL)
             for (size_t i = 0; i < numel; i++) ((uint8_t *)t.data)[i] = ((uint8_t *)t.data)[i] != 0;
-    } else if (numel) {
-        switch (dt) {
-        case D5_F32: memcpy(t.data, tp->float_data, bytes); break;
-        case D5_F64: memcpy(t.data, tp->double_data, bytes); break;
-        case D5_I64: memcpy(t.data, tp->int64_data, bytes); break;
-        default: copy_int32_values(tp->int32_data, numel, dt, t.data); break;
-        }
+    } else if (numel && (s = copy_typed(tp, what, dbuf, &t, numel)) != D5_OK) {
+        d5_tensor_free(&t);
+        return s;
     }
     *out = t;
     return D5_OK;

@@ -71,6 +71,8 @@ D5_API void d5_error_clear(void);
 
 /* ---- Data types ---------------------------------------------------------- */
 
+/* The values of d5_dtype cross the operator ABI and are stored in files: new
+ * types go at the end of the list so that the others keep their numbers. */
 #define D5_DTYPE_LIST(X)                                                                           \
     X(F32, "float32", 4)                                                                           \
     X(F64, "float64", 8)                                                                           \
@@ -81,7 +83,10 @@ D5_API void d5_error_clear(void);
     X(I16, "int16", 2)                                                                             \
     X(I32, "int32", 4)                                                                             \
     X(I64, "int64", 8)                                                                             \
-    X(BOOL, "bool", 1)
+    X(BOOL, "bool", 1)                                                                             \
+    X(U16, "uint16", 2)                                                                            \
+    X(U32, "uint32", 4)                                                                            \
+    X(U64, "uint64", 8)
 
 typedef enum d5_dtype {
     D5_DTYPE_INVALID = 0,
@@ -97,6 +102,38 @@ D5_API const char *d5_dtype_name(d5_dtype t);
 D5_API size_t d5_dtype_size(d5_dtype t);
 /* Parses a name as printed by d5_dtype_name ("float32"). D5_ERR_NOTFOUND otherwise. */
 D5_API D5_NODISCARD d5_status d5_dtype_parse(const char *name, d5_dtype *out);
+/* 1 for the floating-point types (float32, float64, float16, bfloat16), 0 else. */
+D5_API int d5_dtype_is_float(d5_dtype t);
+
+/* ---- Half precision and conversions ----------------------------------------- */
+
+/* float16 (IEEE 754 binary16) and bfloat16 values travel as their bit patterns
+ * in uint16_t. Narrowing rounds once to the nearest value, ties to even (from
+ * a double directly, never through float); a value beyond the largest finite
+ * one (65504 for float16) that rounds past it becomes infinity of its sign;
+ * subnormals are exact; NaN stays NaN, made quiet, sign kept; -0 stays -0.
+ * Widening is exact. Pure functions: thread safe. */
+D5_API uint16_t d5_f16_from_f32(float x);
+D5_API uint16_t d5_f16_from_f64(double x);
+D5_API float d5_f32_from_f16(uint16_t h);
+D5_API uint16_t d5_bf16_from_f32(float x);
+D5_API uint16_t d5_bf16_from_f64(double x);
+D5_API float d5_f32_from_bf16(uint16_t h);
+
+/* Converts n elements from src (of src_dtype) to dst (of dst_dtype); the
+ * buffers must not overlap unless they are the same buffer and the types have
+ * the same size. The rules are the ref backend's:
+ *   - to a floating-point type: the nearest value, ties to even, rounded once
+ *     (integers of 64 bits too); beyond the type's range, infinity;
+ *   - floating point to an integer type: truncated toward zero, saturated at
+ *     the type's ends (infinities too), NaN to 0;
+ *   - integer to integer: the value, saturated at the target's ends;
+ *   - to bool: 1 for any nonzero value (NaN included), else 0; bool reads as
+ *     0 or 1.
+ * ONNX's Cast follows numpy instead (integers wrap): see the ref Cast.
+ * D5_ERR_INVALID for an unknown dtype or NULL buffers with n > 0. */
+D5_API D5_NODISCARD d5_status d5_convert(const void *src, d5_dtype src_dtype, void *dst,
+                                         d5_dtype dst_dtype, size_t n);
 
 /* ---- Tensors -------------------------------------------------------------- */
 

@@ -1,9 +1,12 @@
 /* d5 level 1: ONNX files in and out.
  *
  * d5_onnx_load reads a ModelProto into a d5_network: graph inputs (symbolic
- * dimensions kept as dim_params), outputs, initializers (raw_data or the typed
- * fields, little-endian; tensors in external data files are read relative to
- * the model's folder and may not leave it), nodes with attributes of the types
+ * dimensions kept as dim_params), outputs, initializers (raw_data, little-
+ * endian, or the typed field of the type: float_data, double_data,
+ * int64_data, uint64_data for UINT32 and UINT64, int32_data for the other
+ * integers, BOOL, and FLOAT16 and BFLOAT16 bit patterns; tensors in external
+ * data files are read relative to the model's folder and may not leave it),
+ * every data type d5 has (d5_dtype), nodes with attributes of the types
  * INT, FLOAT, STRING, INTS, FLOATS and TENSOR, opset imports. IR versions below
  * 4, where initializers are also listed as graph inputs, are accepted (the
  * initializer stands). d5_onnx_save writes a network back. TensorProto files
@@ -11,12 +14,12 @@
  * read and written by d5_onnx_tensor_read/_write.
  *
  * What d5 cannot represent is D5_ERR_UNSUPPORTED naming the tensor, value,
- * node or attribute: data types other than d5's (STRING, UINT16/32/64,
- * COMPLEX), more than D5_MAX_DIMS dimensions, sequence/map/optional values,
- * graph inputs of unknown rank, GRAPH(S), STRINGS, TENSORS, SPARSE_TENSOR(S)
- * and TYPE_PROTO(S) attributes (If, Loop, Scan), sparse initializers,
- * model-local functions, and a node output omitted ("") before a present one.
- * Omitted outputs at the end of a node's list are dropped.
+ * node or attribute: data types other than d5's (STRING, COMPLEX64/128, the
+ * FLOAT8 types, UINT4, INT4, FLOAT4E2M1), more than D5_MAX_DIMS dimensions,
+ * sequence/map/optional values, graph inputs of unknown rank, GRAPH(S), STRINGS, TENSORS,
+ * SPARSE_TENSOR(S) and TYPE_PROTO(S) attributes (If, Loop, Scan), sparse initializers, model-local
+ * functions, and a node output omitted ("") before a present one. Omitted outputs at the end of a
+ * node's list are dropped.
  *
  * Errors are precise and the functions never crash on bad files: every
  * message starts with the file (or `what`). A truncated or corrupt protobuf,
@@ -81,6 +84,9 @@ typedef struct d5_onnx_test_result {
     int32_t datasets; /* data sets run */
     double max_abs_err, max_rel_err;
     char detail[1024]; /* FAIL: the worst element or the error; SKIP: the reason */
+    /* The data types the test uses: bit (1u << d) for each d5_dtype d of the
+     * model's graph inputs and outputs; 0 when the model did not load. */
+    uint32_t dtypes;
 } d5_onnx_test_result;
 
 D5_API d5_onnx_test_params d5_onnx_test_default_params(void);
@@ -89,7 +95,12 @@ D5_API d5_onnx_test_params d5_onnx_test_default_params(void);
  * when the test ran, whatever its outcome (in `out`); D5_ERR_IO when `dir`
  * has no model.onnx; the statuses of d5_executor_check_backends when
  * p->backend is not a usable list (no test is skipped for it). Unsupported
- * operators or features are SKIP with the reason; any other error is FAIL. */
+ * operators or features are SKIP with the reason; any other error is FAIL.
+ * Outputs of integer types and bool must match exactly; floating-point ones
+ * (float16 and bfloat16 widened to double) within atol + rtol * |expected|.
+ * A UINT16 tensor that feeds a BFLOAT16 graph input, or is expected of a
+ * BFLOAT16 output, holds bfloat16 bit patterns (ONNX 1.12's test data stores
+ * bfloat16 so). */
 D5_API D5_NODISCARD d5_status d5_onnx_test_run(const char *dir, const d5_onnx_test_params *p,
                                                d5_onnx_test_result *out);
 

@@ -98,7 +98,9 @@ D5_API D5_NODISCARD d5_status d5_validate_gradient(const d5_op_desc *op, const d
                                                    const d5_gradient_params *p,
                                                    d5_gradient_check *out);
 
-/* Fills a float tensor with uniform values in [lo, hi). */
+/* Fills a tensor with uniform values in [lo, hi): float32 and float64 as
+ * drawn, other types converted with d5_convert (float16 and bfloat16
+ * rounded to nearest, integers truncated toward zero and saturated). */
 D5_API void d5_tensor_fill_uniform(d5_tensor *t, d5_rng *rng, double lo, double hi);
 
 #ifdef __cplusplus

@@ -1,43 +1,94 @@
-/* Cast (ONNX opset 13; opset 19's saturate only concerns float8 types, which
- * d5 does not have): converts the input to the data type `to`, a TensorProto
- * data type number. The ref backend casts between float32, float64, int64,
- * int32, int16, int8, uint8 and bool; float16 and bfloat16 exist in d5 but not
- * in this backend's conversions.
+/* Cast (ONNX opsets 1, 6, 9, 13; opset 19's saturate only concerns float8
+ * types, which d5 does not have): converts the input to the data type `to`, a
+ * TensorProto data type number (a type name such as "FLOAT" in opset 1).
+ * Every pair of d5's thirteen types is supported; STRING, complex, float8 and
+ * 4-bit types are not d5 types and are refused by name.
  *
- * The results follow numpy's astype on x86-64: floating point to integer
- * truncates toward zero; a value outside the target's range wraps modulo
- * 2^bits, except that NaN, infinities and values outside the int32 range (for
- * targets of 32 bits or fewer) or the int64 range (int64) become the smallest
- * int32 (int64) value, reduced the same way. Integer to narrower integer wraps.
- * Anything to bool is "nonzero" (NaN is true). Integers are carried as doubles,
- * exact up to 2^53.
+ * Unlike the other reference operators, Cast works on the tensors' own types
+ * rather than through doubles, so that 64-bit integers convert exactly. The
+ * results are those of ONNX's reference implementation, which is numpy's
+ * astype on x86-64:
+ *   - to float32, float64, float16: the nearest value, ties to even, rounded
+ *     once; beyond the type's range, infinity (65520 and up for float16).
+ *   - to bfloat16: the value as float32 (rounded to nearest even), then
+ *     truncated to its top 16 bits, as ONNX's reference and its test data do
+ *     (test_cast_FLOAT_to_BFLOAT16 expects 0.4803 -> 0x3EF5, not 0x3EF6).
+ *     NaN stays a quiet NaN. d5_bf16_from_f32 rounds to nearest instead.
+ *   - floating point (float16 and bfloat16 through float32) to an integer:
+ *     truncated toward zero. Then, as x86-64's conversions do: for int64, a
+ *     value outside int64's range, NaN or an infinity gives INT64_MIN; for
+ *     int32, int16, int8, uint16 and uint8, the value goes through int32 (with
+ *     INT32_MIN for what int32 cannot hold) and wraps modulo 2^bits; uint32
+ *     and uint64 take values from 2^31 (2^63) on as value - 2^31 (2^63)
+ *     through int32 (int64) with the top bit set again, others through int32
+ *     (int64). So 300.7 -> uint8 44, -1.5 -> uint32 4294967295, NaN -> int32
+ *     INT32_MIN, NaN -> uint8 0.
+ *   - integer to integer: two's complement wrapping (keeps the low bits).
+ *   - anything to bool: nonzero (NaN is true); bool to anything: 0 or 1.
  *
- * Gradient: passed through when input and output are both floating point;
- * otherwise none flows (the input gradient is zero).
+ * Gradient: converted from the output's type to the input's when both are
+ * floating point; otherwise none flows (the input gradient is zero).
  * https://onnx.ai/onnx/operators/onnx__Cast.html */
 #include "util.h"
 
-#include <math.h>
+#include <string.h>
 
 typedef struct cast {
     int32_t from, to;
+    int64_t numel;
 } cast;
 
-/* ONNX TensorProto.DataType numbers and the d5 data types they map to. */
+/* ONNX TensorProto.DataType numbers, their names, and the d5 type of each
+ * (0: none). */
 static const struct {
     int64_t onnx;
     const char *name;
     int32_t dtype;
 } types[] = {
-    {1, "FLOAT", D5_F32},      {2, "UINT8", D5_U8},     {3, "INT8", D5_I8},
-    {5, "INT16", D5_I16},      {6, "INT32", D5_I32},    {7, "INT64", D5_I64},
-    {9, "BOOL", D5_BOOL},      {10, "FLOAT16", D5_F16}, {11, "DOUBLE", D5_F64},
-    {16, "BFLOAT16", D5_BF16},
+    {1, "FLOAT", D5_F32},      {2, "UINT8", D5_U8},       {3, "INT8", D5_I8},
+    {4, "UINT16", D5_U16},     {5, "INT16", D5_I16},      {6, "INT32", D5_I32},
+    {7, "INT64", D5_I64},      {8, "STRING", 0},          {9, "BOOL", D5_BOOL},
+    {10, "FLOAT16", D5_F16},   {11, "DOUBLE", D5_F64},    {12, "UINT32", D5_U32},
+    {13, "UINT64", D5_U64},    {14, "COMPLEX64", 0},      {15, "COMPLEX128", 0},
+    {16, "BFLOAT16", D5_BF16}, {17, "FLOAT8E4M3FN", 0},   {18, "FLOAT8E4M3FNUZ", 0},
+    {19, "FLOAT8E5M2", 0},     {20, "FLOAT8E5M2FNUZ", 0}, {21, "UINT4", 0},
+    {22, "INT4", 0},           {23, "FLOAT4E2M1", 0},
 };
+#define NTYPES (sizeof types / sizeof types[0])
 
-static int is_float(int32_t dtype)
+/* The ONNX data type number of a d5 type (CastLike's target); 0 for none. */
+int64_t d5__cast_onnx_type(int32_t dtype);
+int64_t d5__cast_onnx_type(int32_t dtype)
 {
-    return dtype == D5_F32 || dtype == D5_F64;
+    for (size_t k = 0; k < NTYPES; k++)
+        if (types[k].dtype && types[k].dtype == dtype) return types[k].onnx;
+    return 0;
+}
+
+/* The table row of attribute `to`: an INT, or before opset 6 a STRING. */
+static d5_status target_row(const d5_attrs *attrs, size_t *row)
+{
+    const d5_attr *a = d5_attrs_find(attrs, "to");
+    if (!a) return d5_error(D5_ERR_INVALID, "Cast: attribute 'to' is required");
+    if (a->type == D5_ATTR_STRING) {
+        for (size_t k = 0; k < NTYPES; k++)
+            if (a->s && strcmp(a->s, types[k].name) == 0) {
+                *row = k;
+                return D5_OK;
+            }
+        return d5_error(D5_ERR_INVALID, "Cast: attribute 'to' is '%s', not an ONNX data type name",
+                        a->s ? a->s : "");
+    }
+    int64_t to;
+    d5_status s = d5_attrs_int(attrs, "to", 0, &to);
+    if (s != D5_OK) return s;
+    for (size_t k = 0; k < NTYPES; k++)
+        if (types[k].onnx == to) {
+            *row = k;
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_INVALID, "Cast: attribute 'to' is %lld, not an ONNX data type (1..%lld)",
+                    (long long)to, (long long)types[NTYPES - 1].onnx);
 }
 
 static d5_status cast_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
@@ -45,82 +96,189 @@ static d5_status cast_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
 {
     (void)nout;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Cast: input 0 is required");
-    const d5_attr *a = d5_attrs_find(attrs, "to");
-    if (!a) return d5_error(D5_ERR_INVALID, "Cast: attribute 'to' is required");
-    int64_t to;
-    d5_status s = d5_attrs_int(attrs, "to", 0, &to);
+    if (d5_dtype_size((d5_dtype)in[0].desc.dtype) == 0)
+        return d5_error(D5_ERR_INVALID, "Cast: input 0 has invalid data type %d",
+                        (int)in[0].desc.dtype);
+    size_t row = 0;
+    d5_status s = target_row(attrs, &row);
     if (s != D5_OK) return s;
-    int32_t dtype = D5_DTYPE_INVALID;
-    size_t k = 0;
-    for (; k < sizeof types / sizeof types[0]; k++)
-        if (types[k].onnx == to) {
-            dtype = types[k].dtype;
-            break;
-        }
-    if (dtype == D5_DTYPE_INVALID)
+    if (!types[row].dtype)
         return d5_error(D5_ERR_UNSUPPORTED,
-                        "Cast: attribute 'to' is %lld, a data type d5 does not have (d5 has "
-                        "FLOAT 1, UINT8 2, INT8 3, INT16 5, INT32 6, INT64 7, BOOL 9, FLOAT16 10, "
-                        "DOUBLE 11, BFLOAT16 16)",
-                        (long long)to);
-    if (dtype == D5_F16 || dtype == D5_BF16)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "Cast (ref): casting to %s (to = %lld) is not supported by the ref "
-                        "backend, which handles float32, float64, integers and bool",
-                        types[k].name, (long long)to);
+                        "Cast: casting to %s (to = %lld) is not supported: d5 has no %s tensors "
+                        "(it has FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16, "
+                        "DOUBLE, UINT32, UINT64 and BFLOAT16)",
+                        types[row].name, (long long)types[row].onnx, types[row].name);
+    size_t bytes;
+    d5_tensor_desc o = in[0].desc;
+    o.dtype = types[row].dtype;
+    if ((s = d5_tensor_desc_bytes(&o, &bytes)) != D5_OK) return s;
     cast *c = d5_alloc(sizeof *c, "Cast");
     if (!c) return D5_ERR_NOMEM;
     c->from = in[0].desc.dtype;
-    c->to = dtype;
+    c->to = types[row].dtype;
+    c->numel = d5_tensor_desc_numel(&o);
     *state = c;
-    out[0] = in[0].desc;
-    out[0].dtype = dtype;
+    out[0] = o;
     return D5_OK;
 }
 
-/* The value an integer target of `bits` bits (signed unless uns) holds for
- * the integer-valued v: v modulo 2^bits, in the target's range. */
-static double wrap(double v, int bits, int uns)
-{
-    double m = ldexp(1.0, bits);
-    double r = fmod(v, m);
-    if (r < 0) r += m;
-    if (!uns && r >= m / 2) r -= m;
-    return r;
-}
+enum { CHUNK = 512 };
 
-static double convert(double v, int32_t from, int32_t to)
+/* ---- To bfloat16: through float32, truncated ---- */
+
+static d5_status to_bf16(const void *src, int32_t from, uint16_t *dst, size_t n)
 {
-    if (is_float(to) || to == D5_BOOL) return v; /* the wrapper rounds or tests != 0 */
-    if (to == D5_I64) {
-        if (!is_float(from)) return v;
-        return v >= -0x1p63 && v < 0x1p63 ? trunc(v) : -0x1p63;
+    float f[CHUNK];
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t k = n - off < CHUNK ? n - off : CHUNK;
+        d5_status s = d5_convert((const char *)src + off * d5_dtype_size((d5_dtype)from),
+                                 (d5_dtype)from, f, D5_F32, k);
+        if (s != D5_OK) return s;
+        for (size_t j = 0; j < k; j++) {
+            uint32_t u;
+            memcpy(&u, &f[j], sizeof u);
+            uint16_t h = (uint16_t)(u >> 16);
+            /* A NaN whose payload sits in the low half would truncate to
+             * infinity: it stays a quiet NaN. */
+            dst[off + j] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)(h | 0x40u) : h;
+        }
     }
-    int bits = (int)(8 * d5_dtype_size((d5_dtype)to));
-    if (is_float(from)) v = v >= -0x1p31 && v < 0x1p31 ? trunc(v) : -0x1p31;
-    return wrap(v, bits, to == D5_U8);
+    return D5_OK;
 }
 
-static d5_status cast_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+/* ---- Integers as 64-bit patterns (sign-extended), stored by their low bits ---- */
+
+#define LOAD_BITS(T)                                                                               \
+    for (size_t j = 0; j < k; j++) bits[j] = (uint64_t)(int64_t)((const T *)src)[off + j]
+#define LOAD_UBITS(T)                                                                              \
+    for (size_t j = 0; j < k; j++) bits[j] = ((const T *)src)[off + j]
+
+static void load_bits(const void *src, int32_t dt, size_t off, size_t k, uint64_t *bits)
+{
+    switch (dt) {
+    case D5_I8: LOAD_BITS(int8_t); break;
+    case D5_I16: LOAD_BITS(int16_t); break;
+    case D5_I32: LOAD_BITS(int32_t); break;
+    case D5_I64: LOAD_BITS(int64_t); break;
+    case D5_U8: LOAD_UBITS(uint8_t); break;
+    case D5_U16: LOAD_UBITS(uint16_t); break;
+    case D5_U32: LOAD_UBITS(uint32_t); break;
+    case D5_U64: LOAD_UBITS(uint64_t); break;
+    default: /* bool */
+        for (size_t j = 0; j < k; j++) bits[j] = ((const uint8_t *)src)[off + j] != 0;
+        break;
+    }
+}
+
+#define STORE_BITS(T)                                                                              \
+    for (size_t j = 0; j < k; j++) ((T *)dst)[off + j] = (T)bits[j]
+
+static void store_bits(const uint64_t *bits, void *dst, int32_t dt, size_t off, size_t k)
+{
+    switch (dt) {
+    case D5_I8: STORE_BITS(int8_t); break;
+    case D5_I16: STORE_BITS(int16_t); break;
+    case D5_I32: STORE_BITS(int32_t); break;
+    case D5_I64: STORE_BITS(int64_t); break;
+    case D5_U8: STORE_BITS(uint8_t); break;
+    case D5_U16: STORE_BITS(uint16_t); break;
+    case D5_U32: STORE_BITS(uint32_t); break;
+    default: STORE_BITS(uint64_t); break; /* uint64 */
+    }
+}
+
+/* ---- Floating point to integers, as x86-64 converts ---- */
+
+/* cvttsd2si: truncation, or the "integer indefinite" INT_MIN when the result
+ * does not fit (NaN and infinities included). */
+static uint64_t trunc32(double x)
+{
+    return (uint64_t)(int64_t)(x > -0x1p31 - 1 && x < 0x1p31 ? (int32_t)x : INT32_MIN);
+}
+
+static uint64_t trunc64(double x)
+{
+    return (uint64_t)(x >= -0x1p63 && x < 0x1p63 ? (int64_t)x : INT64_MIN);
+}
+
+static uint64_t float_bits(double x, int32_t to)
+{
+    switch (to) {
+    case D5_I64: return trunc64(x);
+    case D5_U64: return x >= 0x1p63 ? trunc64(x - 0x1p63) ^ (UINT64_C(1) << 63) : trunc64(x);
+    case D5_U32: return x >= 0x1p31 ? trunc32(x - 0x1p31) ^ (UINT64_C(1) << 31) : trunc32(x);
+    default: return trunc32(x); /* int32 and narrower: the low bits */
+    }
+}
+
+static d5_status to_int(const void *src, int32_t from, void *dst, int32_t to, size_t n)
+{
+    uint64_t bits[CHUNK];
+    double f[CHUNK];
+    size_t size = d5_dtype_size((d5_dtype)from);
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t k = n - off < CHUNK ? n - off : CHUNK;
+        if (d5_dtype_is_float((d5_dtype)from)) {
+            /* float16 and bfloat16 widen exactly: as numpy, through float32 */
+            d5_status s = d5_convert((const char *)src + off * size, (d5_dtype)from, f, D5_F64, k);
+            if (s != D5_OK) return s;
+            for (size_t j = 0; j < k; j++) bits[j] = float_bits(f[j], to);
+        } else {
+            load_bits(src, from, off, k, bits);
+        }
+        store_bits(bits, dst, to, off, k);
+    }
+    return D5_OK;
+}
+
+static d5_status cast_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                              int32_t nout)
 {
     (void)nin;
     (void)nout;
     const cast *c = state;
-    for (int64_t i = 0; i < out[0].numel; i++)
-        out[0].data[i] = convert(in[0].data[i], c->from, c->to);
-    return D5_OK;
+    size_t n = (size_t)c->numel;
+    if (c->to == D5_BF16 && c->from != D5_BF16) return to_bf16(in[0].data, c->from, out[0].data, n);
+    if (d5_dtype_is_float((d5_dtype)c->to) || c->to == D5_BOOL || c->from == c->to)
+        return d5_convert(in[0].data, (d5_dtype)c->from, out[0].data, (d5_dtype)c->to, n);
+    return to_int(in[0].data, c->from, out[0].data, c->to, n);
 }
 
-static d5_status cast_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status cast_backward(void *state, const d5_tensor *gout, int32_t nout,
+                               const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                               d5_tensor *gin)
 {
     (void)nout;
     (void)nin;
     (void)in;
+    (void)out;
     const cast *c = state;
-    if (!gin[0].data || !is_float(c->from) || !is_float(c->to)) return D5_OK;
-    for (int64_t i = 0; i < out[0].numel; i++) gin[0].data[i] = gout[0].data[i];
+    if (!gin[0].data) return D5_OK;
+    size_t n = (size_t)c->numel;
+    if (d5_dtype_is_float((d5_dtype)c->from) && d5_dtype_is_float((d5_dtype)c->to) && gout[0].data)
+        return d5_convert(gout[0].data, (d5_dtype)c->to, gin[0].data, (d5_dtype)c->from, n);
+    memset(gin[0].data, 0, n * d5_dtype_size((d5_dtype)c->from));
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Cast, 1, 1, 1, 1, cast_create, cast_forward, cast_backward, NULL, NULL);
+static void cast_cost(void *state, double *flops, double *bytes)
+{
+    const cast *c = state;
+    *flops = 0;
+    *bytes = (double)c->numel *
+             (double)(d5_dtype_size((d5_dtype)c->from) + d5_dtype_size((d5_dtype)c->to));
+}
+
+const d5_op_desc d5__op_ref_Cast = {D5_OP_ABI_VERSION,
+                                    D5_OP_F64 | D5_OP_HAS_BACKWARD,
+                                    "Cast",
+                                    "ref",
+                                    1,
+                                    1,
+                                    1,
+                                    1,
+                                    cast_create,
+                                    cast_forward,
+                                    cast_backward,
+                                    d5_free,
+                                    cast_cost};

@@ -2,31 +2,16 @@
  * which d5 does not have): converts input 0 to the data type of input 1
  * (target_type, whose values are never read). It is Cast with `to` taken from
  * target_type, and this file hands the work to the reference Cast (cast.c):
- * the same conversions, the same gradient (passed through between floating
- * point types). target_type gets a zero gradient.
+ * the same conversions between all of d5's types, the same gradient (passed
+ * through between floating-point types). target_type gets a zero gradient.
  * https://onnx.ai/onnx/operators/onnx__CastLike.html */
 #include "util.h"
 
 #include <string.h>
 
 extern const d5_op_desc d5__op_ref_Cast;
-
-/* The ONNX TensorProto.DataType number of each d5 data type the ref backend
- * converts to and from (0: none). */
-static int64_t onnx_type(int32_t dtype)
-{
-    switch (dtype) {
-    case D5_F32: return 1;
-    case D5_U8: return 2;
-    case D5_I8: return 3;
-    case D5_I16: return 5;
-    case D5_I32: return 6;
-    case D5_I64: return 7;
-    case D5_BOOL: return 9;
-    case D5_F64: return 11;
-    default: return 0;
-    }
-}
+/* The ONNX data type number of a d5 type (cast.c). */
+int64_t d5__cast_onnx_type(int32_t dtype);
 
 static d5_status castlike_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                                  d5_tensor_desc *out, int32_t nout, void **state)
@@ -37,13 +22,11 @@ static d5_status castlike_create(const d5_tensor *in, int32_t nin, const d5_attr
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "CastLike: input %d (%s) is required", (int)i,
                             names[i]);
-        if (!onnx_type(in[i].desc.dtype))
-            return d5_error(D5_ERR_UNSUPPORTED,
-                            "CastLike (ref): input %d (%s) has data type %s; the ref backend "
-                            "casts between float32, float64, integers and bool",
-                            (int)i, names[i], d5_dtype_name((d5_dtype)in[i].desc.dtype));
+        if (!d5__cast_onnx_type(in[i].desc.dtype))
+            return d5_error(D5_ERR_INVALID, "CastLike: input %d (%s) has invalid data type %d",
+                            (int)i, names[i], (int)in[i].desc.dtype);
     }
-    d5_attr to = {.name = "to", .type = D5_ATTR_INT, .i = onnx_type(in[1].desc.dtype)};
+    d5_attr to = {.name = "to", .type = D5_ATTR_INT, .i = d5__cast_onnx_type(in[1].desc.dtype)};
     d5_attrs cast_attrs = {&to, 1};
     return d5__op_ref_Cast.create(in, 1, &cast_attrs, out, nout, state);
 }
@@ -68,6 +51,16 @@ static d5_status castlike_backward(void *state, const d5_tensor *gout, int32_t n
     return s;
 }
 
+static void castlike_destroy(void *state)
+{
+    d5__op_ref_Cast.destroy(state);
+}
+
+static void castlike_cost(void *state, double *flops, double *bytes)
+{
+    d5__op_ref_Cast.cost(state, flops, bytes);
+}
+
 const d5_op_desc d5__op_ref_CastLike = {D5_OP_ABI_VERSION,
                                         D5_OP_F64 | D5_OP_HAS_BACKWARD,
                                         "CastLike",
@@ -79,5 +72,5 @@ const d5_op_desc d5__op_ref_CastLike = {D5_OP_ABI_VERSION,
                                         castlike_create,
                                         castlike_forward,
                                         castlike_backward,
-                                        d5__ref_destroy,
-                                        d5__ref_cost};
+                                        castlike_destroy,
+                                        castlike_cost};

@@ -20,83 +20,23 @@ static int64_t numel_of(const d5_tensor_desc *d)
     return d->dtype == D5_DTYPE_INVALID ? 0 : d5_tensor_desc_numel(d);
 }
 
-/* Reads element i of a tensor of any supported dtype as a double. */
-static void to_double(const d5_tensor *t, double *dst, int64_t n)
+/* A tensor's n elements as doubles, and back, with d5_convert's rules: every
+ * d5 type widens exactly (int64 and uint64 up to 2^53); narrowing rounds once
+ * to nearest even (float16 and bfloat16 straight from the double), and an
+ * integer output is truncated toward zero and saturated, NaN giving 0. */
+static d5_status to_double(const d5_tensor *t, double *dst, int64_t n)
 {
-    const void *p = t->data;
-    switch (t->desc.dtype) {
-    case D5_F32:
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)p)[i];
-        break;
-    case D5_F64: memcpy(dst, p, (size_t)n * sizeof(double)); break;
-    case D5_I64:
-        for (int64_t i = 0; i < n; i++) dst[i] = (double)((const int64_t *)p)[i];
-        break;
-    case D5_I32:
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const int32_t *)p)[i];
-        break;
-    case D5_I16:
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const int16_t *)p)[i];
-        break;
-    case D5_I8:
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const int8_t *)p)[i];
-        break;
-    case D5_U8:
-    case D5_BOOL:
-        for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)p)[i];
-        break;
-    default: break;
-    }
+    return d5_convert(t->data, (d5_dtype)t->desc.dtype, dst, D5_F64, (size_t)n);
 }
 
-/* A double as an integer of [lo, hi]: truncated toward zero, saturated at the
- * ends, NaN as 0 (the C conversion of an out-of-range value is undefined). */
-static int64_t to_int(double x, double lo, double hi)
+static d5_status from_double(const double *src, d5_tensor *t, int64_t n)
 {
-    if (x != x) return 0;
-    if (x <= lo) return (int64_t)lo;
-    if (x >= hi) return x >= 9.2233720368547758e18 ? INT64_MAX : (int64_t)hi;
-    return (int64_t)x;
-}
-
-static void from_double(const double *src, d5_tensor *t, int64_t n)
-{
-    void *p = t->data;
-    switch (t->desc.dtype) {
-    case D5_F32:
-        for (int64_t i = 0; i < n; i++) ((float *)p)[i] = (float)src[i];
-        break;
-    case D5_F64: memcpy(p, src, (size_t)n * sizeof(double)); break;
-    case D5_I64:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)p)[i] = to_int(src[i], -9.2233720368547758e18, 9.2233720368547758e18);
-        break;
-    case D5_I32:
-        for (int64_t i = 0; i < n; i++)
-            ((int32_t *)p)[i] = (int32_t)to_int(src[i], INT32_MIN, INT32_MAX);
-        break;
-    case D5_I16:
-        for (int64_t i = 0; i < n; i++)
-            ((int16_t *)p)[i] = (int16_t)to_int(src[i], INT16_MIN, INT16_MAX);
-        break;
-    case D5_I8:
-        for (int64_t i = 0; i < n; i++)
-            ((int8_t *)p)[i] = (int8_t)to_int(src[i], INT8_MIN, INT8_MAX);
-        break;
-    case D5_U8:
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)to_int(src[i], 0, UINT8_MAX);
-        break;
-    case D5_BOOL:
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = src[i] != 0;
-        break;
-    default: break;
-    }
+    return d5_convert(src, D5_F64, t->data, (d5_dtype)t->desc.dtype, (size_t)n);
 }
 
 static int convertible(int32_t dtype)
 {
-    return dtype == D5_F32 || dtype == D5_F64 || dtype == D5_I64 || dtype == D5_I32 ||
-           dtype == D5_I16 || dtype == D5_I8 || dtype == D5_U8 || dtype == D5_BOOL;
+    return d5_dtype_size((d5_dtype)dtype) != 0;
 }
 
 void d5__ref_keep(void *state)
@@ -215,15 +155,15 @@ d5_status d5__ref_forward(void *state, const d5_tensor *in, int32_t nin, d5_tens
         s->in[i].data = NULL;
         if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
             st = buffer(s, i, s->in[i].numel, &s->in[i].data);
-            if (st == D5_OK) to_double(&in[i], s->in[i].data, s->in[i].numel);
+            if (st == D5_OK) st = to_double(&in[i], s->in[i].data, s->in[i].numel);
         }
     }
     for (int32_t i = 0; i < nout && st == D5_OK; i++)
         st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
     if (st == D5_OK) st = s->vt->forward(s->inner, s->in, nin, s->out, nout);
-    if (st != D5_OK) return st;
-    for (int32_t i = 0; i < nout; i++) from_double(s->out[i].data, &out[i], s->out[i].numel);
-    return D5_OK;
+    for (int32_t i = 0; i < nout && st == D5_OK; i++)
+        st = from_double(s->out[i].data, &out[i], s->out[i].numel);
+    return st;
 }
 
 d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
@@ -235,7 +175,7 @@ d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, con
         s->in[i].data = NULL;
         if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
             st = buffer(s, i, s->in[i].numel, &s->in[i].data);
-            if (st == D5_OK) to_double(&in[i], s->in[i].data, s->in[i].numel);
+            if (st == D5_OK) st = to_double(&in[i], s->in[i].data, s->in[i].numel);
         }
         s->gin[i].data = NULL;
         if (st == D5_OK && gin[i].data && s->in_desc[i].dtype != D5_DTYPE_INVALID) {
@@ -247,18 +187,17 @@ d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, con
         st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
         if (st == D5_OK)
             st = buffer(s, 2 * s->nin + s->nout + i, s->gout[i].numel, &s->gout[i].data);
+        if (st == D5_OK) st = to_double(&out[i], s->out[i].data, s->out[i].numel);
         if (st != D5_OK) break;
-        to_double(&out[i], s->out[i].data, s->out[i].numel);
         if (gout[i].data)
-            to_double(&gout[i], s->gout[i].data, s->gout[i].numel);
+            st = to_double(&gout[i], s->gout[i].data, s->gout[i].numel);
         else
             memset(s->gout[i].data, 0, (size_t)s->gout[i].numel * sizeof(double));
     }
     if (st == D5_OK) st = s->vt->backward(s->inner, s->gout, nout, s->in, nin, s->out, s->gin);
-    if (st != D5_OK) return st;
-    for (int32_t i = 0; i < nin; i++)
-        if (s->gin[i].data) from_double(s->gin[i].data, &gin[i], s->gin[i].numel);
-    return D5_OK;
+    for (int32_t i = 0; i < nin && st == D5_OK; i++)
+        if (s->gin[i].data) st = from_double(s->gin[i].data, &gin[i], s->gin[i].numel);
+    return st;
 }
 
 void d5__ref_cost(void *state, double *flops, double *bytes)

@@ -1,6 +1,7 @@
 /* TensorProto files: d5's writer and reader against each other and against
  * files written by the onnx Python package (tests/onnx/make_fixtures.py):
- * typed fields of every data type, raw_data, bad tensors, external data. */
+ * typed fields and raw_data of every data type, bad tensors (types d5 does
+ * not have, values outside their type, misplaced fields), external data. */
 #define _GNU_SOURCE
 #include "onnx_support.h"
 #include "support.h"
@@ -97,7 +98,8 @@ Test(onnx_tensor, python_reads_written_tensors)
              "%s -c \"import glob, sys, numpy as np, onnx\n"
              "from onnx import numpy_helper\n"
              "names = {1: 'float32', 11: 'float64', 10: 'float16', 16: 'bfloat16', 3: 'int8',\n"
-             "         2: 'uint8', 5: 'int16', 6: 'int32', 7: 'int64', 9: 'bool'}\n"
+             "         2: 'uint8', 5: 'int16', 6: 'int32', 7: 'int64', 9: 'bool',\n"
+             "         4: 'uint16', 12: 'uint32', 13: 'uint64'}\n"
              "n = 0\n"
              "for pb in glob.glob(sys.argv[1] + '/*.pb'):\n"
              "    t = onnx.load_tensor(pb)\n"
@@ -106,8 +108,8 @@ Test(onnx_tensor, python_reads_written_tensors)
              "    raw = t.raw_data if t.data_type == 16 else numpy_helper.to_array(t).tobytes()\n"
              "    assert raw == open(pb[:-3] + '.bin', 'rb').read(), pb\n"
              "    n += 1\n"
-             "sys.exit(0 if n == 10 else 1)\" '%s'",
-             python, dir);
+             "sys.exit(0 if n == %d else 1)\" '%s'",
+             python, D5_DTYPE_COUNT - 1, dir);
     cr_expect_eq(system(cmd), 0, "the onnx package disagrees with d5's TensorProto files");
     rmtree(dir);
     free(dir);
@@ -145,6 +147,9 @@ Test(onnx_tensor, typed_fields)
     EXPECT_VALUES("typed_bool.pb", D5_BOOL, uint8_t, 1, 0, 0, 1);
     EXPECT_VALUES("typed_float16.pb", D5_F16, uint16_t, 0x3C00, 0xC000, 0x3800);
     EXPECT_VALUES("typed_bfloat16.pb", D5_BF16, uint16_t, 0x3F80, 0xC040);
+    EXPECT_VALUES("typed_uint16.pb", D5_U16, uint16_t, 0, 40000, 65535);
+    EXPECT_VALUES("typed_uint32.pb", D5_U32, uint32_t, 0, 3000000000u, UINT32_MAX);
+    EXPECT_VALUES("typed_uint64.pb", D5_U64, uint64_t, 0, (UINT64_C(1) << 63) + 5, UINT64_MAX);
     EXPECT_VALUES("typed_scalar.pb", D5_F32, float, 42);
     EXPECT_VALUES("raw_float.pb", D5_F32, float, 0.25f, -1, 3, 1e-7f);
     EXPECT_VALUES("raw_int64.pb", D5_I64, int64_t, 5, -6, (int64_t)1 << 40);
@@ -169,6 +174,55 @@ Test(onnx_tensor, typed_fields)
     d5_tensor_free(&t);
 }
 
+/* raw_data of every type, as numpy_helper writes it, and the same values in
+ * the typed fields (int32_data, uint64_data, ...) where the fixture has them. */
+Test(onnx_tensor, raw_data_of_every_type)
+{
+    EXPECT_VALUES("raw_all_float32.pb", D5_F32, float, 1.5f, -2, 3.25f, 0, 1e-3f, -7);
+    EXPECT_VALUES("raw_all_float64.pb", D5_F64, double, 1.0 / 3, -2.5, 1e300);
+    EXPECT_VALUES("raw_all_float16.pb", D5_F16, uint16_t, 0x3C00, 0xC000, 0x3800, 0x7BFF, 0x0001,
+                  0xFC00);
+    EXPECT_VALUES("raw_all_bfloat16.pb", D5_BF16, uint16_t, 0x3F80, 0xC040, 0x7F7F, 0x0001);
+    EXPECT_VALUES("raw_all_int8.pb", D5_I8, int8_t, -128, -1, 0, 127);
+    EXPECT_VALUES("raw_all_uint8.pb", D5_U8, uint8_t, 0, 200, 255);
+    EXPECT_VALUES("raw_all_int16.pb", D5_I16, int16_t, -32768, 5, 32767);
+    EXPECT_VALUES("raw_all_int32.pb", D5_I32, int32_t, INT32_MIN, 0, INT32_MAX);
+    EXPECT_VALUES("raw_all_int64.pb", D5_I64, int64_t, INT64_MIN, 1, INT64_MAX);
+    EXPECT_VALUES("raw_all_bool.pb", D5_BOOL, uint8_t, 1, 0, 0, 1);
+    EXPECT_VALUES("raw_all_uint16.pb", D5_U16, uint16_t, 0, 40000, 65535);
+    EXPECT_VALUES("raw_all_uint32.pb", D5_U32, uint32_t, 0, 3000000000u, UINT32_MAX);
+    EXPECT_VALUES("raw_all_uint64.pb", D5_U64, uint64_t, 0, (UINT64_C(1) << 63) + 5, UINT64_MAX);
+    /* Read from either encoding, written back as raw_data, read again: the same bytes. */
+    static const char *const files[] = {
+        "raw_all_float32.pb", "raw_all_float64.pb", "raw_all_float16.pb", "raw_all_bfloat16.pb",
+        "raw_all_int8.pb",    "raw_all_uint8.pb",   "raw_all_int16.pb",   "raw_all_int32.pb",
+        "raw_all_int64.pb",   "raw_all_bool.pb",    "raw_all_uint16.pb",  "raw_all_uint32.pb",
+        "raw_all_uint64.pb",  "typed_float.pb",     "typed_double.pb",    "typed_float16.pb",
+        "typed_bfloat16.pb",  "typed_int8.pb",      "typed_uint8.pb",     "typed_int16.pb",
+        "typed_int32.pb",     "typed_int64.pb",     "typed_bool.pb",      "typed_uint16.pb",
+        "typed_uint32.pb",    "typed_uint64.pb"};
+    char *dir = tmpdir_make();
+    int seen[D5_DTYPE_COUNT] = {0};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        d5_tensor t = read_fixture(files[i]), back;
+        seen[t.desc.dtype]++;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        cr_assert_eq(d5_onnx_tensor_write(path, &t, "t"), D5_OK, "%s", d5_last_error());
+        cr_assert_eq(d5_onnx_tensor_read(path, &back, NULL), D5_OK, "%s", d5_last_error());
+        size_t bytes = 0;
+        cr_assert_eq(d5_tensor_desc_bytes(&t.desc, &bytes), D5_OK);
+        cr_expect_eq(back.desc.dtype, t.desc.dtype, "%s", files[i]);
+        cr_expect(memcmp(back.data, t.data, bytes) == 0, "%s: bytes differ", files[i]);
+        d5_tensor_free(&t);
+        d5_tensor_free(&back);
+    }
+    for (int dt = 1; dt < D5_DTYPE_COUNT; dt++)
+        cr_expect_eq(seen[dt], 2, "%s: raw_data and a typed field", d5_dtype_name((d5_dtype)dt));
+    rmtree(dir);
+    free(dir);
+}
+
 /* The file fails with `status`, and the message names the file and says `what`. */
 static void expect_bad(const char *file, d5_status status, const char *what)
 {
@@ -190,7 +244,16 @@ Test(onnx_tensor, bad_tensors)
     expect_bad("bad_string.pb", D5_ERR_UNSUPPORTED,
                "tensor 'str' has data type STRING, which d5 does not support");
     expect_bad("bad_complex.pb", D5_ERR_UNSUPPORTED, "COMPLEX64");
-    expect_bad("bad_uint32.pb", D5_ERR_UNSUPPORTED, "UINT32");
+    expect_bad("bad_float8.pb", D5_ERR_UNSUPPORTED,
+               "tensor 'f8' has data type FLOAT8E4M3FN, which d5 does not support");
+    expect_bad("bad_range_uint8.pb", D5_ERR_FORMAT,
+               "tensor 'u8' uint8[3] has int32_data[1] = 300, outside uint8's range 0..255");
+    expect_bad("bad_range_float16.pb", D5_ERR_FORMAT,
+               "int32_data[1] = 70000, outside float16's range 0..65535 (bit patterns)");
+    expect_bad("bad_range_uint32.pb", D5_ERR_FORMAT,
+               "uint64_data[1] = 4294967296, outside uint32's range");
+    expect_bad("bad_uint64_field.pb", D5_ERR_FORMAT,
+               "has its 2 values in int64_data, expected 2 in raw_data or uint64_data");
     expect_bad("bad_9dims.pb", D5_ERR_UNSUPPORTED, "9 dimensions; d5 supports at most 8");
     expect_bad("bad_raw_size.pb", D5_ERR_FORMAT, "12 bytes of raw_data, expected 16");
     expect_bad("bad_count.pb", D5_ERR_FORMAT, "4 values in float_data, expected 5");

@@ -1,0 +1,385 @@
+/* The reference Cast and CastLike: every pair of d5's types, and the values
+ * numpy's astype gives on x86-64 (ONNX's reference implementation), written
+ * here from a run of Debian's numpy 1.24: truncation and wrapping of floating
+ * point into integers, integer wrapping, float16 rounding, and bfloat16's
+ * truncation as in ONNX's test data. */
+#include "op_support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+/* A 1-d tensor of n elements of type dt holding the bytes at `values`. */
+static d5_tensor raw(d5_dtype dt, int64_t n, const void *values)
+{
+    d5_tensor_desc d;
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_desc_make(dt, 1, &n, &d), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    if (n) memcpy(t.data, values, (size_t)n * d5_dtype_size(dt));
+    return t;
+}
+
+/* Runs Cast to ONNX type `to` on x (freed) and returns the output. */
+static d5_tensor cast(d5_tensor x, int64_t to)
+{
+    d5_attr a = attr_int("to", to);
+    d5_attrs attrs = {&a, 1};
+    d5_tensor y;
+    run_op("Cast", "ref", &x, 1, &attrs, &y, 1);
+    d5_tensor_free(&x);
+    return y;
+}
+
+/* Asserts that y has type dt and the n values at `want`, bit for bit. */
+static void expect_bytes(d5_tensor *y, d5_dtype dt, int64_t n, const void *want, const char *what)
+{
+    cr_assert_eq(y->desc.dtype, dt, "%s: %s, want %s", what, d5_dtype_name(y->desc.dtype),
+                 d5_dtype_name(dt));
+    cr_assert_eq(d5_tensor_desc_numel(&y->desc), n, "%s", what);
+    size_t esize = d5_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++)
+        cr_expect(
+            memcmp((const char *)y->data + i * esize, (const char *)want + i * esize, esize) == 0,
+            "%s: element %lld differs", what, (long long)i);
+    d5_tensor_free(y);
+}
+
+/* ONNX's number of each d5 type, in d5's order. */
+static const int64_t onnx_of[D5_DTYPE_COUNT] = {0, 1, 11, 10, 16, 3, 2, 5, 6, 7, 9, 4, 12, 13};
+
+/* Writes the small integer v (0..100) as element i of a buffer of type dt. */
+static void put(void *buf, d5_dtype dt, int i, int v)
+{
+    switch (dt) {
+    case D5_F32: ((float *)buf)[i] = (float)v; break;
+    case D5_F64: ((double *)buf)[i] = v; break;
+    case D5_F16: ((uint16_t *)buf)[i] = d5_f16_from_f32((float)v); break;
+    case D5_BF16: ((uint16_t *)buf)[i] = d5_bf16_from_f32((float)v); break;
+    case D5_I8:
+    case D5_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case D5_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+    case D5_I16:
+    case D5_U16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case D5_I32:
+    case D5_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    default: ((uint64_t *)buf)[i] = (uint64_t)v; break;
+    }
+}
+
+/* Values every type holds exactly cross every pair unchanged (bool: 0 or 1). */
+Test(ref_cast, every_pair_keeps_small_values)
+{
+    const int v[] = {0, 1, 2, 5, 100, 64};
+    for (int from = 1; from < D5_DTYPE_COUNT; from++)
+        for (int to = 1; to < D5_DTYPE_COUNT; to++) {
+            unsigned char in[6 * 8], want[6 * 8];
+            for (int i = 0; i < 6; i++) {
+                put(in, (d5_dtype)from, i, from == D5_BOOL ? v[i] != 0 : v[i]);
+                put(want, (d5_dtype)to, i, from == D5_BOOL ? v[i] != 0 : v[i]);
+            }
+            d5_tensor y = cast(raw((d5_dtype)from, 6, in), onnx_of[to]);
+            char what[64];
+            snprintf(what, sizeof what, "%s -> %s", d5_dtype_name((d5_dtype)from),
+                     d5_dtype_name((d5_dtype)to));
+            expect_bytes(&y, (d5_dtype)to, 6, want, what);
+        }
+}
+
+static const double special[] = {-1.5,  -3e9, 3e9,      5e9,       1e19,    2e19,
+                                 -1e19, NAN,  INFINITY, -INFINITY, 70000.7, -70000.7};
+
+/* numpy: np.array(special).astype(T). */
+Test(ref_cast, float64_to_integers_as_numpy)
+{
+    const uint8_t u8[] = {255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 112, 144};
+    const int8_t i8[] = {-1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 112, -112};
+    const uint16_t u16[] = {65535, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4464, 61072};
+    const int16_t i16[] = {-1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4464, -4464};
+    const uint32_t u32[] = {4294967295u, 2147483648u, 3000000000u, 0,           0,     0,
+                            2147483648u, 2147483648u, 0,           2147483648u, 70000, 4294897296u};
+    const int32_t i32[] = {-1,        INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
+                           INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, 70000,     -70000};
+    const uint64_t u64[] = {
+        UINT64_MAX, 18446744070709551616u, 3000000000u,          5000000000u, 10000000000000000000u,
+        0,          9223372036854775808u,  9223372036854775808u, 0,           9223372036854775808u,
+        70000,      18446744073709481616u};
+    const int64_t i64[] = {-1,        -3000000000, 3000000000, 5000000000, INT64_MIN, INT64_MIN,
+                           INT64_MIN, INT64_MIN,   INT64_MIN,  INT64_MIN,  70000,     -70000};
+    const uint8_t b[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    d5_tensor y;
+    y = cast(raw(D5_F64, 12, special), 2);
+    expect_bytes(&y, D5_U8, 12, u8, "float64 -> uint8");
+    y = cast(raw(D5_F64, 12, special), 3);
+    expect_bytes(&y, D5_I8, 12, i8, "float64 -> int8");
+    y = cast(raw(D5_F64, 12, special), 4);
+    expect_bytes(&y, D5_U16, 12, u16, "float64 -> uint16");
+    y = cast(raw(D5_F64, 12, special), 5);
+    expect_bytes(&y, D5_I16, 12, i16, "float64 -> int16");
+    y = cast(raw(D5_F64, 12, special), 12);
+    expect_bytes(&y, D5_U32, 12, u32, "float64 -> uint32");
+    y = cast(raw(D5_F64, 12, special), 6);
+    expect_bytes(&y, D5_I32, 12, i32, "float64 -> int32");
+    y = cast(raw(D5_F64, 12, special), 13);
+    expect_bytes(&y, D5_U64, 12, u64, "float64 -> uint64");
+    y = cast(raw(D5_F64, 12, special), 7);
+    expect_bytes(&y, D5_I64, 12, i64, "float64 -> int64");
+    y = cast(raw(D5_F64, 12, special), 9);
+    expect_bytes(&y, D5_BOOL, 12, b, "float64 -> bool");
+    /* From float32 the same, but 1e19 is 9999999980506447872 in float32. */
+    float f[12];
+    for (int i = 0; i < 12; i++) f[i] = (float)special[i];
+    uint64_t u64f[12];
+    memcpy(u64f, u64, sizeof u64f);
+    u64f[4] = 9999999980506447872u;
+    y = cast(raw(D5_F32, 12, f), 13);
+    expect_bytes(&y, D5_U64, 12, u64f, "float32 -> uint64");
+    y = cast(raw(D5_F32, 12, f), 12);
+    expect_bytes(&y, D5_U32, 12, u32, "float32 -> uint32");
+}
+
+/* numpy: np.array([65504, -65504, 1000.5, -3.5, nan, inf], np.float16).astype(T). */
+Test(ref_cast, float16_and_bfloat16_to_integers_through_float)
+{
+    const uint16_t h[] = {0x7BFF, 0xFBFF, 0x63D1, 0xC300, 0x7E00, 0x7C00};
+    const uint8_t u8[] = {224, 32, 232, 253, 0, 0};
+    const int8_t i8[] = {-32, 32, -24, -3, 0, 0};
+    const uint16_t u16[] = {65504, 32, 1000, 65533, 0, 0};
+    /* numpy's own float16 loop gives 0 for NaN to uint32; d5 goes through
+     * float32 as for bfloat16 (ONNX's reference widens bfloat16 so): 2^31. */
+    const uint32_t u32[] = {65504, 4294901792u, 1000, 4294967293u, 2147483648u, 0};
+    const uint64_t u64[] = {
+        65504, 18446744073709486112u, 1000, 18446744073709551613u, 9223372036854775808u, 0};
+    const int64_t i64[] = {65504, -65504, 1000, -3, INT64_MIN, INT64_MIN};
+    d5_tensor y;
+    y = cast(raw(D5_F16, 6, h), 2);
+    expect_bytes(&y, D5_U8, 6, u8, "float16 -> uint8");
+    y = cast(raw(D5_F16, 6, h), 3);
+    expect_bytes(&y, D5_I8, 6, i8, "float16 -> int8");
+    y = cast(raw(D5_F16, 6, h), 4);
+    expect_bytes(&y, D5_U16, 6, u16, "float16 -> uint16");
+    y = cast(raw(D5_F16, 6, h), 12);
+    expect_bytes(&y, D5_U32, 6, u32, "float16 -> uint32");
+    y = cast(raw(D5_F16, 6, h), 13);
+    expect_bytes(&y, D5_U64, 6, u64, "float16 -> uint64");
+    y = cast(raw(D5_F16, 6, h), 7);
+    expect_bytes(&y, D5_I64, 6, i64, "float16 -> int64");
+    /* bfloat16 -3.5 (0xC060) and 300 (0x4396) to int8: -3 and 300 mod 256 = 44. */
+    const uint16_t bf[] = {0xC060, 0x4396};
+    const int8_t bi8[] = {-3, 44};
+    y = cast(raw(D5_BF16, 2, bf), 3);
+    expect_bytes(&y, D5_I8, 2, bi8, "bfloat16 -> int8");
+}
+
+/* numpy: integers wrap (two's complement); to float16 they round, 2^40 to inf. */
+Test(ref_cast, integers_wrap)
+{
+    const int64_t v[] = {-1, -3, (INT64_C(1) << 40) + 5, 300};
+    const uint8_t u8[] = {255, 253, 5, 44};
+    const uint16_t u16[] = {65535, 65533, 5, 300};
+    const uint32_t u32[] = {4294967295u, 4294967293u, 5, 300};
+    const uint64_t u64[] = {UINT64_MAX, UINT64_MAX - 2, (UINT64_C(1) << 40) + 5, 300};
+    const uint16_t h[] = {0xBC00, 0xC200, 0x7C00, 0x5CB0};
+    d5_tensor y;
+    y = cast(raw(D5_I64, 4, v), 2);
+    expect_bytes(&y, D5_U8, 4, u8, "int64 -> uint8");
+    y = cast(raw(D5_I64, 4, v), 4);
+    expect_bytes(&y, D5_U16, 4, u16, "int64 -> uint16");
+    y = cast(raw(D5_I64, 4, v), 12);
+    expect_bytes(&y, D5_U32, 4, u32, "int64 -> uint32");
+    y = cast(raw(D5_I64, 4, v), 13);
+    expect_bytes(&y, D5_U64, 4, u64, "int64 -> uint64");
+    y = cast(raw(D5_I64, 4, v), 10);
+    expect_bytes(&y, D5_F16, 4, h, "int64 -> float16");
+    const uint64_t u[] = {UINT64_MAX, (UINT64_C(1) << 63) + 7};
+    const int64_t i64[] = {-1, INT64_MIN + 7};
+    const int32_t i32[] = {-1, 7};
+    const float f[] = {0x1p64f, 0x1p63f};
+    y = cast(raw(D5_U64, 2, u), 7);
+    expect_bytes(&y, D5_I64, 2, i64, "uint64 -> int64");
+    y = cast(raw(D5_U64, 2, u), 6);
+    expect_bytes(&y, D5_I32, 2, i32, "uint64 -> int32");
+    y = cast(raw(D5_U64, 2, u), 1);
+    expect_bytes(&y, D5_F32, 2, f, "uint64 -> float32");
+    /* int64 to double is exact below 2^53 and to uint64 bit for bit above it. */
+    const int64_t big[] = {INT64_MIN + 1, INT64_MAX};
+    const uint64_t bigu[] = {(UINT64_C(1) << 63) + 1, INT64_MAX};
+    y = cast(raw(D5_I64, 2, big), 13);
+    expect_bytes(&y, D5_U64, 2, bigu, "int64 -> uint64 exactly");
+}
+
+/* float16: nearest even, once, from float32 and float64; 65520 is infinity. */
+Test(ref_cast, to_float16_rounds_to_nearest_even)
+{
+    const float f[] = {65504, 65520, 1 + 0x1p-11f, 0x3p-25f, -0.0f, 1e-9f};
+    const uint16_t h[] = {0x7BFF, 0x7C00, 0x3C00, 0x0002, 0x8000, 0x0000};
+    d5_tensor y = cast(raw(D5_F32, 6, f), 10);
+    expect_bytes(&y, D5_F16, 6, h, "float32 -> float16");
+    const double d[] = {1 + 0x1p-11 + 0x1p-40, 65519.99, -1e6};
+    const uint16_t hd[] = {0x3C01, 0x7BFF, 0xFC00};
+    y = cast(raw(D5_F64, 3, d), 10);
+    expect_bytes(&y, D5_F16, 3, hd, "float64 -> float16");
+    const float nan = NAN;
+    y = cast(raw(D5_F32, 1, &nan), 10);
+    cr_expect((((uint16_t *)y.data)[0] & 0x7E00) == 0x7E00, "NaN stays a quiet NaN");
+    d5_tensor_free(&y);
+}
+
+/* bfloat16: ONNX's reference truncates float32 to its top half, and its test
+ * data (test_cast_FLOAT_to_BFLOAT16) expects so: 0.48033666610717773 is
+ * 0x3EF5EEB0 in float32 and 0x3EF5 in bfloat16, where rounding would give
+ * 0x3EF6; 3.4e38 (0x7F7FC99E) stays finite where rounding gives infinity. */
+Test(ref_cast, to_bfloat16_truncates_as_onnx)
+{
+    const float f[] = {0.48033666610717773f, 1 + 0x1p-8f + 0x1p-9f, -1 - 0x1p-8f - 0x1p-9f,
+                       INFINITY, 3.4e38f};
+    const uint16_t b[] = {0x3EF5, 0x3F80, 0xBF80, 0x7F80, 0x7F7F};
+    d5_tensor y = cast(raw(D5_F32, 5, f), 16);
+    expect_bytes(&y, D5_BF16, 5, b, "float32 -> bfloat16");
+    /* Other types go to float32 first (rounded), then are truncated. */
+    const double d[] = {1e39, 1 + 0x1p-8 + 0x1p-9};
+    const uint16_t bd[] = {0x7F80, 0x3F80};
+    y = cast(raw(D5_F64, 2, d), 16);
+    expect_bytes(&y, D5_BF16, 2, bd, "float64 -> bfloat16");
+    const int64_t v[] = {(INT64_C(1) << 60) + (INT64_C(1) << 52) + 1, -3};
+    const uint16_t bv[] = {0x5D80, 0xC040};
+    y = cast(raw(D5_I64, 2, v), 16);
+    expect_bytes(&y, D5_BF16, 2, bv, "int64 -> bfloat16");
+    /* A NaN whose payload lies in the low half stays NaN, quiet. */
+    const uint32_t snan = 0x7F800001u;
+    y = cast(raw(D5_F32, 1, &snan), 16);
+    cr_expect_eq(((uint16_t *)y.data)[0], 0x7FC0);
+    d5_tensor_free(&y);
+    /* bfloat16 widens exactly: 0x3EF5 is 0.478515625. */
+    const uint16_t back[] = {0x3EF5, 0xFF80};
+    const double wide[] = {0.478515625, -INFINITY};
+    y = cast(raw(D5_BF16, 2, back), 11);
+    expect_bytes(&y, D5_F64, 2, wide, "bfloat16 -> float64");
+}
+
+Test(ref_cast, types_d5_does_not_have)
+{
+    d5_tensor x = raw(D5_F32, 1, (const float[]){1});
+    d5_tensor y;
+    const struct {
+        int64_t to;
+        d5_status status;
+        const char *text;
+    } cases[] = {
+        {8, D5_ERR_UNSUPPORTED, "Cast: casting to STRING (to = 8) is not supported"},
+        {14, D5_ERR_UNSUPPORTED, "casting to COMPLEX64 (to = 14)"},
+        {17, D5_ERR_UNSUPPORTED, "casting to FLOAT8E4M3FN (to = 17)"},
+        {22, D5_ERR_UNSUPPORTED, "casting to INT4 (to = 22)"},
+        {0, D5_ERR_INVALID, "Cast: attribute 'to' is 0, not an ONNX data type"},
+        {99, D5_ERR_INVALID, "attribute 'to' is 99, not an ONNX data type"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        d5_attr a = attr_int("to", cases[i].to);
+        d5_attrs attrs = {&a, 1};
+        d5_status s = try_op("Cast", "ref", &x, 1, &attrs, &y, 1);
+        cr_expect_eq(s, cases[i].status, "to = %lld: %s", (long long)cases[i].to,
+                     d5_status_name(s));
+        cr_expect(strstr(d5_last_error(), cases[i].text), "%s", d5_last_error());
+    }
+    /* Opset 1 names the type. */
+    d5_attr a = attr_string("to", "FLOAT16");
+    d5_attrs attrs = {&a, 1};
+    run_op("Cast", "ref", &x, 1, &attrs, &y, 1);
+    cr_expect_eq(y.desc.dtype, D5_F16);
+    cr_expect_eq(((uint16_t *)y.data)[0], 0x3C00);
+    d5_tensor_free(&y);
+    a = attr_string("to", "float");
+    cr_expect_eq(try_op("Cast", "ref", &x, 1, &attrs, &y, 1), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "'float', not an ONNX data type name"), "%s",
+              d5_last_error());
+    d5_tensor_free(&x);
+}
+
+/* Backward: the gradient converted back between floating-point types, none
+ * into an integer input or through an integer output. */
+static void backward(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                     const d5_tensor *gout, d5_tensor *gin)
+{
+    const d5_op_desc *desc;
+    d5_op *o;
+    d5_tensor y;
+    cr_assert_eq(d5_op_find(op, "ref", &desc), D5_OK);
+    cr_assert_eq(d5_op_create(desc, in, nin, attrs, 1, &o), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_tensor_alloc(d5_op_output_desc(o, 0), &y), D5_OK);
+    cr_assert_eq(d5_op_forward(o, in, &y), D5_OK);
+    for (int32_t i = 0; i < nin; i++) {
+        cr_assert_eq(d5_tensor_alloc(&in[i].desc, &gin[i]), D5_OK);
+        memset(gin[i].data, 0x55,
+               (size_t)d5_tensor_desc_numel(&in[i].desc) *
+                   d5_dtype_size((d5_dtype)in[i].desc.dtype));
+    }
+    cr_assert_eq(d5_op_backward(o, gout, in, &y, gin), D5_OK, "%s", d5_last_error());
+    d5_tensor_free(&y);
+    d5_op_free(o);
+}
+
+Test(ref_cast, gradients)
+{
+    d5_tensor x = raw(D5_F32, 2, (const float[]){1.25f, -3});
+    d5_attr a = attr_int("to", 10);
+    d5_attrs attrs = {&a, 1};
+    d5_tensor g = raw(D5_F16, 2, (const uint16_t[]){0x3800, 0xC400}), gin;
+    backward("Cast", &x, 1, &attrs, &g, &gin);
+    expect_bytes(&gin, D5_F32, 2, (const float[]){0.5f, -4}, "float16 gradient to float32");
+    d5_tensor_free(&g);
+    a = attr_int("to", 6);
+    g = raw(D5_I32, 2, (const int32_t[]){7, 9});
+    backward("Cast", &x, 1, &attrs, &g, &gin);
+    expect_bytes(&gin, D5_F32, 2, (const float[]){0, 0}, "none through int32");
+    d5_tensor_free(&g);
+    /* CastLike: target_type gets zeros. */
+    d5_tensor in[2] = {x, raw(D5_BF16, 1, (const uint16_t[]){0x4000})}, gins[2];
+    g = raw(D5_BF16, 2, (const uint16_t[]){0x3F80, 0xC000});
+    backward("CastLike", in, 2, NULL, &g, gins);
+    expect_bytes(&gins[0], D5_F32, 2, (const float[]){1, -2}, "CastLike's input");
+    expect_bytes(&gins[1], D5_BF16, 1, (const uint16_t[]){0}, "CastLike's target_type");
+    d5_tensor_free(&g);
+    d5_tensor_free(&in[0]);
+    d5_tensor_free(&in[1]);
+}
+
+/* CastLike takes `to` from its second input's type, for every type. */
+Test(ref_cast, castlike_every_target)
+{
+    for (int to = 1; to < D5_DTYPE_COUNT; to++) {
+        unsigned char like[8] = {0}, want[3 * 8];
+        d5_tensor in[2] = {raw(D5_I32, 3, (const int32_t[]){0, 1, 100}),
+                           raw((d5_dtype)to, 1, like)};
+        for (int i = 0; i < 3; i++) put(want, (d5_dtype)to, i, (int[]){0, 1, 100}[i]);
+        d5_tensor y;
+        run_op("CastLike", "ref", in, 2, NULL, &y, 1);
+        expect_bytes(&y, (d5_dtype)to, 3, want, d5_dtype_name((d5_dtype)to));
+        d5_tensor_free(&in[0]);
+        d5_tensor_free(&in[1]);
+    }
+}
+
+/* d5_tensor_fill_uniform fills tensors of every type through d5_convert. */
+Test(ref_cast, fill_uniform_every_type)
+{
+    for (int dt = 1; dt < D5_DTYPE_COUNT; dt++) {
+        int64_t n = 300;
+        d5_tensor t;
+        d5_tensor_desc d;
+        cr_assert_eq(d5_tensor_desc_make((d5_dtype)dt, 1, &n, &d), D5_OK);
+        cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+        d5_rng rng;
+        d5_rng_seed(&rng, 7);
+        d5_tensor_fill_uniform(&t, &rng, -3, 3);
+        double v[300];
+        cr_assert_eq(d5_convert(t.data, (d5_dtype)dt, v, D5_F64, 300), D5_OK);
+        int distinct = 0;
+        for (int i = 0; i < 300; i++) {
+            cr_assert(v[i] >= -3 && v[i] <= 3, "%s: %g", d5_dtype_name((d5_dtype)dt), v[i]);
+            distinct += i > 0 && v[i] != v[i - 1];
+        }
+        if (dt != D5_BOOL) /* bool: every draw is nonzero */
+            cr_expect_gt(distinct, 50, "%s", d5_dtype_name((d5_dtype)dt));
+        d5_tensor_free(&t);
+    }
+}
