@@ -6,6 +6,7 @@
 static d5_status check_input(const d5_binary_fn *fn, const d5_tensor *in, int32_t nin, int32_t i)
 {
     if (fn->inputs == D5_BINARY_FLOAT) return d5__need_float(fn->name, in, nin, i);
+    if (fn->inputs == D5_BINARY_ARITH) return d5__need_types(fn->name, in, nin, i, D5__NUMBERS);
     if (!d5__has_input(in, nin, i))
         return d5_error(D5_ERR_INVALID, "%s: input %d is required", fn->name, (int)i);
     int32_t dtype = in[i].desc.dtype;
@@ -31,7 +32,8 @@ d5_status d5__binary_create(const d5_binary_fn *fn, const d5_tensor *in, int32_t
                         d5_dtype_name((d5_dtype)in[0].desc.dtype),
                         d5_dtype_name((d5_dtype)in[1].desc.dtype));
     const d5_tensor_desc *both[2] = {&in[0].desc, &in[1].desc};
-    out[0].dtype = fn->inputs == D5_BINARY_FLOAT ? in[0].desc.dtype : D5_BOOL;
+    int same = fn->inputs == D5_BINARY_FLOAT || fn->inputs == D5_BINARY_ARITH;
+    out[0].dtype = same ? in[0].desc.dtype : D5_BOOL;
     *state = (void *)fn; /* read only */
     return d5__broadcast(fn->name, both, 2, &out[0]);
 }
@@ -62,6 +64,7 @@ d5_status d5__binary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     (void)nin;
     (void)nout;
     d5__binary_eval(state, in, out);
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -9,7 +9,10 @@
 
 /* The data types a binary operator takes; both inputs have the same one. */
 typedef enum d5_binary_inputs {
-    D5_BINARY_FLOAT,   /* float32 or float64, and the output alike (Add, ...) */
+    D5_BINARY_FLOAT,   /* floating point, and the output alike */
+    D5_BINARY_ARITH,   /* any but bool, and the output alike; integer results
+                          wrap around (d5__int_wrap), Div's truncate toward 0
+                          (Add, Sub, Mul, Div) */
     D5_BINARY_NUMERIC, /* any but bool; the output is bool (Less, Greater) */
     D5_BINARY_ANY,     /* any, bool too; the output is bool (Equal) */
     D5_BINARY_BOOL     /* bool; the output is bool (And, Or, Xor) */
@@ -27,7 +30,8 @@ typedef struct d5_binary_fn {
  * state is fn itself (free it with d5__ref_keep). */
 d5_status d5__binary_create(const d5_binary_fn *fn, const d5_tensor *in, int32_t nin,
                             const d5_attrs *attrs, d5_tensor_desc *out, void **state);
-/* The kernels of an operator whose state is its d5_binary_fn. */
+/* The kernels of an operator whose state is its d5_binary_fn. Forward
+ * wraps integer outputs into their type (d5__wrap_ints). */
 d5_status d5__binary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
 d5_status d5__binary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
                               int32_t nin, const d5_rt *out, d5_rt *gin);

@@ -14,21 +14,6 @@ typedef struct constant {
     double v[];
 } constant;
 
-/* Element i of a CPU tensor of a data type the ref backend converts. */
-static double element(const d5_tensor *t, int64_t i)
-{
-    const void *p = t->data;
-    switch (t->desc.dtype) {
-    case D5_F32: return ((const float *)p)[i];
-    case D5_F64: return ((const double *)p)[i];
-    case D5_I64: return (double)((const int64_t *)p)[i];
-    case D5_I32: return ((const int32_t *)p)[i];
-    case D5_I16: return ((const int16_t *)p)[i];
-    case D5_I8: return ((const int8_t *)p)[i];
-    default: return ((const uint8_t *)p)[i]; /* U8, BOOL */
-    }
-}
-
 static d5_status new_state(int64_t n, void **state)
 {
     constant *c = d5_alloc(sizeof *c + (size_t)(n ? n : 1) * sizeof(double), "Constant");
@@ -45,10 +30,8 @@ static d5_status from_tensor(const d5_attr *a, d5_tensor_desc *out, void **state
     if (a->type != D5_ATTR_TENSOR || !t)
         return d5_error(D5_ERR_INVALID, "Constant: attribute 'value' must be a tensor");
     d5_dtype dt = (d5_dtype)t->desc.dtype;
-    if (dt == D5_F16 || dt == D5_BF16 || d5_dtype_size(dt) == 0)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "Constant (ref): attribute 'value' has data type %s; the ref backend "
-                        "handles float32, float64, integers and bool",
+    if (d5_dtype_size(dt) == 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "Constant: attribute 'value' has data type %s",
                         d5_dtype_name(dt));
     int64_t n = d5_tensor_desc_numel(&t->desc);
     if (n > 0 && !t->data)
@@ -56,7 +39,8 @@ static d5_status from_tensor(const d5_attr *a, d5_tensor_desc *out, void **state
     d5_status s = new_state(n, state);
     if (s != D5_OK) return s;
     constant *c = *state;
-    for (int64_t i = 0; i < n; i++) c->v[i] = element(t, i);
+    s = d5_convert(t->data, dt, c->v, D5_F64, (size_t)n);
+    if (s != D5_OK) return s; /* the wrapper frees *state */
     *out = t->desc;
     out->layout = D5_LAYOUT_ROW_MAJOR;
     return D5_OK;

@@ -16,27 +16,15 @@ static d5_status fill_value(const d5_attrs *attrs, double *v, int32_t *dtype)
     if (a->type != D5_ATTR_TENSOR || !t)
         return d5_error(D5_ERR_INVALID, "ConstantOfShape: attribute 'value' must be a tensor");
     d5_dtype dt = (d5_dtype)t->desc.dtype;
-    if (dt == D5_F16 || dt == D5_BF16 || d5_dtype_size(dt) == 0)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "ConstantOfShape (ref): attribute 'value' has data type %s; the ref "
-                        "backend handles float32, float64, integers and bool",
+    if (d5_dtype_size(dt) == 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "ConstantOfShape: attribute 'value' has data type %s",
                         d5_dtype_name(dt));
     if (d5_tensor_desc_numel(&t->desc) != 1 || !t->data)
         return d5_error(D5_ERR_INVALID,
                         "ConstantOfShape: attribute 'value' has %lld elements, expected 1",
                         (long long)d5_tensor_desc_numel(&t->desc));
-    const void *p = t->data;
-    switch (dt) {
-    case D5_F32: *v = *(const float *)p; break;
-    case D5_F64: *v = *(const double *)p; break;
-    case D5_I64: *v = (double)*(const int64_t *)p; break;
-    case D5_I32: *v = *(const int32_t *)p; break;
-    case D5_I16: *v = *(const int16_t *)p; break;
-    case D5_I8: *v = *(const int8_t *)p; break;
-    default: *v = *(const uint8_t *)p; break; /* U8, BOOL */
-    }
     *dtype = dt;
-    return D5_OK;
+    return d5_convert(t->data, dt, v, D5_F64, 1);
 }
 
 static d5_status constantofshape_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,

@@ -59,11 +59,6 @@ static d5_status parse_auto_pad(const char *op, const d5_attrs *attrs, int *out)
                     s);
 }
 
-static int is_float(int32_t dtype)
-{
-    return dtype == D5_F32 || dtype == D5_F64;
-}
-
 static int64_t dilated_kernel(const d5_conv_geometry *g, int32_t i)
 {
     return (g->kernel[i] - 1) * g->dilations[i] + 1;
@@ -84,8 +79,9 @@ static d5_status parse_common(const char *op, const d5_tensor_desc *x, const d5_
                               d5_conv_geometry *g, int *auto_pad)
 {
     memset(g, 0, sizeof *g);
-    if (!is_float(x->dtype))
-        return d5_error(D5_ERR_UNSUPPORTED, "%s: X has data type %s, expected float32 or float64",
+    if (!d5__in_types(x->dtype, D5__FLOATS))
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s: X has data type %s, expected float32, float64, float16 or bfloat16",
                         op, d5_dtype_name((d5_dtype)x->dtype));
     if (w->dtype != x->dtype)
         return d5_error(D5_ERR_INVALID, "%s: W has data type %s but X has %s", op,

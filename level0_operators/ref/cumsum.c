@@ -1,8 +1,9 @@
 /* CumSum (ONNX opset 14): the running sum of x along one axis, given as input
  * 1 (an int32 or int64 scalar or one-element tensor known at create; negative
  * counts from the back). exclusive = 1 leaves each element out of its own sum
- * (the first sum is 0); reverse = 1 runs from the end of the axis. x is of any
- * numeric data type; the output has its shape and type.
+ * (the first sum is 0); reverse = 1 runs from the end of the axis. x is
+ * floating point or a 32- or 64-bit integer; the output has its shape and
+ * type, integer sums wrapping around on overflow.
  *
  * Gradient: each x[i] enters the sums at the positions after (or, reversed,
  * before) it, so dx is the running sum of dy in the opposite direction with
@@ -19,14 +20,12 @@ static d5_status cumsum_create(const d5_tensor *in, int32_t nin, const d5_attrs 
                                d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    if (!d5__has_input(in, nin, 0))
-        return d5_error(D5_ERR_INVALID, "CumSum: input 0 (x) is required");
+    d5_status s = d5__need_types("CumSum", in, nin, 0, D5__WIDE);
+    if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
-    if (x->dtype == D5_BOOL)
-        return d5_error(D5_ERR_INVALID, "CumSum: input 0 is bool, expected a numeric data type");
     int64_t axis, n, exclusive, reverse;
     int32_t ax;
-    d5_status s = d5__const_ints("CumSum", in, nin, 1, "axis", &axis, 1, &n);
+    s = d5__const_ints("CumSum", in, nin, 1, "axis", &axis, 1, &n);
     if (s != D5_OK) return s;
     if (n != 1 || in[1].desc.ndim > 1)
         return d5_error(D5_ERR_INVALID, "CumSum: input 1 (axis) must hold one value, got %lld",
@@ -73,6 +72,7 @@ static d5_status cumsum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     const cumsum *c = state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = 0;
     scan(&c->v, in[0].data, out[0].data, c->exclusive, c->reverse);
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -36,7 +36,7 @@ static d5_status scalar_input(const d5_tensor *in, int32_t nin, int32_t i, const
 {
     if (!d5__has_input(in, nin, i)) return D5_OK;
     const d5_tensor_desc *d = &in[i].desc;
-    int is_float = d->dtype == D5_F32 || d->dtype == D5_F64;
+    int is_float = d5__in_types(d->dtype, D5__FLOATS);
     if (want_bool ? d->dtype != D5_BOOL : !is_float)
         return d5_error(D5_ERR_INVALID, "Dropout: %s has data type %s, expected %s", what,
                         d5_dtype_name((d5_dtype)d->dtype), want_bool ? "bool" : "float");

@@ -5,10 +5,10 @@
  * with inputs X, W, optional B, optional Z (the convolution's output shape),
  * Conv's attributes, and the string attribute activation ("Relu", or absent
  * for none). The ref and blas backends compute the convolution with their
- * own Conv, then add Z and apply the activation in the tensors' type, in one
- * pass over the output (d5__fused_create/forward below); dnnl runs them as
- * post-ops of its convolution (dnnl/conv.c). Inference only: the optimisation
- * passes run on inference graphs. */
+ * own Conv, then add Z and apply the activation in the tensors' type (float32
+ * or float64), in one pass over the output (d5__fused_create/forward below);
+ * dnnl runs them as post-ops of its convolution (dnnl/conv.c). Inference only:
+ * the optimisation passes run on inference graphs. */
 #include "fusedconv.h"
 #include "util.h"
 
@@ -67,6 +67,11 @@ d5_status d5__fused_create(const d5_op_desc *conv_op, const d5_tensor *in, int32
     f->conv_op = conv_op;
     d5_status s = d5__fusion_read(in, nin, attrs, &f->f);
     if (s == D5_OK) s = conv_op->create(in, nin < 3 ? nin : 3, attrs, out, nout, &f->conv);
+    if (s == D5_OK && out[0].dtype != D5_F32 && out[0].dtype != D5_F64)
+        s = d5_error(D5_ERR_UNSUPPORTED,
+                     "FusedConv: X has data type %s, expected float32 or float64 (the graph "
+                     "passes fuse float32 convolutions only)",
+                     d5_dtype_name((d5_dtype)out[0].dtype));
     if (s == D5_OK) s = d5__fusion_check_z(in, nin, &out[0]);
     if (s != D5_OK) {
         d5__fused_destroy(f);

@@ -1,5 +1,8 @@
 /* Gemm (ONNX opset 13): Y = alpha * A' * B' + beta * C, where A' = transA ? A^T : A,
  * B' = transB ? B^T : B, and C (optional) broadcasts unidirectionally to (M, N).
+ * A, B and C share one type: floating point or a 32- or 64-bit integer; an
+ * integer Y is computed in double, truncated toward zero and wrapped into
+ * its type.
  * https://onnx.ai/onnx/operators/onnx__Gemm.html */
 #include "util.h"
 
@@ -17,8 +20,10 @@ static d5_status gemm_create(const d5_tensor *tin, int32_t nin, const d5_attrs *
     (void)nout;
     int64_t ta, tb;
     double alpha, beta;
-    d5_status s = d5__need_float("Gemm", tin, nin, 0);
-    if (s == D5_OK) s = d5__need_float("Gemm", tin, nin, 1);
+    d5_status s = d5__need_types("Gemm", tin, nin, 0, D5__WIDE);
+    if (s == D5_OK) s = d5__need_types("Gemm", tin, nin, 1, D5__WIDE);
+    if (s == D5_OK) s = d5__same_type("Gemm", tin, nin, 1, 0);
+    if (s == D5_OK) s = d5__same_type("Gemm", tin, nin, 2, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "transA", 0, &ta);
     if (s == D5_OK) s = d5_attrs_int(attrs, "transB", 0, &tb);
     if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
@@ -81,6 +86,7 @@ static d5_status gemm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
                 c = in[2].data[d5__broadcast_index(out[0].desc, in[2].desc, i * g->n + j)];
             out[0].data[i * g->n + j] = g->alpha * acc + g->beta * c;
         }
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -8,8 +8,11 @@
  * X.shape[axis:]. The optional outputs Mean and InvStdDev have the shape
  * X.shape[:axis] + [1] * (rank - axis). epsilon defaults to 1e-5. stash_type
  * chooses the precision of the statistics; this kernel computes everything in
- * double, and Mean and InvStdDev get X's data type. The gradient covers X,
- * Scale and B, and flows from all three outputs.
+ * double. X, Scale and B share one floating-point type. Mean and InvStdDev
+ * get X's type when it is float32 or float64, and the stash type (1: float32,
+ * the default, or 16: bfloat16) when it is float16 or bfloat16, as ONNX
+ * Runtime gives them. The gradient covers X, Scale and B, and flows from all
+ * three outputs.
  * https://onnx.ai/onnx/operators/onnx__LayerNormalization.html */
 #include "util.h"
 
@@ -66,6 +69,15 @@ static d5_status layernorm_create(const d5_tensor *in, int32_t nin, const d5_att
     if (s == D5_OK) s = d5_attrs_int(attrs, "stash_type", 1, &stash_type);
     if (s == D5_OK) s = d5__axis("LayerNormalization", axis, in[0].desc.ndim, &ax);
     if (s != D5_OK) return s;
+    int32_t stats = in[0].desc.dtype; /* the type of Mean and InvStdDev */
+    if (stats == D5_F16 || stats == D5_BF16) {
+        if (stash_type != 1 && stash_type != 16)
+            return d5_error(D5_ERR_INVALID,
+                            "LayerNormalization: stash_type is %lld, expected 1 (float32) or 16 "
+                            "(bfloat16)",
+                            (long long)stash_type);
+        stats = stash_type == 1 ? D5_F32 : D5_BF16;
+    }
     const d5_tensor_desc *x = &in[0].desc;
     l.norm = *x;
     l.norm.ndim = x->ndim - ax;
@@ -86,6 +98,7 @@ static d5_status layernorm_create(const d5_tensor *in, int32_t nin, const d5_att
     out[0] = *x;
     for (int32_t k = 1; k < nout; k++) {
         out[k] = *x;
+        out[k].dtype = stats;
         for (int32_t d = ax; d < x->ndim; d++) out[k].shape[d] = 1;
     }
     layernorm *st = d5_alloc(sizeof *st, "LayerNormalization");

@@ -1,7 +1,8 @@
 /* MatMul (ONNX opset 13): the matrix product of numpy.matmul. Inputs of rank
  * >= 2 are stacks of matrices over their leading (batch) dimensions, which
  * broadcast; a 1-d A is a row [1, K] and a 1-d B a column [K, 1], the added
- * dimension being removed from the result.
+ * dimension being removed from the result. A and B share one type, floating
+ * point or a 32- or 64-bit integer; integer products wrap into the type.
  * https://onnx.ai/onnx/operators/onnx__MatMul.html */
 #include "util.h"
 
@@ -23,9 +24,12 @@ static d5_status matmul_create(const d5_tensor *in, int32_t nin, const d5_attrs 
 {
     (void)attrs;
     (void)nout;
-    for (int32_t i = 0; i < 2; i++)
+    for (int32_t i = 0; i < 2; i++) {
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "MatMul: input %c is required", "AB"[i]);
+        d5_status s = d5__need_types("MatMul", in, nin, i, D5__WIDE);
+        if (s != D5_OK) return s;
+    }
     const d5_tensor_desc *a = &in[0].desc, *b = &in[1].desc;
     char sa[96], sb[96];
     d5__shape_str(a, sa, sizeof sa);
@@ -33,8 +37,6 @@ static d5_status matmul_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     if (a->dtype != b->dtype)
         return d5_error(D5_ERR_INVALID, "MatMul: A has data type %s, B %s",
                         d5_dtype_name((d5_dtype)a->dtype), d5_dtype_name((d5_dtype)b->dtype));
-    if (a->dtype == D5_BOOL)
-        return d5_error(D5_ERR_UNSUPPORTED, "MatMul: inputs have data type bool");
     if (a->ndim == 0 || b->ndim == 0)
         return d5_error(D5_ERR_SHAPE, "MatMul: A is %s and B is %s: scalars are not allowed", sa,
                         sb);
@@ -83,6 +85,7 @@ static d5_status matmul_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
                 y[i * g->n + j] = acc;
             }
     }
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -65,7 +65,7 @@ static d5_status mod_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     if (f != 0 && f != 1)
         return d5_error(D5_ERR_INVALID, "Mod: attribute fmod is %lld, expected 0 or 1",
                         (long long)f);
-    int is_float = in[0].desc.dtype == D5_F32 || in[0].desc.dtype == D5_F64;
+    int is_float = d5__in_types(in[0].desc.dtype, D5__FLOATS);
     if (is_float && f == 0)
         return d5_error(D5_ERR_INVALID,
                         "Mod: inputs are %s, which need fmod = 1 (fmod = 0 is for integers)",

@@ -1,4 +1,5 @@
-/* Mul (ONNX opset 14): C = A * B with numpy broadcasting.
+/* Mul (ONNX opset 14): C = A * B with numpy broadcasting, of any numeric
+ * type; integer products wrap around on overflow (int8: 16 * 8 = -128).
  * https://onnx.ai/onnx/operators/onnx__Mul.html */
 #include "binary.h"
 
@@ -19,6 +20,6 @@ static double mul_db(double a, double b, double y)
     return a;
 }
 
-static const d5_binary_fn mul_fn = {"Mul", mul, mul_da, mul_db, D5_BINARY_FLOAT};
+static const d5_binary_fn mul_fn = {"Mul", mul, mul_da, mul_db, D5_BINARY_ARITH};
 
 D5_BINARY_OPERATOR(Mul, mul_fn);

@@ -16,24 +16,19 @@ typedef struct onehot {
     int64_t outer, depth, inner;
 } onehot;
 
-/* Reads depth (input 1), integer or floating point, known at create. */
+/* Reads depth (input 1), of any numeric type, known at create. */
 static d5_status read_depth(const d5_tensor *in, int32_t nin, int64_t *depth)
 {
     int64_t n = 0;
-    d5_status s;
-    if (d5__has_input(in, nin, 1) && (in[1].desc.dtype == D5_F32 || in[1].desc.dtype == D5_F64)) {
-        double v;
-        s = d5__const_floats("OneHot", in, nin, 1, "depth", &v, 1, &n);
-        if (s == D5_OK && !(fabs(v) < 0x1p62))
-            return d5_error(D5_ERR_INVALID, "OneHot: input 1 (depth) is %g, expected a count", v);
-        *depth = (int64_t)v;
-    } else {
-        s = d5__const_ints("OneHot", in, nin, 1, "depth", depth, 1, &n);
-    }
+    double v = 0;
+    d5_status s = d5__const_numbers("OneHot", in, nin, 1, "depth", &v, 1, &n);
     if (s != D5_OK) return s;
     if (n != 1)
         return d5_error(D5_ERR_INVALID, "OneHot: input 1 (depth) must hold one value, got %lld",
                         (long long)n);
+    if (!(fabs(v) < 0x1p62))
+        return d5_error(D5_ERR_INVALID, "OneHot: input 1 (depth) is %g, expected a count", v);
+    *depth = (int64_t)v;
     if (*depth < 1)
         return d5_error(D5_ERR_INVALID, "OneHot: input 1 (depth) is %lld, expected >= 1",
                         (long long)*depth);
@@ -60,7 +55,7 @@ static d5_status onehot_create(const d5_tensor *in, int32_t nin, const d5_attrs 
                         "OneHot: indices have %d dims; the output would have %d, at most %d "
                         "supported",
                         (int)ind->ndim, (int)ind->ndim + 1, D5_MAX_DIMS);
-    int64_t depth, axis;
+    int64_t depth = 0, axis;
     int32_t ax;
     d5_status s = read_depth(in, nin, &depth);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);

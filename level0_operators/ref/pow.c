@@ -1,5 +1,9 @@
-/* Pow (ONNX opset 13): Z = X ^ Y with numpy broadcasting. The base is float32
- * or float64; the exponent may be of any numeric type (float or integer).
+/* Pow (ONNX opset 15): Z = X ^ Y with numpy broadcasting. The base is
+ * floating point, int32 or int64, and Z has its type; the exponent may be of
+ * any numeric type, another than the base's (int64 ^ float32,
+ * float32 ^ uint64). An integer Z is the power computed in double, truncated
+ * toward zero (2 ^ -1 = 0) and wrapped into its type, as ONNX Runtime
+ * computes it.
  * dZ/dX = Y * X^(Y-1); dZ/dY = Z * log(X) where X > 0, and 0 elsewhere (the
  * power is not differentiable in Y for X <= 0).
  * https://onnx.ai/onnx/operators/onnx__Pow.html */
@@ -29,11 +33,9 @@ static d5_status pow_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
 {
     (void)attrs;
     (void)nout;
-    d5_status s = d5__need_float("Pow", in, nin, 0);
+    d5_status s = d5__need_types("Pow", in, nin, 0, D5__FLOATS | D5__DT(D5_I32) | D5__DT(D5_I64));
+    if (s == D5_OK) s = d5__need_types("Pow", in, nin, 1, D5__NUMBERS);
     if (s != D5_OK) return s;
-    if (!d5__has_input(in, nin, 1)) return d5_error(D5_ERR_INVALID, "Pow: input 1 is required");
-    if (in[1].desc.dtype == D5_BOOL)
-        return d5_error(D5_ERR_UNSUPPORTED, "Pow: input 1 has data type bool, expected a number");
     const d5_tensor_desc *both[2] = {&in[0].desc, &in[1].desc};
     *state = (void *)&pow_fn; /* read only */
     return d5__broadcast("Pow", both, 2, &out[0]);

@@ -1,7 +1,8 @@
 /* PRelu (ONNX opset 16): Y = X where X >= 0 and slope * X where X < 0,
  * element-wise. slope broadcasts to X in one direction (numpy's rules, X's
  * shape unchanged: a per-channel slope is (C, 1, 1) for an (N, C, H, W) X).
- * X and slope share one numeric data type. Gradients: dY/dX is 1 or slope;
+ * X and slope share one data type, floating point or a 32- or 64-bit integer
+ * (integer products wrap into the type). Gradients: dY/dX is 1 or slope;
  * dY/dslope is X where X < 0, summed over the axes slope was broadcast along.
  * Before opset 7 (PRelu-1 and PRelu-6) slope is one value or one per channel:
  * a 1-d slope of C values applies along axis 1 of X, as (C, 1, ..., 1).
@@ -35,9 +36,8 @@ static d5_status prelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "PRelu: input %d (%s) is required", (int)i,
                             i ? "slope" : "X");
-        if (in[i].desc.dtype == D5_BOOL)
-            return d5_error(D5_ERR_INVALID, "PRelu: input %d is bool, expected a numeric data type",
-                            (int)i);
+        d5_status s = d5__need_types("PRelu", in, nin, i, D5__WIDE);
+        if (s != D5_OK) return s;
     }
     const d5_tensor_desc *x = &in[0].desc, *slope = &in[1].desc;
     if (slope->dtype != x->dtype)
@@ -73,6 +73,7 @@ static d5_status prelu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt 
         double x = in[0].data[i];
         out[0].data[i] = x < 0 ? x * in[1].data[d5__broadcast_index(out[0].desc, slope, i)] : x;
     }
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -75,20 +75,16 @@ static d5_status check_axes_form(const char *op, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, void **state)
+d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in, int32_t nin,
+                            const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "%s: input 0 (data) is required", op);
-    int32_t t = in[0].desc.dtype;
-    if (t != D5_F32 && t != D5_F64 && t != D5_I32 && t != D5_I64)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "%s: input 0 has data type %s, expected float32, float64, int32 or int64",
-                        op, d5_dtype_name((d5_dtype)t));
     int64_t keepdims, noop, axes[D5_MAX_DIMS], naxes = 0;
     const int64_t *attr_axes;
     int64_t nattr;
-    d5_status s = check_axes_form(op, nin, attrs);
+    d5_status s = d5__need_types(op, in, nin, 0, types);
+    if (s == D5_OK) s = check_axes_form(op, nin, attrs);
     if (s == D5_OK) s = d5_attrs_int(attrs, "keepdims", 1, &keepdims);
     if (s == D5_OK) s = d5_attrs_int(attrs, "noop_with_empty_axes", 0, &noop);
     if (s == D5_OK) s = d5_attrs_ints(attrs, "axes", &attr_axes, &nattr);
@@ -126,6 +122,7 @@ d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     for (int64_t i = 0; i < in[0].numel; i++) out[0].data[d5__reduce_index(r, i)] += in[0].data[i];
     if (r->mean)
         for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] /= (double)r->count;
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -22,17 +22,19 @@ d5_status d5__reduce_plan(const char *op, const d5_tensor_desc *in, const int64_
                           d5_tensor_desc *out);
 /* The flat index in the output of element i of the input. */
 int64_t d5__reduce_index(const d5_reduce *plan, int64_t i);
-/* create() of a ReduceX operator: data (input 0; float or int32/int64),
- * attributes keepdims (default 1) and noop_with_empty_axes (default 0). From
+/* create() of a ReduceX operator: data (input 0, of a type in `types`:
+ * D5__WIDE, or for ReduceMax and ReduceMin int8 and uint8 too), attributes
+ * keepdims (default 1) and noop_with_empty_axes (default 0). From
  * opset 13 for ReduceSum and 18 for every other ReduceX, the axes are the
  * optional input 1, known at create; before, they are the attribute axes,
  * noop_with_empty_axes does not exist and the operator takes one input.
  * Without "__opset" (an operator created directly) either form is accepted.
  * Stores a d5_reduce as *state. */
-d5_status d5__reduce_create(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, void **state);
+d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in, int32_t nin,
+                            const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 /* The kernels and FLOPs of ReduceSum and ReduceMean, whose state is the
- * d5_reduce of d5__reduce_create. */
+ * d5_reduce of d5__reduce_create. Integer sums wrap into their type and
+ * integer means are truncated toward zero. */
 d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
                                  int32_t nout);
 /* Every input element gets the gradient of the sum (mean) it went into. */

@@ -11,7 +11,7 @@ static d5_status reducemean_create(const d5_tensor *in, int32_t nin, const d5_at
                                    d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    d5_status s = d5__reduce_create("ReduceMean", in, nin, attrs, out, state);
+    d5_status s = d5__reduce_create("ReduceMean", D5__WIDE, in, nin, attrs, out, state);
     if (s == D5_OK) ((d5_reduce *)*state)->mean = 1;
     return s;
 }

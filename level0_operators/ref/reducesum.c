@@ -10,7 +10,7 @@ static d5_status reducesum_create(const d5_tensor *in, int32_t nin, const d5_att
                                   d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    return d5__reduce_create("ReduceSum", in, nin, attrs, out, state);
+    return d5__reduce_create("ReduceSum", D5__WIDE, in, nin, attrs, out, state);
 }
 
 D5_REF_OPERATOR(ReduceSum, 1, 2, 1, 1, reducesum_create, d5__reduce_sum_forward,

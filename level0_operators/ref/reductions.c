@@ -14,8 +14,9 @@
  * x^2, as in ONNX's reference implementation). Axes in the wrong form for the
  * opset a network passes ("__opset") are an error; an operator created
  * directly takes either form (reduce.c). keepdims (default 1) keeps reduced
- * axes with size 1. Data is float32, float64, int32 or int64; integer results
- * are truncated toward zero.
+ * axes with size 1. Data is floating point or a 32- or 64-bit integer
+ * (ReduceMax and ReduceMin: int8 and uint8 too); integer results are
+ * truncated toward zero and wrap into their type (a product that overflows).
  *
  * Gradients: ReduceMax and ReduceMin send each output's gradient to the first
  * element (in row-major order) that holds the extreme value; ReduceProd to
@@ -48,7 +49,9 @@ static d5_status reduction_create(const char *op, kind k, const d5_tensor *in, i
                                   const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
     void *plan = NULL;
-    d5_status s = d5__reduce_create(op, in, nin, attrs, out, &plan);
+    d5_dtypes types = D5__WIDE;
+    if (k == MAX || k == MIN) types |= D5__DT(D5_I8) | D5__DT(D5_U8);
+    d5_status s = d5__reduce_create(op, types, in, nin, attrs, out, &plan);
     if (s != D5_OK) return s;
     int64_t n = d5_tensor_desc_numel(&out[0]);
     reduction *r = d5_alloc(sizeof *r + 2 * (size_t)n * sizeof(double), op);
@@ -101,6 +104,7 @@ static d5_status reduction_forward(void *state, const d5_rt *in, int32_t nin, d5
             if (isfinite(m[o])) y[o] += exp(in[0].data[i] - m[o]);
         }
         for (int64_t o = 0; o < r->nout; o++) y[o] = isfinite(m[o]) ? m[o] + log(y[o]) : m[o];
+        d5__wrap_ints(&out[0]);
         return D5_OK;
     }
     for (int64_t i = 0; i < in[0].numel; i++) {
@@ -111,6 +115,7 @@ static d5_status reduction_forward(void *state, const d5_rt *in, int32_t nin, d5
         if (r->kind == L2) y[o] = sqrt(y[o]);
         if (r->kind == LOG_SUM) y[o] = log(y[o]);
     }
+    d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 

@@ -1,4 +1,5 @@
-/* Relu (ONNX opset 14): Y = max(0, X). The gradient at 0 is taken as 0.
+/* Relu (ONNX opset 14): Y = max(0, X), floating point or a signed integer.
+ * The gradient at 0 is taken as 0.
  * https://onnx.ai/onnx/operators/onnx__Relu.html */
 #include "util.h"
 
@@ -8,7 +9,7 @@ static d5_status relu_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
     (void)attrs;
     (void)nout;
     (void)state;
-    d5_status s = d5__need_float("Relu", in, nin, 0);
+    d5_status s = d5__need_types("Relu", in, nin, 0, D5__FLOATS | D5__SIGNED);
     if (s == D5_OK) out[0] = in[0].desc;
     return s;
 }

@@ -12,16 +12,30 @@
  *   align_corners:         length == 1 ? 0 : x * (in - 1) / (length - 1)
  *   asymmetric:            x / scale
  *   tf_half_pixel_for_nn:  (x + 0.5) / scale
+ *   tf_crop_and_resize:    length > 1 ? start * (in - 1) + x * (end - start) *
+ *                          (in - 1) / (length - 1) : (start + end) * (in - 1) / 2
+ * where start and end are the axis's entries of roi (input 1, known at create:
+ * [starts..., ends...], one pair per axis or per entry of axes; default 0 and
+ * 1). With tf_crop_and_resize, an output element any of whose coordinates maps
+ * outside [0, in - 1] is extrapolation_value (default 0); from opset 18, an
+ * output size taken from scales is floor(in * (end - start) * scale).
  * mode "nearest" (default) takes the input element at x_original rounded by
  * nearest_mode: round_prefer_floor (default; halves go down),
  * round_prefer_ceil (halves go up), floor or ceil. mode "linear" blends the
- * two input elements around x_original, axis by axis (N-d multilinear). Input
- * positions outside [0, in - 1] are clamped to the edge, as the ONNX reference
- * implementation does.
+ * two input elements around x_original, axis by axis (N-d multilinear). mode
+ * "cubic" blends the four input elements i - 1, i, i + 1, i + 2 around it,
+ * where i = ceil(x_original) - 1 and t = x_original - i in (0, 1], with Keys'
+ * weights for a = cubic_coeff_a (default -0.75): W(t + 1), W(t), W(1 - t),
+ * W(2 - t), W(s) = ((a s - 5a) s + 8a) s - 4a for 1 < s < 2 and
+ * ((a + 2) s - (a + 3)) s^2 + 1 for s <= 1; exclude_outside=1 zeroes the
+ * weights of positions outside the input and rescales the others to sum 1.
+ * Input positions outside [0, in - 1] are clamped to the edge, as the ONNX
+ * reference implementation does. X may be of any data type: nearest copies
+ * elements, and an integer result of linear or cubic is the blend truncated
+ * toward zero, as the ONNX reference implementation's astype gives it.
  *
- * Unsupported, with D5_ERR_UNSUPPORTED naming the attribute and value: mode
- * cubic, coordinate_transformation_mode tf_crop_and_resize and
- * half_pixel_symmetric, antialias=1, exclude_outside=1 and
+ * Unsupported, with D5_ERR_UNSUPPORTED naming the attribute and value:
+ * coordinate_transformation_mode half_pixel_symmetric, antialias=1 and
  * keep_aspect_ratio_policy other than stretch; opsets before 11 (inputs X and
  * scales only). The gradient with respect to X is the adjoint of the forward
  * map: each output gradient is scattered back with the forward weights.
@@ -35,24 +49,29 @@
  * (D5_ATTR_OPSET in d5/network.h). */
 #define OPSET_ATTR "__opset"
 
-typedef enum { NEAREST, LINEAR } resize_mode;
+typedef enum { NEAREST, LINEAR, CUBIC } resize_mode;
 typedef enum {
     HALF_PIXEL,
     PYTORCH_HALF_PIXEL,
     ALIGN_CORNERS,
     ASYMMETRIC,
-    TF_HALF_PIXEL_FOR_NN
+    TF_HALF_PIXEL_FOR_NN,
+    TF_CROP_AND_RESIZE
 } coord_mode;
 typedef enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL } nearest_mode;
 
 typedef struct resize {
     int32_t ndim;
     int64_t in[D5_MAX_DIMS], out[D5_MAX_DIMS], stride[D5_MAX_DIMS];
-    int taps[D5_MAX_DIMS]; /* input elements read along each axis: 1 or 2 */
-    /* Along axis d, output coordinate x reads the input elements idx[d][2x]
-     * and idx[d][2x + 1] with weights w[d][2x] and w[d][2x + 1]. */
+    int taps[D5_MAX_DIMS]; /* input elements read along each axis: 1 to k */
+    int k;                 /* table entries per output coordinate: 2, or 4 for cubic */
+    /* Along axis d, output coordinate x reads the input elements idx[d][k x +
+     * j] with weights w[d][k x + j], j < taps[d]; idx[d][k x] < 0 marks a
+     * coordinate outside the crop (tf_crop_and_resize): the output element is
+     * then `extrapolation`. */
     int64_t *idx[D5_MAX_DIMS];
     double *w[D5_MAX_DIMS];
+    double extrapolation;
     int64_t out_numel;
     void *tables; /* one block holding every idx and w */
 } resize;
@@ -73,9 +92,10 @@ static int pick(const char *value, const char *const *names, int n)
     return -1;
 }
 
-static const char *const mode_names[] = {"nearest", "linear"};
-static const char *const coord_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                          "asymmetric", "tf_half_pixel_for_nn"};
+static const char *const mode_names[] = {"nearest", "linear", "cubic"};
+static const char *const coord_names[] = {"half_pixel",           "pytorch_half_pixel",
+                                          "align_corners",        "asymmetric",
+                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
 static const char *const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
 
@@ -84,6 +104,9 @@ typedef struct resize_attrs {
     resize_mode mode;
     coord_mode coord;
     nearest_mode nearest;
+    double cubic_a, extrapolation;
+    int exclude_outside;
+    int64_t opset;
 } resize_attrs;
 
 static d5_status read_choice(const d5_attrs *attrs, const char *name, const char *def,
@@ -103,8 +126,7 @@ static d5_status read_choice(const d5_attrs *attrs, const char *name, const char
 
 static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
 {
-    static const char *const cubic[] = {"cubic"};
-    static const char *const coords[] = {"tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char *const coords[] = {"half_pixel_symmetric"};
     static const char *const policies[] = {"not_larger", "not_smaller"};
     int mode, coord, nearest, policy;
     int64_t opset, antialias, exclude_outside;
@@ -114,10 +136,10 @@ static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
                      "Resize: opset %lld is not supported (the inputs X, roi, scales, sizes of "
                      "opset 11 and later are)",
                      (long long)opset);
-    if (s == D5_OK) s = read_choice(attrs, "mode", "nearest", mode_names, 2, cubic, 1, &mode);
+    if (s == D5_OK) s = read_choice(attrs, "mode", "nearest", mode_names, 3, NULL, 0, &mode);
     if (s == D5_OK)
-        s = read_choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_names, 5,
-                        coords, 2, &coord);
+        s = read_choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_names, 6,
+                        coords, 1, &coord);
     if (s == D5_OK)
         s = read_choice(attrs, "nearest_mode", "round_prefer_floor", nearest_names, 4, NULL, 0,
                         &nearest);
@@ -127,14 +149,17 @@ static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
                         &policy);
     if (s == D5_OK) s = d5_attrs_int(attrs, "antialias", 0, &antialias);
     if (s == D5_OK) s = d5_attrs_int(attrs, "exclude_outside", 0, &exclude_outside);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "cubic_coeff_a", -0.75, &a->cubic_a);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "extrapolation_value", 0, &a->extrapolation);
     if (s != D5_OK) return s;
     if (antialias != 0)
         return d5_error(D5_ERR_UNSUPPORTED, "Resize: antialias=%lld is not supported (ref backend)",
                         (long long)antialias);
-    if (exclude_outside != 0)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "Resize: exclude_outside=%lld is not supported (ref backend)",
+    if (exclude_outside != 0 && exclude_outside != 1)
+        return d5_error(D5_ERR_INVALID, "Resize: exclude_outside is %lld, expected 0 or 1",
                         (long long)exclude_outside);
+    a->exclude_outside = (int)exclude_outside;
+    a->opset = opset;
     a->mode = (resize_mode)mode;
     a->coord = (coord_mode)coord;
     a->nearest = (nearest_mode)nearest;
@@ -148,10 +173,39 @@ static int nonempty(const d5_tensor *in, int32_t nin, int32_t i)
     return d5__has_input(in, nin, i) && d5_tensor_desc_numel(&in[i].desc) > 0;
 }
 
+/* Reads roi (input 1) for tf_crop_and_resize into per-axis start[] and end[]:
+ * naxes starts then naxes ends, for axes[0..naxes-1]; 0 and 1 elsewhere or
+ * when roi is omitted or empty. */
+static d5_status read_roi(const d5_tensor *in, int32_t nin, const int32_t *axes, int64_t naxes,
+                          int32_t rank, double *start, double *end)
+{
+    for (int32_t d = 0; d < rank; d++) {
+        start[d] = 0;
+        end[d] = 1;
+    }
+    if (!nonempty(in, nin, 1)) return D5_OK;
+    double roi[2 * D5_MAX_DIMS];
+    int64_t n;
+    d5_status s = d5__const_floats("Resize", in, nin, 1, "roi", roi, 2 * D5_MAX_DIMS, &n);
+    if (s != D5_OK) return s;
+    if (n != 2 * naxes)
+        return d5_error(D5_ERR_INVALID,
+                        "Resize: roi (input 1) has %lld values, expected %lld (a start and an "
+                        "end per resized axis)",
+                        (long long)n, (long long)(2 * naxes));
+    for (int64_t k = 0; k < naxes; k++) {
+        start[axes[k]] = roi[k];
+        end[axes[k]] = roi[naxes + k];
+    }
+    return D5_OK;
+}
+
 /* Reads axes (default: all) and scales or sizes into per-axis scale[],
- * length[] (in * scale, or the size) and out[]. */
+ * length[] (in * scale, or the size) and out[], and for tf_crop_and_resize
+ * roi into start[] and end[]. */
 static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              double *scale, double *length, int64_t *out)
+                              const resize_attrs *a, double *scale, double *length, int64_t *out,
+                              double *start, double *end)
 {
     const d5_tensor_desc *x = &in[0].desc;
     int32_t rank = x->ndim, axes[D5_MAX_DIMS];
@@ -174,6 +228,12 @@ static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *
         if (seen[axes[k]]++)
             return d5_error(D5_ERR_INVALID, "Resize: axes names axis %d twice", (int)axes[k]);
     }
+    for (int32_t d = 0; d < rank; d++) {
+        start[d] = 0;
+        end[d] = 1;
+    }
+    if (a->coord == TF_CROP_AND_RESIZE) s = read_roi(in, nin, axes, naxes, rank, start, end);
+    if (s != D5_OK) return s;
     int has_scales = nonempty(in, nin, 2), has_sizes = nonempty(in, nin, 3);
     if (has_scales == has_sizes)
         return d5_error(D5_ERR_INVALID,
@@ -205,6 +265,7 @@ static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *
                                 (long long)k, scales[k]);
             scale[d] = scales[k];
             length[d] = in_d * scales[k];
+            if (a->coord == TF_CROP_AND_RESIZE && a->opset >= 18) length[d] *= end[d] - start[d];
             out[d] = (int64_t)floor(length[d]);
         } else {
             if (sizes[k] < 0)
@@ -221,10 +282,15 @@ static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-/* The input coordinate that output coordinate x reads along one axis. */
-static double original(coord_mode m, double x, double scale, double in, double length)
+/* The input coordinate that output coordinate x reads along one axis; start
+ * and end are the axis's roi (tf_crop_and_resize). */
+static double original(coord_mode m, double x, double scale, double in, double length, double start,
+                       double end)
 {
     switch (m) {
+    case TF_CROP_AND_RESIZE:
+        return length > 1 ? start * (in - 1) + x * (end - start) * (in - 1) / (length - 1)
+                          : (start + end) * (in - 1) / 2;
     case PYTORCH_HALF_PIXEL: return length > 1 ? (x + 0.5) / scale - 0.5 : 0;
     case ALIGN_CORNERS: return length == 1 ? 0 : x * (in - 1) / (length - 1);
     case ASYMMETRIC: return x / scale;
@@ -250,19 +316,57 @@ static int64_t clamp(double v, int64_t n)
     return v < 0 ? 0 : v > (double)(n - 1) ? n - 1 : (int64_t)v;
 }
 
-/* Fills the per-axis tables of indices and weights. */
-static void fill_tables(resize *r, const resize_attrs *a, const double *scale, const double *length)
+/* Keys' cubic convolution kernel W(s), s >= 0, for coefficient a. */
+static double keys(double s, double a)
 {
+    if (s <= 1) return ((a + 2) * s - (a + 3)) * s * s + 1;
+    if (s < 2) return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+    return 0;
+}
+
+/* The four cubic taps around input coordinate v of an axis of n elements. */
+static void cubic_taps(const resize_attrs *a, double v, int64_t n, int64_t *idx, double *w)
+{
+    double i = ceil(v) - 1, t = v - i, sum = 0;
+    for (int j = 0; j < 4; j++) {
+        double at = i - 1 + j;
+        w[j] = keys(fabs(t + 1 - j), a->cubic_a);
+        if (a->exclude_outside && (at < 0 || at > (double)(n - 1))) w[j] = 0;
+        idx[j] = clamp(at, n);
+        sum += w[j];
+    }
+    if (a->exclude_outside && sum != 0)
+        for (int j = 0; j < 4; j++) w[j] /= sum;
+}
+
+/* Fills the per-axis tables of indices and weights. */
+static void fill_tables(resize *r, const resize_attrs *a, const double *scale, const double *length,
+                        const double *start, const double *end)
+{
+    int k = r->k;
     for (int32_t d = 0; d < r->ndim; d++) {
         r->taps[d] = 1;
         for (int64_t x = 0; x < r->out[d]; x++) {
-            double v = original(a->coord, (double)x, scale[d], (double)r->in[d], length[d]);
-            int64_t *idx = r->idx[d] + 2 * x;
-            double *w = r->w[d] + 2 * x;
+            double v = original(a->coord, (double)x, scale[d], (double)r->in[d], length[d],
+                                start[d], end[d]);
+            int64_t *idx = r->idx[d] + k * x;
+            double *w = r->w[d] + k * x;
+            for (int j = 0; j < k; j++) {
+                idx[j] = 0;
+                w[j] = 0;
+            }
+            if (a->coord == TF_CROP_AND_RESIZE && !(v >= 0 && v <= (double)(r->in[d] - 1))) {
+                idx[0] = -1;
+                continue;
+            }
+            if (a->mode == CUBIC) {
+                cubic_taps(a, v, r->in[d], idx, w);
+                r->taps[d] = 4;
+                continue;
+            }
             if (a->mode == NEAREST) {
                 idx[0] = idx[1] = clamp(round_nearest(a->nearest, v), r->in[d]);
                 w[0] = 1;
-                w[1] = 0;
                 continue;
             }
             double lo = floor(v);
@@ -281,22 +385,24 @@ static d5_status resize_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     (void)nout;
     resize_attrs a;
     memset(&a, 0, sizeof a);
-    double scale[D5_MAX_DIMS], length[D5_MAX_DIMS];
+    double scale[D5_MAX_DIMS], length[D5_MAX_DIMS], start[D5_MAX_DIMS], end[D5_MAX_DIMS];
     int64_t shape[D5_MAX_DIMS];
-    d5_status s = d5__need_float("Resize", in, nin, 0);
+    d5_status s = d5__need_types("Resize", in, nin, 0, D5__ANY);
     if (s == D5_OK) s = read_attrs(attrs, &a);
-    if (s == D5_OK) s = output_shape(in, nin, attrs, scale, length, shape);
+    if (s == D5_OK) s = output_shape(in, nin, attrs, &a, scale, length, shape, start, end);
     if (s != D5_OK) return s;
     resize *r = d5_calloc(1, sizeof *r, "Resize");
     if (!r) return D5_ERR_NOMEM;
     r->ndim = in[0].desc.ndim;
+    r->k = a.mode == CUBIC ? 4 : 2;
+    r->extrapolation = a.extrapolation;
     r->out_numel = 1;
     int64_t entries = 0;
     for (int32_t d = 0; d < r->ndim; d++) {
         r->in[d] = in[0].desc.shape[d];
         r->out[d] = shape[d];
         r->out_numel *= shape[d];
-        entries += 2 * shape[d];
+        entries += r->k * shape[d];
     }
     d5__strides(&in[0].desc, r->stride);
     size_t bytes = (size_t)(entries ? entries : 1) * (sizeof(int64_t) + sizeof(double));
@@ -310,10 +416,10 @@ static d5_status resize_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     for (int32_t d = 0; d < r->ndim; d++) {
         r->idx[d] = idx;
         r->w[d] = w;
-        idx += 2 * shape[d];
-        w += 2 * shape[d];
+        idx += r->k * shape[d];
+        w += r->k * shape[d];
     }
-    fill_tables(r, &a, scale, length);
+    fill_tables(r, &a, scale, length, start, end);
     out[0] = in[0].desc;
     for (int32_t d = 0; d < r->ndim; d++) out[0].shape[d] = shape[d];
     *state = r;
@@ -334,13 +440,19 @@ static void apply(const resize *r, const double *src, double *dst, int adjoint)
             rest /= r->out[d];
             tap[d] = 0;
         }
+        int outside = 0;
+        for (int32_t d = 0; d < r->ndim; d++) outside |= r->idx[d][r->k * coord[d]] < 0;
+        if (outside) {
+            if (!adjoint) dst[o] = r->extrapolation;
+            continue;
+        }
         double acc = 0;
         for (;;) {
             double weight = 1;
             int64_t at = 0;
             for (int32_t d = 0; d < r->ndim; d++) {
-                weight *= r->w[d][2 * coord[d] + tap[d]];
-                at += r->idx[d][2 * coord[d] + tap[d]] * r->stride[d];
+                weight *= r->w[d][r->k * coord[d] + tap[d]];
+                at += r->idx[d][r->k * coord[d] + tap[d]] * r->stride[d];
             }
             if (weight != 0) {
                 if (adjoint)

@@ -7,7 +7,7 @@
  * last update in row-major order wins), "add" and "mul" (opset 16) add or
  * multiply it in, "max" and "min" (opset 18) keep the larger or smaller. A
  * negative index counts from the end of the axis; one outside [-n, n - 1] is
- * D5_ERR_RANGE at run time.
+ * D5_ERR_RANGE at run time. Integer sums and products wrap into the type.
  *
  * Gradients for "none" and "add": data gets the output gradient, except (for
  * "none") at the positions an update overwrote; each update gets the output
@@ -101,7 +101,9 @@ static d5_status scatter_forward(void *state, const d5_rt *in, int32_t nin, d5_r
 {
     (void)nin;
     (void)nout;
-    return scatter_run(state, in, out[0].data);
+    d5_status s = scatter_run(state, in, out[0].data);
+    if (s == D5_OK) d5__wrap_ints(&out[0]); /* an integer "add" or "mul" that overflows */
+    return s;
 }
 
 static d5_status scatter_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,

@@ -1,4 +1,5 @@
-/* Sub (ONNX opset 14): C = A - B with numpy broadcasting.
+/* Sub (ONNX opset 14): C = A - B with numpy broadcasting, of any numeric
+ * type; integer differences wrap around (uint8: 3 - 5 = 254).
  * https://onnx.ai/onnx/operators/onnx__Sub.html */
 #include "binary.h"
 
@@ -21,6 +22,6 @@ static double sub_db(double a, double b, double y)
     return -1;
 }
 
-static const d5_binary_fn sub_fn = {"Sub", sub, sub_da, sub_db, D5_BINARY_FLOAT};
+static const d5_binary_fn sub_fn = {"Sub", sub, sub_da, sub_db, D5_BINARY_ARITH};
 
 D5_BINARY_OPERATOR(Sub, sub_fn);

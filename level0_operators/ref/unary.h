@@ -1,7 +1,9 @@
 /* Shared machinery of the element-wise unary operators (Sigmoid, Tanh, Exp,
  * LeakyRelu, ...): each operator file supplies the scalar function and its
  * derivative as a d5_unary_fn and ends with D5_UNARY_OPERATOR(Name, fn). The
- * input is float32 or float64 and the output has its shape and data type. */
+ * input is floating point unless the d5_unary_fn names more types (Abs, Neg,
+ * Erf), and the output has its shape and data type; integer results wrap
+ * into the type (d5__int_wrap: Abs and Neg of int8 -128 give -128). */
 #ifndef D5_REF_UNARY_H
 #define D5_REF_UNARY_H
 
@@ -15,6 +17,7 @@ typedef struct d5_unary_fn {
      * f and df get the first as `alpha` (0 when there is none). */
     const char *attr[2];
     double def[2];
+    d5_dtypes types; /* the input's data types; 0: D5__FLOATS */
 } d5_unary_fn;
 
 /* The state of an operator created by d5__unary_op_create. */
@@ -25,7 +28,8 @@ typedef struct d5_unary_state {
 
 /* Checks that input 0 is floating point; the output has its shape and dtype. */
 d5_status d5__unary_create(const char *name, const d5_tensor *in, int32_t nin, d5_tensor_desc *out);
-/* d5__unary_create, then reads fn's attributes into a d5_unary_state. */
+/* Checks input 0 against fn->types, then reads fn's attributes into a
+ * d5_unary_state. */
 d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_t nin,
                               const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 /* The kernels of a d5_unary_state: y = f(x, alpha), gx += gy * df(x, y, alpha). */

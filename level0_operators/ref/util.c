@@ -1,6 +1,7 @@
 /* Shape helpers shared by the reference operators. */
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size)
@@ -75,15 +76,65 @@ d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out)
     return D5_OK;
 }
 
+void d5__types_str(d5_dtypes types, char *buf, size_t size)
+{
+    int32_t total = 0, k = 0;
+    for (int32_t t = D5_DTYPE_INVALID + 1; t < D5_DTYPE_COUNT; t++) total += d5__in_types(t, types);
+    size_t used = 0;
+    if (size) buf[0] = '\0';
+    for (int32_t t = D5_DTYPE_INVALID + 1; t < D5_DTYPE_COUNT && used < size; t++) {
+        if (!d5__in_types(t, types)) continue;
+        const char *sep = k == 0 ? "" : k == total - 1 ? " or " : ", ";
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", sep, d5_dtype_name((d5_dtype)t));
+        k++;
+    }
+}
+
+d5_status d5__need_types(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         d5_dtypes types)
+{
+    if (!d5__has_input(in, nin, i))
+        return d5_error(D5_ERR_INVALID, "%s: input %d is required", op, (int)i);
+    if (d5__in_types(in[i].desc.dtype, types)) return D5_OK;
+    char expected[192];
+    if (types == D5__NUMBERS)
+        snprintf(expected, sizeof expected, "a numeric data type (not bool)");
+    else
+        d5__types_str(types, expected, sizeof expected);
+    return d5_error(D5_ERR_UNSUPPORTED, "%s: input %d has data type %s, expected %s", op, (int)i,
+                    d5_dtype_name((d5_dtype)in[i].desc.dtype), expected);
+}
+
 d5_status d5__need_float(const char *op, const d5_tensor *in, int32_t nin, int32_t i)
 {
-    if (i >= nin || in[i].desc.dtype == D5_DTYPE_INVALID)
-        return d5_error(D5_ERR_INVALID, "%s: input %d is required", op, i);
-    if (in[i].desc.dtype != D5_F32 && in[i].desc.dtype != D5_F64)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "%s: input %d has data type %s, expected float32 or float64", op, i,
-                        d5_dtype_name((d5_dtype)in[i].desc.dtype));
-    return D5_OK;
+    return d5__need_types(op, in, nin, i, D5__FLOATS);
+}
+
+d5_status d5__same_type(const char *op, const d5_tensor *in, int32_t nin, int32_t i, int32_t j)
+{
+    if (!d5__has_input(in, nin, i) || in[i].desc.dtype == in[j].desc.dtype) return D5_OK;
+    return d5_error(D5_ERR_INVALID, "%s: input %d has data type %s, input %d %s", op, (int)i,
+                    d5_dtype_name((d5_dtype)in[i].desc.dtype), (int)j,
+                    d5_dtype_name((d5_dtype)in[j].desc.dtype));
+}
+
+double d5__int_wrap(double x, int32_t dtype)
+{
+    if (!d5__is_int(dtype) || !isfinite(x)) return x;
+    double range = ldexp(1.0, 8 * (int)d5_dtype_size((d5_dtype)dtype));
+    int is_signed = d5__in_types(dtype, D5__SIGNED);
+    x = trunc(x);
+    if (x >= (is_signed ? -range / 2 : 0) && x < (is_signed ? range / 2 : range)) return x;
+    double r = fmod(x, range); /* exact; in (-range, range) with x's sign */
+    if (r < 0) r += range;
+    return is_signed && r >= range / 2 ? r - range : r;
+}
+
+void d5__wrap_ints(d5_rt *t)
+{
+    int32_t dtype = t->desc->dtype;
+    if (!d5__is_int(dtype) || !t->data) return;
+    for (int64_t i = 0; i < t->numel; i++) t->data[i] = d5__int_wrap(t->data[i], dtype);
 }
 
 int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i)
@@ -91,17 +142,17 @@ int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i)
     return i < nin && in[i].desc.dtype != D5_DTYPE_INVALID;
 }
 
-/* Checks input i of d5__const_ints or d5__const_floats: given, of data type
- * a or b (`expected` in the message), known at create and with at most `max`
+/* Checks input i of the d5__const_* readers: given, of a type in `types`
+ * (`expected` in the message), known at create and with at most `max`
  * values, which it counts. */
 static d5_status const_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
-                             const char *what, int32_t a, int32_t b, const char *expected,
-                             int64_t max, int64_t *count)
+                             const char *what, d5_dtypes types, const char *expected, int64_t max,
+                             int64_t *count)
 {
     if (!d5__has_input(in, nin, i))
         return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, i, what);
     const d5_tensor *t = &in[i];
-    if (t->desc.dtype != a && t->desc.dtype != b)
+    if (!d5__in_types(t->desc.dtype, types))
         return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has data type %s, expected %s", op, i,
                         what, d5_dtype_name((d5_dtype)t->desc.dtype), expected);
     if (!t->data)
@@ -119,7 +170,8 @@ d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32
                          const char *what, int64_t *out, int64_t max, int64_t *n)
 {
     int64_t count = 0;
-    d5_status s = const_input(op, in, nin, i, what, D5_I64, D5_I32, "int64", max, &count);
+    d5_status s = const_input(op, in, nin, i, what, D5__DT(D5_I64) | D5__DT(D5_I32),
+                              "int64 or int32", max, &count);
     if (s != D5_OK) return s;
     const d5_tensor *t = &in[i];
     for (int64_t k = 0; k < count; k++)
@@ -129,19 +181,31 @@ d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32
     return D5_OK;
 }
 
+/* The values of a constant input of a type in `types`, as doubles. */
+static d5_status const_doubles(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                               const char *what, d5_dtypes types, const char *expected, double *out,
+                               int64_t max, int64_t *n)
+{
+    int64_t count = 0;
+    d5_status s = const_input(op, in, nin, i, what, types, expected, max, &count);
+    if (s == D5_OK)
+        s = d5_convert(in[i].data, (d5_dtype)in[i].desc.dtype, out, D5_F64, (size_t)count);
+    if (s == D5_OK) *n = count;
+    return s;
+}
+
 d5_status d5__const_floats(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
                            const char *what, double *out, int64_t max, int64_t *n)
 {
-    int64_t count = 0;
-    d5_status s =
-        const_input(op, in, nin, i, what, D5_F32, D5_F64, "float32 or float64", max, &count);
-    if (s != D5_OK) return s;
-    const d5_tensor *t = &in[i];
-    for (int64_t k = 0; k < count; k++)
-        out[k] = t->desc.dtype == D5_F64 ? ((const double *)t->data)[k]
-                                         : (double)((const float *)t->data)[k];
-    *n = count;
-    return D5_OK;
+    return const_doubles(op, in, nin, i, what, D5__FLOATS, "float32, float64, float16 or bfloat16",
+                         out, max, n);
+}
+
+d5_status d5__const_numbers(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                            const char *what, double *out, int64_t max, int64_t *n)
+{
+    return const_doubles(op, in, nin, i, what, D5__NUMBERS, "a numeric data type (not bool)", out,
+                         max, n);
 }
 
 d5_status d5__ref_opset(const char *op, const d5_attrs *attrs, int64_t def, int64_t *opset)

@@ -32,8 +32,57 @@ void d5__strides(const d5_tensor_desc *d, int64_t *strides);
 /* Resolves a possibly negative axis against ndim; D5_ERR_INVALID names the
  * operator when it is outside [-ndim, ndim - 1]. */
 d5_status d5__axis(const char *op, int64_t axis, int32_t ndim, int32_t *out);
-/* Checks that input i is present and floating point (float32 or float64). */
+/* ---- Data types ----
+ * The kernels compute in double whatever the tensors' type (ref.h); these
+ * sets say which types an operator's inputs take, after the type constraints
+ * of its ONNX schema. A set has bit t for the d5_dtype t. */
+typedef uint32_t d5_dtypes;
+_Static_assert(D5_DTYPE_COUNT <= 32, "d5_dtypes has one bit per data type");
+#define D5__DT(t)    ((d5_dtypes)1 << (t))
+#define D5__FLOATS   (D5__DT(D5_F32) | D5__DT(D5_F64) | D5__DT(D5_F16) | D5__DT(D5_BF16))
+#define D5__SIGNED   (D5__DT(D5_I8) | D5__DT(D5_I16) | D5__DT(D5_I32) | D5__DT(D5_I64))
+#define D5__UNSIGNED (D5__DT(D5_U8) | D5__DT(D5_U16) | D5__DT(D5_U32) | D5__DT(D5_U64))
+#define D5__INTS     (D5__SIGNED | D5__UNSIGNED)
+#define D5__NUMBERS  (D5__FLOATS | D5__INTS)
+#define D5__ANY      (D5__NUMBERS | D5__DT(D5_BOOL))
+/* The floating-point types and the 32- and 64-bit integers (Gemm, MatMul,
+ * PRelu, CumSum and most reductions). */
+#define D5__WIDE (D5__FLOATS | D5__DT(D5_I32) | D5__DT(D5_I64) | D5__DT(D5_U32) | D5__DT(D5_U64))
+
+/* 1 when dtype is in the set. */
+static inline int d5__in_types(int32_t dtype, d5_dtypes types)
+{
+    return dtype > D5_DTYPE_INVALID && dtype < D5_DTYPE_COUNT && (types & D5__DT(dtype)) != 0;
+}
+/* 1 for the integer types (signed and unsigned; not bool). */
+static inline int d5__is_int(int32_t dtype)
+{
+    return d5__in_types(dtype, D5__INTS);
+}
+/* Checks that input i is given and of a type in `types`: D5_ERR_INVALID
+ * when it is omitted, D5_ERR_UNSUPPORTED naming the operator, the input, its
+ * type and the expected ones otherwise ("Relu: input 0 has data type uint8,
+ * expected float32, float64, float16, bfloat16, int8, int16, int32 or
+ * int64"). */
+d5_status d5__need_types(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         d5_dtypes types);
+/* Checks that input i is present and floating point (float32, float64,
+ * float16 or bfloat16): d5__need_types with D5__FLOATS. */
 d5_status d5__need_float(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
+/* Checks that input i, when given, has input j's data type (the one type
+ * variable T of a schema); D5_ERR_INVALID naming both otherwise. */
+d5_status d5__same_type(const char *op, const d5_tensor *in, int32_t nin, int32_t i, int32_t j);
+/* "float32, float64, float16 or bfloat16": the names of a set, for messages. */
+void d5__types_str(d5_dtypes types, char *buf, size_t size);
+/* An integer result: x, computed in double for an output of type dtype,
+ * truncated toward zero and wrapped modulo 2^bits into the type's range, as
+ * numpy and ONNX Runtime wrap on overflow (uint8: 250 + 10 = 4, int8:
+ * -(-128) = -128). x unchanged for other types; NaN and infinities stay (the
+ * wrapper makes them 0 and the type's ends). Exact while x is, up to 2^53. */
+double d5__int_wrap(double x, int32_t dtype);
+/* Applies d5__int_wrap to every element of t when its type is an integer
+ * one; does nothing for other types. */
+void d5__wrap_ints(d5_rt *t);
 /* 1 when input i is given (not omitted). */
 int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i);
 /* Reads the values of an integer input known at create (int64 or int32) into
@@ -43,11 +92,16 @@ int d5__has_input(const d5_tensor *in, int32_t nin, int32_t i);
  * integer tensor. */
 d5_status d5__const_ints(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
                          const char *what, int64_t *out, int64_t max, int64_t *n);
-/* Reads the values of a floating-point input known at create (float32 or
- * float64), such as Resize's scales, into out[0..max-1]; the same errors as
- * d5__const_ints, with float32 or float64 expected. */
+/* Reads the values of a floating-point input known at create (float32,
+ * float64, float16 or bfloat16), such as Resize's scales, into
+ * out[0..max-1]; the same errors as d5__const_ints, with the floating-point
+ * types expected. */
 d5_status d5__const_floats(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
                            const char *what, double *out, int64_t max, int64_t *n);
+/* The same for an input of any numeric type (OneHot's depth); 64-bit
+ * integers beyond 2^53 are rounded to a double. */
+d5_status d5__const_numbers(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                            const char *what, double *out, int64_t max, int64_t *n);
 /* The attribute through which a network passes every operator the opset
  * version of its domain (D5_ATTR_OPSET in d5/network.h, a level above). */
 #define D5__OPSET_ATTR "__opset"

@@ -174,7 +174,8 @@ Test(unary, errors)
 {
     d5_tensor i = tmake(D5_I64, 1, SHAPE(2), DV(1, 2));
     check_fails("Sin", &i, 1, NULL, D5_ERR_UNSUPPORTED,
-                "Sin: input 0 has data type int64, expected float32 or float64");
+                "Sin: input 0 has data type int64, expected float32, float64, float16 or "
+                "bfloat16");
     d5_tensor b = tmake(D5_BOOL, 1, SHAPE(2), DV(1, 0));
     check_fails("Sign", &b, 1, NULL, D5_ERR_INVALID, "Sign: input 0 is bool");
 }
