@@ -26,14 +26,11 @@ static d5_status need_f32(const char *backend, const d5_tensor *in, int32_t nin,
     return D5_OK;
 }
 
-d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in, int32_t nin,
-                          const d5_attrs *attrs, d5_tensor_desc *out, void **state)
+d5_status d5__gemm_dims(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_gemm_dims *out)
 {
     int64_t ta, tb;
     double alpha, beta;
-    d5_status s = need_f32(backend, in, nin, 0);
-    if (s == D5_OK) s = need_f32(backend, in, nin, 1);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "transA", 0, &ta);
+    d5_status s = d5_attrs_int(attrs, "transA", 0, &ta);
     if (s == D5_OK) s = d5_attrs_int(attrs, "transB", 0, &tb);
     if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
     if (s == D5_OK) s = d5_attrs_float(attrs, "beta", 1.0, &beta);
@@ -42,23 +39,20 @@ d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tenso
     if (a->ndim != 2 || b->ndim != 2)
         return d5_error(D5_ERR_SHAPE, "Gemm: A and B must be 2-d, got %d-d and %d-d", (int)a->ndim,
                         (int)b->ndim);
-    bgemm g = {sgemm,
-               ta ? a->shape[1] : a->shape[0],
-               tb ? b->shape[0] : b->shape[1],
-               ta ? a->shape[0] : a->shape[1],
-               ta != 0,
-               tb != 0,
-               (float)alpha,
-               (float)beta,
-               0,
-               0};
+    d5_gemm_dims g = {ta ? a->shape[1] : a->shape[0],
+                      tb ? b->shape[0] : b->shape[1],
+                      ta ? a->shape[0] : a->shape[1],
+                      ta != 0,
+                      tb != 0,
+                      (float)alpha,
+                      (float)beta,
+                      0,
+                      0};
     int64_t kb = tb ? b->shape[1] : b->shape[0];
     if (kb != g.k)
         return d5_error(D5_ERR_SHAPE, "Gemm: A' is %lldx%lld but B' is %lldx%lld", (long long)g.m,
                         (long long)g.k, (long long)kb, (long long)g.n);
     if (nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID) {
-        s = need_f32(backend, in, nin, 2);
-        if (s != D5_OK) return s;
         const d5_tensor_desc *c = &in[2].desc;
         g.cm = c->ndim == 2 ? c->shape[0] : 1;
         g.cn = c->ndim >= 1 ? c->shape[c->ndim - 1] : 1;
@@ -66,6 +60,21 @@ d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tenso
             return d5_error(D5_ERR_SHAPE, "Gemm: C does not broadcast to %lldx%lld", (long long)g.m,
                             (long long)g.n);
     }
+    *out = g;
+    return D5_OK;
+}
+
+d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in, int32_t nin,
+                          const d5_attrs *attrs, d5_tensor_desc *out, void **state)
+{
+    d5_status s = need_f32(backend, in, nin, 0);
+    if (s == D5_OK) s = need_f32(backend, in, nin, 1);
+    if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID)
+        s = need_f32(backend, in, nin, 2);
+    d5_gemm_dims d;
+    if (s == D5_OK) s = d5__gemm_dims(in, nin, attrs, &d);
+    if (s != D5_OK) return s;
+    bgemm g = {sgemm, d.m, d.n, d.k, d.ta, d.tb, d.alpha, d.beta, d.cm, d.cn};
     out[0].dtype = D5_F32;
     out[0].ndim = 2;
     out[0].shape[0] = g.m;

@@ -11,6 +11,19 @@ typedef void (*d5_sgemm_fn)(int trans_a, int trans_b, int64_t m, int64_t n, int6
 
 typedef struct bgemm bgemm;
 
+/* Gemm's sizes and attributes: Y (m x n) = alpha A' (m x k) B' (k x n) + beta C,
+ * C broadcast from (cm x cn); cm == 0 without C. */
+typedef struct d5_gemm_dims {
+    int64_t m, n, k;
+    int ta, tb;
+    float alpha, beta;
+    int64_t cm, cn;
+} d5_gemm_dims;
+
+/* Reads transA, transB, alpha and beta and checks the shapes of A, B and the
+ * optional C (any element type: the caller checks those). */
+d5_status d5__gemm_dims(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_gemm_dims *out);
+
 d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in, int32_t nin,
                           const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,

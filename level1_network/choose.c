@@ -232,6 +232,14 @@ static d5_status time_op(d5_op *op, const d5_tensor *in, int32_t nin, int reps, 
     return s;
 }
 
+/* 1 for the domains whose operators are d5's built-in ones: ONNX's default
+ * domain and its training preview (Momentum, Adagrad and Adam are ref
+ * operators); other domains come from custom operator libraries only. */
+static int builtin_domain(const char *domain)
+{
+    return !domain[0] || strcmp(domain, "ai.onnx.preview.training") == 0;
+}
+
 d5_status d5__choose(d5_executor *ex, const d5__node *node, const d5_tensor *in, int32_t nin,
                      const d5_attrs *attrs, int32_t need_backward, const d5_op_desc **desc,
                      d5_op **op)
@@ -261,14 +269,15 @@ d5_status d5__choose(d5_executor *ex, const d5__node *node, const d5_tensor *in,
             if (len > 0 && len < sizeof buf) {
                 memcpy(buf, p, len);
                 buf[len] = 0;
-                if (!node->domain[0]) consider(node->op_type, buf, need_backward, c, &n);
+                if (builtin_domain(node->domain))
+                    consider(node->op_type, buf, need_backward, c, &n);
             }
             p = end ? end + 1 : NULL;
         }
-        if (!node->domain[0]) consider(node->op_type, "ref", 0, c, &n);
+        if (builtin_domain(node->domain)) consider(node->op_type, "ref", 0, c, &n);
         if (n == 0) {
             const d5_op_desc *d = NULL;
-            if (node->domain[0] || d5_op_find(node->op_type, "ref", &d) != D5_OK)
+            if (!builtin_domain(node->domain) || d5_op_find(node->op_type, "ref", &d) != D5_OK)
                 return d5__unsupported(node);
         }
         if (!is_auto || ex->infer_only) {

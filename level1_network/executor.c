@@ -140,19 +140,35 @@ static d5_status init_values(d5_executor *ex)
     return D5_OK;
 }
 
-/* The attributes of a node plus the opset version of its domain. */
-static d5_status node_attrs(const d5_network *net, const d5__node *node, d5_attr **attrs,
+/* The operators a compute precision applies to (D5_ATTR_PRECISION). */
+static int precision_op(const d5__node *node)
+{
+    static const char *const ops[] = {"Conv", "Gemm", "MatMul", "FusedConv"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !node->domain[0]; i++)
+        if (strcmp(node->op_type, ops[i]) == 0) return 1;
+    return 0;
+}
+
+/* The attributes of a node plus the opset version of its domain and, for the
+ * operators concerned, the compute precision other than float32. */
+static d5_status node_attrs(const d5_executor *ex, const d5__node *node, d5_attr **attrs,
                             d5_attrs *view)
 {
-    d5_attr *a = d5_calloc((size_t)node->nattrs + 1, sizeof *a, "node attributes");
+    d5_attr *a = d5_calloc((size_t)node->nattrs + 2, sizeof *a, "node attributes");
     if (!a) return D5_ERR_NOMEM;
-    if (node->nattrs) memcpy(a, node->attrs, (size_t)node->nattrs * sizeof *a);
-    a[node->nattrs].name = D5_ATTR_OPSET;
-    a[node->nattrs].type = D5_ATTR_INT;
-    a[node->nattrs].i = d5_network_opset(net, node->domain);
+    int32_t n = node->nattrs;
+    if (n) memcpy(a, node->attrs, (size_t)n * sizeof *a);
+    a[n].name = D5_ATTR_OPSET;
+    a[n].type = D5_ATTR_INT;
+    a[n++].i = d5_network_opset(ex->net, node->domain);
+    if (ex->opt.compute_precision && precision_op(node)) {
+        a[n].name = D5_ATTR_PRECISION;
+        a[n].type = D5_ATTR_STRING;
+        a[n++].s = ex->opt.compute_precision;
+    }
     *attrs = a;
     view->items = a;
-    view->count = node->nattrs + 1;
+    view->count = n;
     return D5_OK;
 }
 
@@ -287,7 +303,7 @@ static d5_status compile(d5_executor *ex)
         d5_attr *attrs = NULL;
         d5_attrs view;
         s = node_inputs(ex, node, in, &all_const);
-        if (s == D5_OK) s = node_attrs(net, node, &attrs, &view);
+        if (s == D5_OK) s = node_attrs(ex, node, &attrs, &view);
         if (s != D5_OK) break;
         int shape_only = strcmp(node->op_type, "Shape") == 0 && !node->domain[0];
         if ((all_const || shape_only) && foldable_op(node->op_type) && !node->domain[0]) {
@@ -409,6 +425,24 @@ static d5_status plan(d5_executor *ex)
     return s;
 }
 
+/* options.compute_precision as the executor keeps it: NULL for float32,
+ * else a static "bf16" or "f16" (the caller's string is not kept). */
+static d5_status compute_precision(const char *given, const char **out)
+{
+    static const char *const names[] = {"bf16", "f16"};
+    *out = NULL;
+    if (!given || strcmp(given, "f32") == 0) return D5_OK;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(given, names[i]) == 0) {
+            *out = names[i];
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_INVALID,
+                    "options.compute_precision: '%.64s' is not a compute precision (f32, bf16 "
+                    "or f16)",
+                    given);
+}
+
 static d5_status executor_new(const d5_network *net, const d5_executor_options *opt,
                               d5_executor **out)
 {
@@ -417,6 +451,8 @@ static d5_status executor_new(const d5_network *net, const d5_executor_options *
     ex->net = net;
     ex->opt = opt ? *opt : d5_executor_default_options();
     if (ex->opt.auto_reps < 1) ex->opt.auto_reps = 5;
+    if (compute_precision(ex->opt.compute_precision, &ex->opt.compute_precision) != D5_OK)
+        ex->opt.compute_precision = NULL; /* checked before (check_options) */
     ex->loss = -1;
     ex->backend_list =
         d5_strdup(ex->opt.backend ? ex->opt.backend : d5_backend_default_list(), "backend");
@@ -429,10 +465,14 @@ static d5_status executor_new(const d5_network *net, const d5_executor_options *
 }
 
 /* The backend options: an explicit list or override that names no backend,
- * or one that cannot run here, fails instead of being skipped. */
+ * or one that cannot run here, fails instead of being skipped; so does a
+ * compute precision d5 does not know. */
 static d5_status check_options(const d5_network *net, const d5_executor_options *opt)
 {
     char msg[1024];
+    const char *precision;
+    if (opt && compute_precision(opt->compute_precision, &precision) != D5_OK)
+        return D5_ERR_INVALID;
     d5_status s = opt && opt->backend ? d5_executor_check_backends(opt->backend) : D5_OK;
     if (s != D5_OK) {
         snprintf(msg, sizeof msg, "%s", d5_last_error());

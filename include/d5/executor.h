@@ -27,6 +27,7 @@
 #define D5_EXECUTOR_H
 
 #include "d5/network.h"
+#include "d5/precision.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
 
@@ -96,6 +97,14 @@ typedef struct d5_executor_options {
     int32_t nconst;
     /* "auto" backend: measured repetitions per candidate (default 5). */
     int32_t auto_reps;
+    /* Compute precision of Conv, Gemm, MatMul and FusedConv, forward and
+     * backward: NULL or "f32" strict float32; "bf16" or "f16" lets backends
+     * that can (dnnl) compute them in that precision on float32 tensors, with
+     * float32 accumulation and float32 parameters (mixed-precision training).
+     * d5_executor_precision_report says where it took effect. Any other value
+     * fails d5_executor_create with D5_ERR_INVALID and a detail that starts
+     * with "options.compute_precision: ". */
+    const char *compute_precision;
 } d5_executor_options;
 
 D5_API d5_executor_options d5_executor_default_options(void);
@@ -180,6 +189,26 @@ D5_API void d5_executor_node_at(const d5_executor *ex, int32_t i, d5_exec_node *
  * out[0..max-1] (out may be NULL when max is 0). Returns the number of
  * distinct backends, which may exceed max. */
 D5_API int32_t d5_executor_backend_nodes(const d5_executor *ex, d5_backend_nodes *out, int32_t max);
+/* What node i's operator runs (d5_op_impl_get, d5/precision.h): for the dnnl
+ * backend's Conv, FusedConv, Gemm and MatMul, the precision, the instruction
+ * set and oneDNN's implementation names; reported 0 for other nodes.
+ * D5_ERR_RANGE for i outside the schedule. */
+D5_API D5_NODISCARD d5_status d5_executor_node_impl(const d5_executor *ex, int32_t i,
+                                                    d5_op_impl *out);
+/* Where options.compute_precision took effect, as text: a first line
+ *   "compute precision bf16: 3 of 4 nodes in bf16 (native), 1 in another precision"
+ * then the backends' notes, each once ("[1] float32 operands converted to
+ * bfloat16 for the primitives: ..."), then one line per scheduled Conv, Gemm,
+ * MatMul and FusedConv node, with the number of its note:
+ *   "conv1 Conv dnnl: bf16 native, forward brgconv:avx512_core_amx_bf16, backward
+ *    jit:avx512_core_amx_bf16 / jit:avx512_core_amx_bf16 [1]"
+ *   "fc Gemm ref: f32 (the ref backend computes in its tensors' type)"
+ * (backward kernels once a backward pass has built them). Other operators
+ * always compute in their tensors' type. Writes at most `size` bytes,
+ * NUL-terminated when size > 0 (buf may be NULL when size is 0), and returns
+ * the length of the whole report, as snprintf does: a larger buffer gets the
+ * rest. */
+D5_API size_t d5_executor_precision_report(const d5_executor *ex, char *buf, size_t size);
 /* Number of network nodes evaluated once at create. */
 D5_API int32_t d5_executor_folded_count(const d5_executor *ex);
 /* Runs node i's forward alone on the planned buffers (the FrameworkOverhead

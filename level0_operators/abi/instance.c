@@ -80,6 +80,13 @@ void d5_op_free(d5_op *op)
     d5_free(op);
 }
 
+/* The state its create returned, for the backend that made it (d5_op_impl_get). */
+void *d5__op_state(const d5_op *op);
+void *d5__op_state(const d5_op *op)
+{
+    return op ? op->state : NULL;
+}
+
 const d5_op_desc *d5_op_desc_of(const d5_op *op)
 {
     return op->desc;

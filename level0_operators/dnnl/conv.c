@@ -1,5 +1,9 @@
 /* Conv (ONNX opset 11) on oneDNN: forward, backward data and backward weights
- * (and bias), float32, 1-d to 3-d, groups and dilations. The primitives pick
+ * (and bias), 1-d to 3-d, groups and dilations, on float32, bfloat16 or
+ * float16 tensors (float16 only where oneDNN has kernels for it: 2.6 has none
+ * on CPUs, so create declines). Float32 tensors under a compute precision
+ * (D5_ATTR_PRECISION) run bfloat16 primitives behind converting reorders
+ * (precision.c). A bias may be float32 with lower-precision tensors. The primitives pick
  * their preferred layouts; inputs and outputs stay in ONNX's plain layouts and
  * are reordered around each call, so the time measured is the time an NCHW
  * caller sees. The weight gradient of a convolution with one input channel
@@ -15,12 +19,18 @@
 #include "conv_wgrad.h"
 #include "dnnl_util.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct dconv {
+    d5_dnnl_impl impl; /* first: d5_op_impl_get reads it */
     d5_conv_geometry g;
     d5_dnnl_ctx ctx;
-    dnnl_memory_desc_t src, wei, bia, dst; /* plain */
+    /* The caller's layouts (plain, or blocked with D5_ATTR_BLOCKED) in the
+     * tensors' type; the bias in its own. */
+    dnnl_memory_desc_t src, wei, bia, dst;
+    int64_t blocked;
+    dnnl_post_ops_t po; /* FusedConv's post-ops; NULL for Conv */
     dnnl_dims_t strides, dilates, pad_l, pad_r;
     dnnl_primitive_desc_t fwd_pd;
     dnnl_primitive_t fwd;
@@ -52,15 +62,18 @@ static void destroy(void *state)
     if (c->fwd_pd) dnnl_primitive_desc_destroy(c->fwd_pd);
     if (c->z_mem) dnnl_memory_destroy(c->z_mem);
     if (c->z_reorder) dnnl_primitive_destroy(c->z_reorder);
+    if (c->po) dnnl_post_ops_destroy(c->po);
     d5__conv_wgrad_free(&c->wgrad);
     d5__dnnl_ctx_free(&c->ctx);
     d5_free(c);
 }
 
-static d5_status any_md(dnnl_memory_desc_t *any, const dnnl_memory_desc_t *plain)
+/* A descriptor of `plain`'s dims and type `dt` in the layout the primitive prefers. */
+static d5_status any_md(dnnl_memory_desc_t *any, const dnnl_memory_desc_t *plain,
+                        dnnl_data_type_t dt)
 {
     return d5__dnnl_check(
-        dnnl_memory_desc_init_by_tag(any, plain->ndims, plain->dims, dnnl_f32, dnnl_format_tag_any),
+        dnnl_memory_desc_init_by_tag(any, plain->ndims, plain->dims, dt, dnnl_format_tag_any),
         "Conv", "memory descriptor");
 }
 
@@ -69,27 +82,62 @@ static const dnnl_memory_desc_t *query(dnnl_primitive_desc_t pd, dnnl_query_t q)
     return dnnl_primitive_desc_query_md(pd, q, 0);
 }
 
-/* The post-ops of a FusedConv: sum (Z), then ReLU. NULL *attr for a Conv. */
-static d5_status post_ops(const d5__fusion *f, dnnl_primitive_attr_t *attr)
+/* The post-ops of a FusedConv: sum (Z), then ReLU. NULL for a Conv. */
+static d5_status post_ops(const d5__fusion *f, dnnl_post_ops_t *po)
 {
-    *attr = NULL;
+    *po = NULL;
     if (!f->sum && !f->relu) return D5_OK;
-    dnnl_post_ops_t po = NULL;
-    d5_status s = d5__dnnl_check(dnnl_post_ops_create(&po), "FusedConv", "post-ops");
+    d5_status s = d5__dnnl_check(dnnl_post_ops_create(po), "FusedConv", "post-ops");
     if (s == D5_OK && f->sum)
-        s = d5__dnnl_check(dnnl_post_ops_append_sum(po, 1.0f), "FusedConv", "sum post-op");
+        s = d5__dnnl_check(dnnl_post_ops_append_sum(*po, 1.0f), "FusedConv", "sum post-op");
     if (s == D5_OK && f->relu)
-        s = d5__dnnl_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f),
+        s = d5__dnnl_check(dnnl_post_ops_append_eltwise(*po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f),
                            "FusedConv", "ReLU post-op");
-    if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_attr_create(attr), "FusedConv", "attributes");
-    if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_attr_set_post_ops(*attr, po), "FusedConv", "post-ops");
-    if (po) dnnl_post_ops_destroy(po);
-    if (s != D5_OK && *attr) {
-        dnnl_primitive_attr_destroy(*attr);
-        *attr = NULL;
-    }
     return s;
+}
+
+/* The forward descriptor with sources and weights of type `compute`
+ * (d5_dnnl_build_fn): the destination keeps the tensors' type. */
+static d5_status build_forward(void *self, dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
+                               dnnl_primitive_desc_t *pd)
+{
+    dconv *c = self;
+    const d5_conv_geometry *g = &c->g;
+    dnnl_memory_desc_t src_any, wei_any, dst_any;
+    d5_status s = any_md(&src_any, &c->src, compute);
+    if (s == D5_OK) s = any_md(&wei_any, &c->wei, compute);
+    if (s == D5_OK) s = any_md(&dst_any, &c->dst, c->impl.tensors);
+    /* A layout asked for is the primitive's, so that nothing is reordered. */
+    if ((c->blocked & D5_BLOCKED_X) && compute == c->impl.tensors) src_any = c->src;
+    if (c->blocked & D5_BLOCKED_Y) dst_any = c->dst;
+    dnnl_convolution_desc_t cd;
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_dilated_convolution_forward_desc_init(
+                               &cd, dnnl_forward_training, dnnl_convolution_direct, &src_any,
+                               &wei_any, g->has_bias ? &c->bia : NULL, &dst_any, c->strides,
+                               c->dilates, c->pad_l, c->pad_r),
+                           "Conv", "forward descriptor");
+    dnnl_primitive_attr_t attr = NULL;
+    if (s == D5_OK) s = d5__dnnl_attr(&attr, fpmath, c->po, "Conv");
+    if (s == D5_OK)
+        s = d5__dnnl_check(dnnl_primitive_desc_create(pd, &cd, attr, c->ctx.engine, NULL), "Conv",
+                           "forward primitive descriptor");
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
+/* Every float input has X's type, but a bias may be float32. */
+static d5_status check_types(const d5_tensor *in, int32_t nin)
+{
+    int32_t t = in[0].desc.dtype;
+    for (int32_t i = 1; i < nin; i++) {
+        int32_t d = in[i].desc.dtype;
+        if (d == D5_DTYPE_INVALID || d == t || (i == 2 && d == D5_F32)) continue;
+        return d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): input %d is %s but X is %s%s", (int)i,
+                        d5_dtype_name((d5_dtype)d), d5_dtype_name((d5_dtype)t),
+                        i == 2 ? " (a bias may also be float32)" : "");
+    }
+    return D5_OK;
 }
 
 /* Z's memory and its reorder into the destination's layout (a copy when the
@@ -115,27 +163,31 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
 {
     int64_t blocked = 0;
     d5_status bs = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &blocked);
+    if (bs == D5_OK) bs = check_types(in, nin);
     if (bs != D5_OK) return bs;
-    for (int32_t i = 0; i < nin; i++)
-        if (in[i].desc.dtype != D5_DTYPE_INVALID && in[i].desc.dtype != D5_F32)
-            return d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): input %d is %s; float32 only", i,
-                            d5_dtype_name((d5_dtype)in[i].desc.dtype));
     dconv *c = d5_calloc(1, sizeof *c, "Conv (dnnl)");
     if (!c) return D5_ERR_NOMEM;
-    d5_status s = fused ? d5__fusion_read(in, nin, attrs, &c->fusion) : D5_OK;
+    c->blocked = blocked;
+    int32_t t = in[0].desc.dtype;
+    d5_status s = d5__dnnl_impl_init(&c->impl, attrs, t, "Conv");
+    if (s == D5_OK && fused) s = d5__fusion_read(in, nin, attrs, &c->fusion);
+    /* The geometry wants B of X's type; a float32 bias is checked above. */
+    d5_tensor_desc bias = nin > 2 ? in[2].desc : (d5_tensor_desc){0};
+    if (bias.dtype != D5_DTYPE_INVALID) bias.dtype = t;
     if (s == D5_OK)
-        s = d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
+        s = d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &bias : NULL, attrs, &c->g);
     const d5_conv_geometry *g = &c->g;
     if (s == D5_OK && g->n > 3)
         s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): %d spatial dimensions; oneDNN takes 1 to 3",
                      (int)g->n);
     if (s == D5_OK) s = d5__dnnl_ctx_create(&c->ctx, "Conv");
+    if (s == D5_OK) s = post_ops(&c->fusion, &c->po);
     if (s != D5_OK) {
         destroy(c);
         return s;
     }
     memset(&out[0], 0, sizeof out[0]);
-    out[0].dtype = D5_F32;
+    out[0].dtype = t;
     d5__conv_output_desc(g, &out[0]);
     int nd = g->n + 2;
     int64_t wdims[D5_MAX_DIMS + 1];
@@ -150,38 +202,25 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
         c->pad_l[i] = g->pads_begin[i];
         c->pad_r[i] = g->pads_end[i];
     }
-    s = d5__dnnl_plain_md(&c->src, nd, in[0].desc.shape, "Conv");
-    if (s == D5_OK) s = d5__dnnl_plain_md(&c->wei, wnd, wdims, "Conv");
-    if (s == D5_OK) s = d5__dnnl_plain_md(&c->dst, nd, out[0].shape, "Conv");
-    if (s == D5_OK && g->has_bias) s = d5__dnnl_plain_md(&c->bia, 1, &g->out_channels, "Conv");
+    dnnl_data_type_t dt = c->impl.tensors;
+    s = d5__dnnl_plain_md_of(&c->src, nd, in[0].desc.shape, dt, "Conv");
+    if (s == D5_OK) s = d5__dnnl_plain_md_of(&c->wei, wnd, wdims, dt, "Conv");
+    if (s == D5_OK) s = d5__dnnl_plain_md_of(&c->dst, nd, out[0].shape, dt, "Conv");
+    if (s == D5_OK && g->has_bias)
+        s = d5__dnnl_plain_md_of(&c->bia, 1, &g->out_channels, d5__dnnl_type(in[2].desc.dtype),
+                                 "Conv");
     if (s == D5_OK && blocked && g->n != 2)
         s = d5_error(D5_ERR_UNSUPPORTED, "Conv (dnnl): the blocked layout is for 2-d convolutions");
-    dnnl_memory_desc_t src_any, wei_any, dst_any, z_md = c->dst;
+    dnnl_memory_desc_t z_md = c->dst;
     if (s == D5_OK && (blocked & D5_BLOCKED_Z))
-        s = d5__dnnl_blocked_md(&z_md, out[0].shape, g->out_channels, "Conv");
+        s = d5__dnnl_blocked_md_of(&z_md, out[0].shape, g->out_channels, dt, "Conv");
     if (s == D5_OK && (blocked & D5_BLOCKED_X))
-        s = d5__dnnl_blocked_md(&c->src, in[0].desc.shape, g->in_channels, "Conv");
+        s = d5__dnnl_blocked_md_of(&c->src, in[0].desc.shape, g->in_channels, dt, "Conv");
     if (s == D5_OK && (blocked & D5_BLOCKED_Y))
-        s = d5__dnnl_blocked_md(&c->dst, out[0].shape, g->out_channels, "Conv");
-    if (s == D5_OK) s = any_md(&src_any, &c->src);
-    if (s == D5_OK) s = any_md(&wei_any, &c->wei);
-    if (s == D5_OK) s = any_md(&dst_any, &c->dst);
-    /* A layout asked for is the primitive's, so that nothing is reordered. */
-    if (blocked & D5_BLOCKED_X) src_any = c->src;
-    if (blocked & D5_BLOCKED_Y) dst_any = c->dst;
-    dnnl_convolution_desc_t cd;
+        s = d5__dnnl_blocked_md_of(&c->dst, out[0].shape, g->out_channels, dt, "Conv");
     if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_dilated_convolution_forward_desc_init(
-                               &cd, dnnl_forward_training, dnnl_convolution_direct, &src_any,
-                               &wei_any, g->has_bias ? &c->bia : NULL, &dst_any, c->strides,
-                               c->dilates, c->pad_l, c->pad_r),
-                           "Conv", "forward descriptor");
-    dnnl_primitive_attr_t pattr = NULL;
-    if (s == D5_OK) s = post_ops(&c->fusion, &pattr);
-    if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_desc_create(&c->fwd_pd, &cd, pattr, c->ctx.engine, NULL),
-                           "Conv", "forward primitive descriptor");
-    if (pattr) dnnl_primitive_attr_destroy(pattr);
+        s = d5__dnnl_impl_choose(&c->impl, "convolution", fused ? "FusedConv" : "Conv",
+                                 build_forward, c, &c->fwd_pd);
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_primitive_create(&c->fwd, c->fwd_pd), "Conv", "forward");
     if (s == D5_OK)
@@ -197,7 +236,8 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
         s = d5__dnnl_check(
             dnnl_memory_create(&c->bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
             "bias memory");
-    /* Weights known now stay constant: reordered into the primitive's layout once. */
+    /* Weights known now stay constant: reordered (and converted) into the
+     * primitive's layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&c->f_wei, &c->ctx, in[1].data, "Conv");
     if (s == D5_OK && c->fusion.sum) s = z_setup(c, &z_md);
     if (s != D5_OK) {
@@ -266,23 +306,45 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return s;
 }
 
-static d5_status build_backward(dconv *c)
+/* Frees what a failed build_backward_with left. */
+static void free_backward(dconv *c)
+{
+    d5_dnnl_arg *args[] = {&c->d_diff_dst, &c->d_wei,      &c->d_diff_src,
+                           &c->w_src,      &c->w_diff_dst, &c->w_diff_wei};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) d5__dnnl_arg_free(args[i]);
+    if (c->bwd_data) dnnl_primitive_destroy(c->bwd_data);
+    if (c->bwd_wei) dnnl_primitive_destroy(c->bwd_wei);
+    if (c->diff_bias_mem) dnnl_memory_destroy(c->diff_bias_mem);
+    c->bwd_data = c->bwd_wei = NULL;
+    c->diff_bias_mem = NULL;
+}
+
+/* The backward primitives, reading their operands (X, W, dY) in `compute`
+ * and writing gradients in the tensors' type; `hint` is a forward descriptor
+ * of that compute type. */
+static d5_status build_backward_with(dconv *c, dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
+                                     const_dnnl_primitive_desc_t hint)
 {
     const d5_conv_geometry *g = &c->g;
-    dnnl_memory_desc_t src_any, wei_any, dst_any;
-    d5_status s = any_md(&src_any, &c->src);
-    if (s == D5_OK) s = any_md(&wei_any, &c->wei);
-    if (s == D5_OK) s = any_md(&dst_any, &c->dst);
+    dnnl_data_type_t t = c->impl.tensors;
+    dnnl_memory_desc_t src_c, wei_c, dst_c, src_t, wei_t;
+    d5_status s = any_md(&src_c, &c->src, compute);
+    if (s == D5_OK) s = any_md(&wei_c, &c->wei, compute);
+    if (s == D5_OK) s = any_md(&dst_c, &c->dst, compute);
+    if (s == D5_OK) s = any_md(&src_t, &c->src, t);
+    if (s == D5_OK) s = any_md(&wei_t, &c->wei, t);
     dnnl_convolution_desc_t dd, wd;
     dnnl_primitive_desc_t dpd = NULL, wpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    if (s == D5_OK) s = d5__dnnl_attr(&attr, fpmath, NULL, "Conv");
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_dilated_convolution_backward_data_desc_init(
-                               &dd, dnnl_convolution_direct, &src_any, &wei_any, &dst_any,
-                               c->strides, c->dilates, c->pad_l, c->pad_r),
+                               &dd, dnnl_convolution_direct, &src_t, &wei_c, &dst_c, c->strides,
+                               c->dilates, c->pad_l, c->pad_r),
                            "Conv", "backward-data descriptor");
     if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_desc_create(&dpd, &dd, NULL, c->ctx.engine, c->fwd_pd),
-                           "Conv", "backward-data primitive descriptor");
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&dpd, &dd, attr, c->ctx.engine, hint), "Conv",
+                           "backward-data primitive descriptor");
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_primitive_create(&c->bwd_data, dpd), "Conv", "backward data");
     if (s == D5_OK)
@@ -296,13 +358,13 @@ static d5_status build_backward(dconv *c)
                               "Conv");
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_dilated_convolution_backward_weights_desc_init(
-                               &wd, dnnl_convolution_direct, &src_any, &wei_any,
-                               g->has_bias ? &c->bia : NULL, &dst_any, c->strides, c->dilates,
+                               &wd, dnnl_convolution_direct, &src_c, &wei_t,
+                               g->has_bias ? &c->bia : NULL, &dst_c, c->strides, c->dilates,
                                c->pad_l, c->pad_r),
                            "Conv", "backward-weights descriptor");
     if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_desc_create(&wpd, &wd, NULL, c->ctx.engine, c->fwd_pd),
-                           "Conv", "backward-weights primitive descriptor");
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&wpd, &wd, attr, c->ctx.engine, hint), "Conv",
+                           "backward-weights primitive descriptor");
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_primitive_create(&c->bwd_wei, wpd), "Conv", "backward weights");
     if (s == D5_OK)
@@ -317,8 +379,35 @@ static d5_status build_backward(dconv *c)
         s = d5__dnnl_check(
             dnnl_memory_create(&c->diff_bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
             "bias gradient memory");
+    if (s == D5_OK) {
+        d5_op_impl *info = &c->impl.info;
+        d5__dnnl_impl_name(dpd, info->backward_data, sizeof info->backward_data);
+        d5__dnnl_impl_name(wpd, info->backward_weights, sizeof info->backward_weights);
+    }
+    if (attr) dnnl_primitive_attr_destroy(attr);
     if (dpd) dnnl_primitive_desc_destroy(dpd);
     if (wpd) dnnl_primitive_desc_destroy(wpd);
+    if (s != D5_OK) free_backward(c);
+    return s;
+}
+
+/* The backward primitives in the forward's compute type; float32 tensors
+ * whose lower-precision backward oneDNN lacks fall back to float32 (noted). */
+static d5_status build_backward(dconv *c)
+{
+    d5_dnnl_impl *im = &c->impl;
+    d5_status s = build_backward_with(c, im->compute, im->fpmath, c->fwd_pd);
+    if (s != D5_ERR_UNSUPPORTED || im->tensors != dnnl_f32 || im->compute == dnnl_f32) return s;
+    dnnl_primitive_desc_t hint = NULL;
+    s = build_forward(c, dnnl_f32, dnnl_fpmath_mode_strict, &hint);
+    if (s == D5_OK) s = build_backward_with(c, dnnl_f32, dnnl_fpmath_mode_strict, hint);
+    if (hint) dnnl_primitive_desc_destroy(hint);
+    if (s == D5_OK) {
+        size_t used = strlen(im->info.note);
+        snprintf(im->info.note + used, sizeof im->info.note - used,
+                 "%sbackward in float32: oneDNN has no %s backward convolution for it",
+                 used ? "; " : "", d5__dnnl_type_name(im->compute));
+    }
     return s;
 }
 
@@ -342,22 +431,27 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
         if (s == D5_OK) s = d5__dnnl_arg_finish(&c->d_diff_src, &c->ctx, "Conv");
     }
     int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
-    if (s == D5_OK && (gin[1].data || want_bias) && d5__conv_wgrad_fits(&c->g)) {
+    /* The C kernel computes float32 only. */
+    int c_kernel = c->impl.tensors == dnnl_f32 && c->impl.compute == dnnl_f32;
+    if (s == D5_OK && (gin[1].data || want_bias) && c_kernel && d5__conv_wgrad_fits(&c->g)) {
         if (!c->c_wgrad) {
             s = d5__conv_wgrad_init(&c->wgrad, &c->g);
             c->c_wgrad = s == D5_OK;
+            snprintf(c->impl.info.backward_weights, sizeof c->impl.info.backward_weights,
+                     "d5:conv_wgrad");
         }
         if (s == D5_OK)
             s = d5__conv_wgrad_run(&c->wgrad, in[0].data, gout[0].data, gin[1].data,
                                    want_bias ? gin[2].data : NULL);
     } else if (s == D5_OK && (gin[1].data || want_bias)) {
         /* oneDNN computes both; a weight gradient nobody wants goes to scratch. */
-        float *scratch = NULL;
+        void *scratch = NULL;
         void *dw = gin[1].data;
         if (!dw) {
-            int64_t nw = d5_tensor_desc_numel(&in[1].desc);
-            dw = scratch = d5_alloc((size_t)nw * sizeof(float), "Conv weight gradient");
-            if (!dw) return D5_ERR_NOMEM;
+            size_t nw = 0;
+            s = d5_tensor_desc_bytes(&in[1].desc, &nw);
+            dw = scratch = s == D5_OK ? d5_alloc(nw, "Conv weight gradient") : NULL;
+            if (!dw) return s == D5_OK ? D5_ERR_NOMEM : s;
         }
         dnnl_exec_arg_t args[4];
         int n = 0;
@@ -367,12 +461,13 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m};
         if (s == D5_OK) s = d5__dnnl_arg_out(&c->w_diff_wei, dw, &m);
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, m};
-        float *bias_scratch = NULL;
+        void *bias_scratch = NULL;
         if (s == D5_OK && c->g.has_bias) {
             void *db = want_bias ? gin[2].data : NULL;
             if (!db)
                 db = bias_scratch =
-                    d5_alloc((size_t)c->g.out_channels * sizeof(float), "bias gradient");
+                    d5_alloc((size_t)c->g.out_channels * d5_dtype_size((d5_dtype)in[2].desc.dtype),
+                             "bias gradient");
             if (!db) s = D5_ERR_NOMEM;
             if (s == D5_OK)
                 s = d5__dnnl_check(dnnl_memory_set_data_handle(c->diff_bias_mem, db), "Conv",
@@ -391,12 +486,14 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
 
 static void cost(void *state, double *flops, double *bytes)
 {
-    const d5_conv_geometry *g = &((dconv *)state)->g;
+    const dconv *c = state;
+    const d5_conv_geometry *g = &c->g;
+    double esize = c->impl.tensors == dnnl_f32 ? 4.0 : 2.0;
     *flops = d5__conv_flops(g);
-    *bytes = 4.0 * ((double)g->batch * (double)g->in_channels * (double)g->in_size +
-                    (double)g->out_channels * (double)(g->in_channels / g->group) *
-                        (double)g->kernel_size +
-                    (double)g->batch * (double)g->out_channels * (double)g->out_size);
+    *bytes = esize * ((double)g->batch * (double)g->in_channels * (double)g->in_size +
+                      (double)g->out_channels * (double)(g->in_channels / g->group) *
+                          (double)g->kernel_size +
+                      (double)g->batch * (double)g->out_channels * (double)g->out_size);
 }
 
 const d5_op_desc d5__op_dnnl_Conv = {

@@ -44,7 +44,8 @@ void d5__dnnl_ctx_free(d5_dnnl_ctx *c)
     memset(c, 0, sizeof *c);
 }
 
-d5_status d5__dnnl_plain_md(dnnl_memory_desc_t *md, int ndims, const int64_t *dims, const char *op)
+d5_status d5__dnnl_plain_md_of(dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
+                               dnnl_data_type_t dt, const char *op)
 {
     static const dnnl_format_tag_t tags[] = {
         dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
@@ -52,12 +53,43 @@ d5_status d5__dnnl_plain_md(dnnl_memory_desc_t *md, int ndims, const int64_t *di
         return d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): %d-d tensors are not supported", op, ndims);
     dnnl_dims_t d;
     for (int i = 0; i < ndims; i++) d[i] = dims[i];
-    return d5__dnnl_check(dnnl_memory_desc_init_by_tag(md, ndims, d, dnnl_f32, tags[ndims]), op,
+    return d5__dnnl_check(dnnl_memory_desc_init_by_tag(md, ndims, d, dt, tags[ndims]), op,
                           "memory descriptor");
 }
 
-d5_status d5__dnnl_blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels,
-                              const char *op)
+d5_status d5__dnnl_plain_md(dnnl_memory_desc_t *md, int ndims, const int64_t *dims, const char *op)
+{
+    return d5__dnnl_plain_md_of(md, ndims, dims, dnnl_f32, op);
+}
+
+dnnl_data_type_t d5__dnnl_type(int32_t dtype)
+{
+    switch (dtype) {
+    case D5_F32: return dnnl_f32;
+    case D5_BF16: return dnnl_bf16;
+    case D5_F16: return dnnl_f16;
+    case D5_I8: return dnnl_s8;
+    case D5_U8: return dnnl_u8;
+    case D5_I32: return dnnl_s32;
+    default: return dnnl_data_type_undef;
+    }
+}
+
+const char *d5__dnnl_type_name(dnnl_data_type_t dt)
+{
+    switch (dt) {
+    case dnnl_f32: return "float32";
+    case dnnl_bf16: return "bfloat16";
+    case dnnl_f16: return "float16";
+    case dnnl_s8: return "int8";
+    case dnnl_u8: return "uint8";
+    case dnnl_s32: return "int32";
+    default: return "undefined";
+    }
+}
+
+d5_status d5__dnnl_blocked_md_of(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels,
+                                 dnnl_data_type_t dt, const char *op)
 {
     int block = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? 16 : 8;
     if (channels % block != 0)
@@ -66,8 +98,14 @@ d5_status d5__dnnl_blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64
                         op, block, (long long)channels);
     dnnl_dims_t d = {dims[0], dims[1], dims[2], dims[3]};
     return d5__dnnl_check(
-        dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, block == 16 ? dnnl_nChw16c : dnnl_nChw8c),
-        op, "blocked memory descriptor");
+        dnnl_memory_desc_init_by_tag(md, 4, d, dt, block == 16 ? dnnl_nChw16c : dnnl_nChw8c), op,
+        "blocked memory descriptor");
+}
+
+d5_status d5__dnnl_blocked_md(dnnl_memory_desc_t *md, const int64_t *dims, int64_t channels,
+                              const char *op)
+{
+    return d5__dnnl_blocked_md_of(md, dims, channels, dnnl_f32, op);
 }
 
 d5_status d5__dnnl_arg_init(d5_dnnl_arg *a, const d5_dnnl_ctx *c, const dnnl_memory_desc_t *user_md,
