@@ -20,9 +20,13 @@ int cmd_machine(int argc, char **argv)
     const cli_spec spec = {CLI_SPEC(
         "machine", "[--json FILE] [--threads N] [--time S] [--no-measure]",
         "Describes the CPU, caches, memory, OpenBLAS and CUDA devices (or why there are none),\n"
-        "then measures the FP32 FMA peak of one core and of all cores and the memory bandwidth\n"
-        "of a STREAM-triad-like kernel. Each figure is the median over repetitions with its\n"
-        "95% confidence interval, and the best run; later commands use them for % of peak.",
+        "then measures the FP32 FMA peak of one core and of all cores, the low-precision peaks\n"
+        "of the instructions this CPU has (bf16 dot: AVX512_BF16 vdpbf16ps; f16 fma:\n"
+        "AVX512_FP16; int8 dot: AVX512_VNNI or AVX-VNNI vpdpbusd; AMX tdpbf16ps and tdpbusd,\n"
+        "once Linux permits the tile state), each counting 2 operations per multiply-add as a\n"
+        "GEMM does, and the memory bandwidth of a STREAM-triad-like kernel. Each figure is the\n"
+        "median over repetitions with its 95% confidence interval, and the best run; later\n"
+        "commands use them for % of peak, each against the peak of its precision.",
         opts)};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
@@ -37,7 +41,7 @@ int cmd_machine(int argc, char **argv)
         d5_machine_measure_params mp = d5_machine_measure_default_params();
         mp.threads = threads;
         mp.max_time_s = seconds;
-        cli_progress(1, 1, "measuring FP32 peak and memory bandwidth (about %.0f s)", 3 * seconds);
+        cli_progress(1, 1, "measuring the FP32 and low-precision peaks and memory bandwidth");
         s = d5_machine_measure(&mp, &peaks);
         if (s != D5_OK) return cli_fail("machine", s);
     }

@@ -4,8 +4,10 @@
 #include "op_runner.h"
 
 #include "../level0_operators/device.h"
+#include "d5/precision.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,6 +112,170 @@ static double deepbench_flops(const char *op, const op_case *c, double own)
 /* Elements of each input checked against finite differences by --gradient. */
 #define GRAD_ELEMENTS 256
 
+/* ---- Cases in another precision (see op_runner.h) ---- */
+
+/* Values of the case's precision in one input. */
+static d5_status fill_input(const op_case *c, d5_tensor *t, d5_rng *rng)
+{
+    int64_t n = d5_tensor_desc_numel(&t->desc);
+    d5_dtype dt = (d5_dtype)t->desc.dtype;
+    if (c->precision == PREC_F32 || (dt != D5_BF16 && dt != D5_F16 && dt != D5_U8 && dt != D5_I8)) {
+        d5_tensor_fill_uniform(t, rng, -1, 1); /* as in float32 cases */
+        return D5_OK;
+    }
+    if (dt == D5_BF16 || dt == D5_F16) {
+        float *x = malloc((size_t)n * sizeof *x + 1);
+        if (!x) return d5_error(D5_ERR_NOMEM, "out of memory for %lld input values", (long long)n);
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(2 * d5_rng_uniform(rng) - 1);
+        d5_status s = d5_convert(x, D5_F32, t->data, dt, (size_t)n);
+        free(x);
+        return s;
+    }
+    /* MatMulInteger's and ConvInteger's bytes take their whole range; other
+     * int8 operators small values, so that sums and products stay in range. */
+    int full = c->op[0] != '\0';
+    int lo = dt == D5_U8 ? 0 : full ? -128 : -8, hi = dt == D5_U8 ? 255 : full ? 127 : 8;
+    for (int64_t i = 0; i < n; i++) {
+        int v = lo + (int)(d5_rng_uniform(rng) * (hi - lo + 1));
+        v = v > hi ? hi : v;
+        if (dt == D5_U8)
+            ((uint8_t *)t->data)[i] = (uint8_t)v;
+        else
+            ((int8_t *)t->data)[i] = (int8_t)v;
+    }
+    return D5_OK;
+}
+
+/* The unit roundoff of the precision's significand (0 for the exact ones). */
+static double unit_roundoff(int precision)
+{
+    return precision == PREC_BF16 ? ldexp(1, -8) : precision == PREC_F16 ? ldexp(1, -11) : 0;
+}
+
+/* The ref operator a case in another precision is checked against, and the
+ * type its inputs widen to: MatMul or Conv in float64 for MatMulInteger and
+ * ConvInteger, the same operator in float32 for bfloat16 and float16, the
+ * same int8 operator (D5_DTYPE_INVALID: no widening) for other int8 ones. */
+static const char *reference_of(const op_case *c, const target *t, d5_dtype *wide)
+{
+    if (c->op[0]) {
+        *wide = D5_F64;
+        return strcmp(c->op, "MatMulInteger") == 0 ? "MatMul" : "Conv";
+    }
+    *wide = c->precision == PREC_I8 ? D5_DTYPE_INVALID : D5_F32;
+    return t->desc->name;
+}
+
+/* Whether an input is of the case's precision (and widens for the reference). */
+static int narrow_type(int32_t dtype)
+{
+    return dtype == D5_BF16 || dtype == D5_F16 || dtype == D5_U8 || dtype == D5_I8;
+}
+
+/* Copies of the inputs in the reference's types; *rin is calloc'd. */
+static d5_status widen_inputs(const op_case *c, const d5_tensor *in, d5_dtype wide,
+                              d5_tensor_desc *d, d5_tensor **rin)
+{
+    *rin = calloc((size_t)c->nin + 1, sizeof **rin);
+    if (!*rin) return d5_error(D5_ERR_NOMEM, "out of memory for the reference's inputs");
+    d5_status s = D5_OK;
+    for (int32_t i = 0; s == D5_OK && i < c->nin; i++) {
+        d[i] = c->in[i];
+        if (wide != D5_DTYPE_INVALID && narrow_type(d[i].dtype)) d[i].dtype = wide;
+        s = d5_tensor_alloc(&d[i], &(*rin)[i]);
+        if (s == D5_OK && in)
+            s = d5_convert(in[i].data, (d5_dtype)in[i].desc.dtype, (*rin)[i].data,
+                           (d5_dtype)d[i].dtype, (size_t)d5_tensor_desc_numel(&d[i]));
+    }
+    return s;
+}
+
+/* Operations of a case in another precision, counted as its float
+ * counterpart on ref counts them (2 per multiply-add). 0 when ref has none. */
+static double counterpart_flops(const op_case *c, const target *t, const d5_attrs *attrs)
+{
+    d5_dtype wide;
+    const char *name = reference_of(c, t, &wide);
+    const d5_op_desc *ref;
+    d5_tensor_desc d[CASE_MAX_INPUTS];
+    for (int32_t i = 0; i < c->nin; i++) {
+        d[i] = c->in[i];
+        if (wide != D5_DTYPE_INVALID && narrow_type(d[i].dtype)) d[i].dtype = D5_F32;
+    }
+    d5_op *op = NULL;
+    double flops = 0, bytes = 0;
+    if (d5_op_find(name, "ref", &ref) == D5_OK &&
+        d5_op_create_desc(ref, d, c->nin, attrs, 0, &op) == D5_OK)
+        d5_op_cost(op, &flops, &bytes);
+    d5_op_free(op);
+    d5_error_clear();
+    return flops;
+}
+
+/* Compares output 0 of a case in another precision with the ref's on the same
+ * values (see op_runner.h). */
+static d5_status validate_precision(const op_case *c, const target *t, const d5_attrs *attrs,
+                                    const d5_tensor *in, const d5_tensor *out0, outcome *r)
+{
+    d5_dtype wide;
+    const char *name = reference_of(c, t, &wide);
+    const d5_op_desc *ref;
+    if (wide == D5_DTYPE_INVALID && strcmp(t->desc->backend, "ref") == 0) return D5_OK;
+    if (d5_op_find(name, "ref", &ref) != D5_OK) {
+        snprintf(r->status, sizeof r->status, "ok (not validated: ref has no %s)", name);
+        d5_error_clear();
+        return D5_OK;
+    }
+    d5_tensor_desc d[CASE_MAX_INPUTS];
+    d5_tensor *rin = NULL, rout[D5_CHECK_MAX_OUTPUTS], got, want;
+    memset(rout, 0, sizeof rout);
+    memset(&got, 0, sizeof got);
+    memset(&want, 0, sizeof want);
+    d5_op *op = NULL;
+    d5_status s = widen_inputs(c, in, wide, d, &rin);
+    if (s == D5_OK) s = d5_op_create_desc(ref, d, c->nin, attrs, 0, &op);
+    int32_t nout = s == D5_OK ? d5_op_noutputs(op) : 0;
+    if (nout > D5_CHECK_MAX_OUTPUTS) nout = D5_CHECK_MAX_OUTPUTS;
+    for (int32_t i = 0; s == D5_OK && i < nout; i++)
+        s = d5_tensor_alloc(d5_op_output_desc(op, i), &rout[i]);
+    if (s == D5_OK) s = d5_op_forward(op, rin, rout);
+    /* Both outputs in float64: exact for every type here. */
+    d5_tensor_desc gd = out0->desc, wd = rout[0].desc;
+    gd.dtype = wd.dtype = D5_F64;
+    if (s == D5_OK) s = d5_tensor_alloc(&gd, &got);
+    if (s == D5_OK) s = d5_tensor_alloc(&wd, &want);
+    int64_t n = d5_tensor_desc_numel(&gd);
+    if (s == D5_OK)
+        s = d5_convert(out0->data, (d5_dtype)out0->desc.dtype, got.data, D5_F64, (size_t)n);
+    if (s == D5_OK)
+        s = d5_convert(rout[0].data, (d5_dtype)rout[0].desc.dtype, want.data, D5_F64,
+                       (size_t)d5_tensor_desc_numel(&wd));
+    d5_compare cmp;
+    if (s == D5_OK) s = d5_compare_tensors(&got, &want, &cmp);
+    if (s == D5_OK) {
+        double scale = 0;
+        const double *w = want.data;
+        for (int64_t i = 0; i < n; i++)
+            if (isfinite(w[i]) && fabs(w[i]) > scale) scale = fabs(w[i]);
+        double k = sizes_reduction_length(name, c, &out0->desc);
+        r->validated = 1;
+        r->err_linf = cmp.linf;
+        r->err_rel = cmp.max_rel;
+        r->err_tol = unit_roundoff(c->precision) * (1 + sqrt(k)) * scale;
+        r->valid = !cmp.nonfinite && cmp.linf <= r->err_tol;
+        if (!r->valid)
+            snprintf(r->status, sizeof r->status,
+                     "FAIL: output 0 element %lld is %.7g, ref %.7g (linf %.3g > %.3g)",
+                     (long long)cmp.worst, cmp.got, cmp.want, cmp.linf, r->err_tol);
+    }
+    d5_tensor_free(&got);
+    d5_tensor_free(&want);
+    for (int32_t i = 0; i < nout; i++) d5_tensor_free(&rout[i]);
+    free_tensors(rin, c->nin);
+    d5_op_free(op);
+    return s;
+}
+
 void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
 {
     memset(r, 0, sizeof *r);
@@ -121,14 +287,28 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
               *out = calloc((size_t)nout + 1, sizeof *out);
     d5_rng rng;
     d5_rng_seed(&rng, 1);
+    int lowp = c->precision != PREC_F32;
+    if (s != D5_OK && lowp) {
+        /* A backend without this precision: a row that says so, not a failure. */
+        r->unsupported = 1;
+        snprintf(r->status, sizeof r->status, "%s unsupported: %s",
+                 d5_dtype_name(precision_dtype(c->precision)), d5_last_error());
+        free(in);
+        free(out);
+        return;
+    }
     for (int32_t i = 0; s == D5_OK && i < c->nin; i++) {
         s = d5_tensor_alloc(&c->in[i], &in[i]);
-        if (s == D5_OK) d5_tensor_fill_uniform(&in[i], &rng, -1, 1);
+        if (s == D5_OK) s = fill_input(c, &in[i], &rng);
     }
     for (int32_t i = 0; s == D5_OK && i < nout; i++)
         s = d5_tensor_alloc(d5_op_output_desc(op, i), &out[i]);
     if (s == D5_OK) d5_op_cost(op, &r->flops, &r->bytes);
     if (s == D5_OK) r->flops = deepbench_flops(t->desc->name, c, r->flops);
+    if (s == D5_OK && lowp) {
+        double f = counterpart_flops(c, t, &attrs);
+        if (f > 0) r->flops = f;
+    }
     /* One trial run decides the repetitions of very long operators: at least
      * one sample always, warm-up only when it fits the budget. */
     bench_ctx ctx = {op, in, out, NULL, 0};
@@ -153,8 +333,16 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
     }
     /* Validation against ref, within the size limit the ref can handle. */
     const d5_op_desc *ref = NULL;
-    if (s == D5_OK && (o->validate || o->gradient) && strcmp(t->desc->backend, "ref") != 0 &&
-        d5_op_find(t->desc->name, "ref", &ref) == D5_OK) {
+    if (s == D5_OK && lowp && o->validate) {
+        if (r->flops > o->validate_max_gflop * 1e9)
+            snprintf(r->status, sizeof r->status,
+                     "ok (not validated: %.1f GFLOP exceeds --validate-max-gflop %g)",
+                     r->flops * 1e-9, o->validate_max_gflop);
+        else
+            s = validate_precision(c, t, &attrs, in, &out[0], r);
+    }
+    if (s == D5_OK && !lowp && (o->validate || o->gradient) &&
+        strcmp(t->desc->backend, "ref") != 0 && d5_op_find(t->desc->name, "ref", &ref) == D5_OK) {
         if (r->flops > o->validate_max_gflop * 1e9) {
             snprintf(r->status, sizeof r->status,
                      "ok (not validated: %.1f GFLOP exceeds "
@@ -192,7 +380,7 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
     }
     /* The gradient against central finite differences of the operator itself
      * (ref included), on at most GRAD_ELEMENTS elements of each input. */
-    if (s == D5_OK && o->gradient && t->desc->backward && !(t->desc->flags & D5_OP_CUDA) &&
+    if (s == D5_OK && !lowp && o->gradient && t->desc->backward && !(t->desc->flags & D5_OP_CUDA) &&
         r->flops <= o->validate_max_gflop * 1e9) {
         d5_gradient_params gp = d5_gradient_default_params();
         gp.max_elements = GRAD_ELEMENTS;
@@ -219,6 +407,15 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         snprintf(r->status, sizeof r->status, "error: %s", d5_last_error());
         if (r->ok) d5_measurement_free(&r->m);
         r->ok = 0;
+    }
+    /* In another precision, the kernel that ran where the backend names it
+     * (oneDNN's implementation), so that a %peak reads against the right unit. */
+    d5_op_impl impl;
+    if (r->ok && lowp && strncmp(r->status, "ok", 2) == 0) {
+        d5_op_impl_get(op, &impl);
+        size_t used = strlen(r->status);
+        if (impl.reported && impl.forward[0] && used < sizeof r->status)
+            snprintf(r->status + used, sizeof r->status - used, ", via %s", impl.forward);
     }
     free_tensors(in, c->nin);
     free_tensors(out, nout);

@@ -14,7 +14,7 @@ typedef struct target {
 
 typedef struct run_opts {
     double max_time;        /* budget per size and backend, seconds */
-    int validate, gradient; /* compare forward / backward with ref */
+    int validate, gradient; /* compare forward / backward with ref (gradient: float32 cases) */
     double validate_max_gflop;
     const char *heatmap;
     double timeout; /* custom operators: seconds before the child is killed */
@@ -30,7 +30,24 @@ typedef struct outcome {
     double err_linf, err_rel;
     int grad_checked, grad_ok;
     int64_t grad_fd_checked; /* elements compared with finite differences */
+    int unsupported;         /* the backend cannot run the case's precision (status says why) */
+    double err_tol;          /* the tolerance err_linf was held to (validated cases) */
 } outcome;
+
+/* Cases in a precision other than float32 (op_case.precision) are filled with
+ * values of that type: bfloat16 and float16 inputs are uniform in [-1, 1]
+ * rounded to the type; the uint8 and int8 operands of MatMulInteger and
+ * ConvInteger take every value of their type; other int8 inputs lie in
+ * [-8, 8]. Validated against the ref backend on the same values:
+ * - bfloat16, float16: the float32 ref (its operator on the values widened,
+ *   exactly, to float32) with |got - ref| <= u (1 + sqrt(K)) max|ref|, u the
+ *   unit roundoff (2^-8 for bfloat16's 8-bit significand, 2^-11 for
+ *   float16's 11 bits), K the length of the sums behind one output element
+ *   (sizes_reduction_length): the output's own rounding, and rounding errors
+ *   that grow as sqrt(K) where a backend accumulates in the narrow type;
+ * - int8 (MatMulInteger, ConvInteger): MatMul or Conv of the ref in float64,
+ *   where every sum of byte products is exact: equal, element for element;
+ * - other int8 operators: the ref's own int8 operator, exactly. */
 
 /* Runs in this process (built-in operators). */
 void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r);

@@ -424,3 +424,101 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
     }
     return s;
 }
+
+/* ---- Precisions ---- */
+
+static const char *const precision_names[PREC_COUNT] = {"f32", "bf16", "f16", "i8"};
+
+const char *precision_name(int p)
+{
+    return p >= 0 && p < PREC_COUNT ? precision_names[p] : "?";
+}
+
+d5_dtype precision_dtype(int p)
+{
+    static const d5_dtype dt[PREC_COUNT] = {D5_F32, D5_BF16, D5_F16, D5_I8};
+    return p >= 0 && p < PREC_COUNT ? dt[p] : D5_DTYPE_INVALID;
+}
+
+d5_status precision_parse(const char *spec, unsigned *mask)
+{
+    *mask = 0;
+    char buf[128];
+    if (!spec[0] || strlen(spec) >= sizeof buf)
+        return d5_error(D5_ERR_INVALID, "'%.40s': expected f32, bf16, f16, i8 or all", spec);
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int p = 0;
+        while (p < PREC_COUNT && strcmp(tok, precision_names[p]) != 0) p++;
+        if (strcmp(tok, "all") == 0)
+            *mask |= (1u << PREC_COUNT) - 1;
+        else if (p < PREC_COUNT)
+            *mask |= 1u << p;
+        else
+            return d5_error(D5_ERR_INVALID,
+                            "'%s' is no precision: expected f32, bf16, f16, i8 or all (or a "
+                            "comma-separated list of them)",
+                            tok);
+    }
+    if (!*mask) return d5_error(D5_ERR_INVALID, "'%s' names no precision", spec);
+    return D5_OK;
+}
+
+void sizes_in_precision(const char *op, const op_case *in, int p, op_case *out)
+{
+    *out = *in;
+    out->precision = p;
+    out->op[0] = '\0';
+    for (int32_t k = 0; k < out->nattrs; k++) /* INTS attributes point into their own case */
+        if (out->attrs[k].type == D5_ATTR_INTS) out->attrs[k].ints = out->ints[k];
+    if (p == PREC_F32) return;
+    size_family fam = sizes_family(op);
+    if (p == PREC_I8 && fam == FAMILY_GEMM) {
+        int64_t ta = 0, tb = 0;
+        d5_attrs a = {in->attrs, in->nattrs};
+        if (d5_attrs_int(&a, "transA", 0, &ta) != D5_OK) ta = 0;
+        if (d5_attrs_int(&a, "transB", 0, &tb) != D5_OK) tb = 0;
+        const d5_tensor_desc *da = &in->in[0], *db = &in->in[1];
+        desc2(&out->in[0], ta ? da->shape[1] : da->shape[0], ta ? da->shape[0] : da->shape[1]);
+        desc2(&out->in[1], tb ? db->shape[1] : db->shape[0], tb ? db->shape[0] : db->shape[1]);
+        out->in[0].dtype = D5_U8;
+        out->in[1].dtype = D5_I8;
+        out->nin = 2;
+        out->nattrs = 0;
+        snprintf(out->op, sizeof out->op, "MatMulInteger");
+        return;
+    }
+    if (p == PREC_I8 && fam == FAMILY_CONV) {
+        out->in[0].dtype = D5_U8;
+        out->in[1].dtype = D5_I8;
+        out->nin = 2;
+        snprintf(out->op, sizeof out->op, "ConvInteger");
+        return;
+    }
+    for (int32_t i = 0; i < out->nin; i++)
+        if (out->in[i].dtype == D5_F32) out->in[i].dtype = precision_dtype(p);
+}
+
+double sizes_reduction_length(const char *op, const op_case *c, const d5_tensor_desc *out0)
+{
+    switch (sizes_family(op)) {
+    case FAMILY_GEMM: {
+        /* MatMulInteger's A is [M,K]; Gemm's is [K,M] under transA. */
+        d5_attrs a = {c->attrs, c->nattrs};
+        int64_t ta = 0;
+        if (d5_attrs_int(&a, "transA", 0, &ta) != D5_OK) ta = 0;
+        const d5_tensor_desc *d = &c->in[0];
+        return (double)(ta ? d->shape[d->ndim - 2] : d->shape[d->ndim - 1]);
+    }
+    case FAMILY_CONV: {
+        const d5_tensor_desc *w = &c->in[1];
+        double k = 1;
+        for (int i = 1; i < w->ndim; i++) k *= (double)w->shape[i];
+        return k;
+    }
+    case FAMILY_SHAPE: break;
+    }
+    int64_t n_in = d5_tensor_desc_numel(&c->in[0]), n_out = out0 ? d5_tensor_desc_numel(out0) : 0;
+    return n_out > 0 && n_in > n_out ? (double)n_in / (double)n_out : 1;
+}

@@ -15,7 +15,33 @@ typedef struct op_case {
     int32_t nattrs;
     d5_attr attrs[CASE_MAX_ATTRS];
     int64_t ints[CASE_MAX_ATTRS][8]; /* storage of INTS attributes */
+    int precision;                   /* a case_precision: PREC_F32 as loaded */
+    char op[32];                     /* the operator that runs the case when not the one asked for
+                                        ("MatMulInteger" for Gemm in int8), else "" */
 } op_case;
+
+/* The precisions of `d5 test-operator --dtype`. */
+typedef enum case_precision { PREC_F32, PREC_BF16, PREC_F16, PREC_I8, PREC_COUNT } case_precision;
+/* "f32", "bf16", "f16", "i8". */
+const char *precision_name(int p);
+/* The element type of the precision: D5_F32, D5_BF16, D5_F16, D5_I8. */
+d5_dtype precision_dtype(int p);
+/* "f32,bf16", "i8" or "all" into a mask of (1 << case_precision); D5_ERR_INVALID naming
+ * the item that is none. */
+d5_status precision_parse(const char *spec, unsigned *mask);
+
+/* The case in precision `p` (`in` is a case of sizes_load, in float32):
+ * - bf16, f16: every float32 input of the operator in that type;
+ * - i8: Gemm and MatMul become MatMulInteger with A [M,K] uint8 and B [K,N]
+ *   int8 (Gemm's transposes are dropped: MatMulInteger has none), Conv becomes
+ *   ConvInteger with X uint8 and W int8 and Conv's attributes; the output is
+ *   int32. Other operators take every float32 input as int8.
+ * The label stays the size's. */
+void sizes_in_precision(const char *op, const op_case *in, int p, op_case *out);
+/* The length of the sums behind each output element: Gemm's and MatMul's K,
+ * Conv's C/group x kernel size; for other operators the elements of input 0 per
+ * element of output 0 (1 for elementwise ones). For tolerances. */
+double sizes_reduction_length(const char *op, const op_case *c, const d5_tensor_desc *out0);
 
 /* Which sizes an operator takes: GEMM sizes (Gemm, MatMul), convolution sizes
  * (Conv), or one shape for every input (the rest). */

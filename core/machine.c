@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "d5/machine.h"
 #include "internal.h"
+#include "peak_kernels.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -139,6 +140,7 @@ d5_status d5_machine_query(d5_machine_info *out)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     m->logical_cpus = n > 0 ? (int)n : 1;
     read_cpuinfo(m);
+    d5__cpu_lowp_names(d5__cpu_lowp(), m->isa_lowp, sizeof m->isa_lowp);
     if (!m->cpu_model[0]) snprintf(m->cpu_model, sizeof m->cpu_model, "unknown");
     read_caches(m);
     read_meminfo(m);

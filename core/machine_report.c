@@ -12,6 +12,30 @@ static void print_rate(FILE *f, const char *what, const d5_stats *s, const char 
             unit, s->ci_low, s->ci_high, s->n, s->max, note[0] ? "  " : "", note);
 }
 
+/* The low-precision peaks that were asked for: two rates, or why there are none. */
+static void print_lowp(FILE *f, const d5_machine_peaks *p)
+{
+    char note[128], what[64];
+    for (int i = 0; i < D5_PEAK_KINDS; i++) {
+        const d5_peak_lowp *l = &p->lowp[i];
+        if (!l->name || (!l->measured && strcmp(l->reason, "not measured") == 0)) continue;
+        if (!l->measured) {
+            snprintf(what, sizeof what, "%s peak", l->name);
+            fprintf(f, "  %-26s: %s\n", what, l->reason);
+            continue;
+        }
+        const char *op = strcmp(l->unit, "GOP/s") == 0 ? "OP" : "FLOP";
+        snprintf(note, sizeof note, "(%s, %s)", l->instruction, l->isa);
+        if (l->ops_per_tick > 0)
+            snprintf(note, sizeof note, "(%s, %s; %.0f %s per TSC tick)", l->instruction, l->isa,
+                     l->ops_per_tick, op);
+        snprintf(what, sizeof what, "%s peak, 1 core", l->name);
+        print_rate(f, what, &l->core, l->unit, note);
+        snprintf(what, sizeof what, "%s peak, %d threads", l->name, p->threads);
+        print_rate(f, what, &l->all, l->unit, "");
+    }
+}
+
 d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_peaks *p)
 {
     if (!f || !m) return d5_error(D5_ERR_INVALID, "d5_machine_print: NULL argument");
@@ -21,6 +45,7 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
     fprintf(f, "  %-26s: %s (%s)\n", "cpu", m->cpu_model, m->cpu_vendor);
     fprintf(f, "  %-26s: %d logical, %d physical cores; %s\n", "cpus", m->logical_cpus,
             m->physical_cores, m->isa[0] ? m->isa : "no vector extensions found");
+    fprintf(f, "  %-26s: %s\n", "low-precision extensions", m->isa_lowp[0] ? m->isa_lowp : "none");
     if (m->invariant_tsc)
         fprintf(f, "  %-26s: invariant, %.3f GHz\n", "time-stamp counter", m->tsc_ghz);
     else
@@ -56,6 +81,7 @@ d5_status d5_machine_print(FILE *f, const d5_machine_info *m, const d5_machine_p
         print_rate(f, "fp32 fma peak, 1 core", &p->fp32_core, "GFLOP/s", note);
         snprintf(what, sizeof what, "fp32 fma peak, %d threads", p->threads);
         print_rate(f, what, &p->fp32_all, "GFLOP/s", "");
+        print_lowp(f, p);
         d5_format_bytes((double)p->triad_bytes, a, sizeof a);
         snprintf(note, sizeof note, "(triad over %s, %d threads)", a, p->threads);
         print_rate(f, "memory bandwidth", &p->triad, "GB/s", note);
@@ -81,29 +107,56 @@ static json_t *machine_json(const d5_machine_info *m)
                             (json_int_t)m->cuda[i].memory_bytes, "multiprocessors",
                             m->cuda[i].multiprocessors, "clock_mhz", m->cuda[i].clock_mhz));
     return json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:f, s:o, s:I, s:I, s:{s:s, s:s, s:i},"
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:f, s:o, s:I, s:I, s:{s:s, s:s, s:i},"
         " s:{s:b, s:i, s:s, s:o}}",
         "hostname", m->hostname, "kernel", m->kernel, "cpu_model", m->cpu_model, "cpu_vendor",
-        m->cpu_vendor, "isa", m->isa, "logical_cpus", m->logical_cpus, "physical_cores",
-        m->physical_cores, "invariant_tsc", m->invariant_tsc, "tsc_ghz", m->tsc_ghz, "caches",
-        caches, "memory_bytes", (json_int_t)m->memory_bytes, "memory_available_bytes",
-        (json_int_t)m->memory_available_bytes, "openblas", "config", m->openblas_config, "core",
-        m->openblas_core, "threads", m->openblas_threads, "cuda", "built", m->cuda_built,
-        "device_count", m->cuda_device_count, "status", m->cuda_status, "devices", cuda);
+        m->cpu_vendor, "isa", m->isa, "isa_lowp", m->isa_lowp, "logical_cpus", m->logical_cpus,
+        "physical_cores", m->physical_cores, "invariant_tsc", m->invariant_tsc, "tsc_ghz",
+        m->tsc_ghz, "caches", caches, "memory_bytes", (json_int_t)m->memory_bytes,
+        "memory_available_bytes", (json_int_t)m->memory_available_bytes, "openblas", "config",
+        m->openblas_config, "core", m->openblas_core, "threads", m->openblas_threads, "cuda",
+        "built", m->cuda_built, "device_count", m->cuda_device_count, "status", m->cuda_status,
+        "devices", cuda);
+}
+
+/* {"bf16_dot": {...}, ...}: every kernel, with its rates or the reason it has none. */
+static json_t *lowp_json(const d5_machine_peaks *p)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < D5_PEAK_KINDS; i++) {
+        const d5_peak_lowp *l = &p->lowp[i];
+        if (!l->name) continue;
+        char key[32];
+        snprintf(key, sizeof key, "%s", l->name);
+        key[strcspn(key, " ")] = '_';
+        json_t *v =
+            l->measured
+                ? json_pack("{s:b, s:s, s:s, s:s, s:s, s:o, s:o, s:f}", "measured", 1, "dtype",
+                            d5_dtype_name(l->dtype), "isa", l->isa, "instruction", l->instruction,
+                            "unit", l->unit, "core", d5__json_stats(&l->core), "all",
+                            d5__json_stats(&l->all), "ops_per_tick", l->ops_per_tick)
+                : json_pack("{s:b, s:s, s:s, s:s}", "measured", 0, "dtype", d5_dtype_name(l->dtype),
+                            "unit", l->unit, "reason", l->reason);
+        if (!d5__json_set(o, key, v)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
 }
 
 static json_t *peaks_json(const d5_machine_peaks *p)
 {
     const d5_contention *c = &p->contention;
     return json_pack("{s:s, s:i, s:{s:s, s:o}, s:{s:s, s:o}, s:f, s:{s:s, s:I, s:o}, "
-                     "s:{s:b, s:b, s:s, s:f, s:f}}",
+                     "s:{s:b, s:b, s:s, s:f, s:f}, s:o}",
                      "fma_isa", p->fma_isa, "threads", p->threads, "fp32_core", "unit", "GFLOP/s",
                      "stats", d5__json_stats(&p->fp32_core), "fp32_all", "unit", "GFLOP/s", "stats",
                      d5__json_stats(&p->fp32_all), "flop_per_cycle_core", p->flop_per_cycle_core,
                      "triad", "unit", "GB/s", "bytes", (json_int_t)p->triad_bytes, "stats",
                      d5__json_stats(&p->triad), "contention", "known", c->known, "contended",
                      c->contended, "detail", c->reason, "others_cores", c->others_cores,
-                     "steal_fraction", c->steal_fraction);
+                     "steal_fraction", c->steal_fraction, "lowp", lowp_json(p));
 }
 
 d5_status d5_machine_write_json(const d5_machine_info *m, const d5_machine_peaks *p,

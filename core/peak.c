@@ -1,9 +1,11 @@
-/* Measured machine peaks: FP32 FMA throughput (one core, all cores) and the
- * memory bandwidth of a STREAM-triad-like kernel. */
+/* Measured machine peaks: FP32 FMA throughput (one core, all cores), the
+ * low-precision kernels of peak_lowp.c and peak_amx.c, and the memory
+ * bandwidth of a STREAM-triad-like kernel. */
 #define _GNU_SOURCE
 #include "d5/machine.h"
 #include "d5/threads.h"
 #include "internal.h"
+#include "peak_kernels.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -57,7 +59,7 @@ static float fma_scalar(uint32_t iters, float seed)
 }
 #define FMA_SCALAR_FLOPS (8.0 * 2)
 
-typedef float (*fma_fn)(uint32_t, float);
+typedef d5__peak_fn fma_fn;
 
 static fma_fn pick_fma(const char **name, double *flops_per_iter)
 {
@@ -96,6 +98,7 @@ struct pool {
     int threads;
     int job;
     fma_fn fma;
+    uint32_t iters; /* of fma per round */
     double *a, *b, *c;
     size_t n;
     pthread_barrier_t start, end;
@@ -111,7 +114,7 @@ struct pool {
 static void run_job(pool *p, int index)
 {
     if (p->job == JOB_FMA) {
-        float v = p->fma(FMA_ITERS, (float)index);
+        float v = p->fma(p->iters, (float)index);
         if (v == 12345.0f) p->sink = v;
     } else {
         /* Each thread owns one slice of the arrays, and touches it first so
@@ -224,7 +227,8 @@ static d5_status rate_sample(void *ctx, double *sample)
 
 d5_machine_measure_params d5_machine_measure_default_params(void)
 {
-    return (d5_machine_measure_params){.threads = 0, .max_time_s = 1.0, .triad_bytes = 0};
+    return (d5_machine_measure_params){
+        .threads = 0, .max_time_s = 1.0, .triad_bytes = 0, .lowp = D5_PEAK_ALL};
 }
 
 static d5_status measure_rate(pool *p, double work, double max_time_s, d5_stats *out)
@@ -243,6 +247,75 @@ static d5_status measure_rate(pool *p, double work, double max_time_s, d5_stats 
     return D5_OK;
 }
 
+static const struct {
+    const char *name, *unit;
+    d5_dtype dtype;
+} lowp_kinds[D5_PEAK_KINDS] = {
+    [D5_PEAK_BF16_DOT] = {"bf16 dot", "GFLOP/s", D5_BF16},
+    [D5_PEAK_F16_FMA] = {"f16 fma", "GFLOP/s", D5_F16},
+    [D5_PEAK_INT8_DOT] = {"int8 dot", "GOP/s", D5_I8},
+    [D5_PEAK_AMX_BF16] = {"amx bf16", "GFLOP/s", D5_BF16},
+    [D5_PEAK_AMX_INT8] = {"amx int8", "GOP/s", D5_I8},
+};
+
+/* The kernels of the low-precision peaks that were asked for and run here;
+ * the others get their reason. */
+static void lowp_prepare(uint32_t wanted, d5_machine_peaks *r, d5__peak_kernel *k)
+{
+    for (int i = 0; i < D5_PEAK_KINDS; i++) {
+        d5_peak_lowp *l = &r->lowp[i];
+        l->name = lowp_kinds[i].name;
+        l->unit = lowp_kinds[i].unit;
+        l->dtype = lowp_kinds[i].dtype;
+        if (!(wanted & (1u << i))) {
+            memset(&k[i], 0, sizeof k[i]);
+            l->isa = l->instruction = "";
+            snprintf(l->reason, sizeof l->reason, "not measured");
+            continue;
+        }
+        d5__peak_kernel_get((d5_peak_kind)i, &k[i]);
+        l->isa = k[i].isa;
+        l->instruction = k[i].instruction;
+        snprintf(l->reason, sizeof l->reason, "%s", k[i].fn ? "" : k[i].reason);
+    }
+}
+
+/* The low-precision kernels on a pool: `all` 0 for one core, 1 for all threads. */
+static d5_status lowp_measure(pool *p, int all, const d5__peak_kernel *k, double max_time_s,
+                              double tsc_ghz, d5_machine_peaks *r)
+{
+    d5_status s = D5_OK;
+    for (int i = 0; s == D5_OK && i < D5_PEAK_KINDS; i++) {
+        if (!k[i].fn) continue;
+        p->fma = k[i].fn;
+        p->iters = k[i].iters;
+        double work = k[i].ops_per_iter * k[i].iters * (all ? p->threads : 1);
+        d5_peak_lowp *l = &r->lowp[i];
+        s = measure_rate(p, work, max_time_s, all ? &l->all : &l->core);
+        if (s == D5_OK && !all) l->ops_per_tick = tsc_ghz > 0 ? l->core.max / tsc_ghz : 0;
+        if (s == D5_OK && all) l->measured = 1;
+    }
+    return s;
+}
+
+double d5_machine_peak_of(const d5_machine_peaks *p, d5_dtype dtype, const char **kernel)
+{
+    const char *name = "";
+    double best = 0;
+    if (p && dtype == D5_F32 && p->fp32_all.n > 0) {
+        best = p->fp32_all.median;
+        name = "fp32 fma";
+    }
+    d5_dtype want = dtype == D5_U8 ? D5_I8 : dtype;
+    for (int i = 0; p && dtype != D5_F32 && i < D5_PEAK_KINDS; i++)
+        if (p->lowp[i].measured && p->lowp[i].dtype == want && p->lowp[i].all.median > best) {
+            best = p->lowp[i].all.median;
+            name = p->lowp[i].name;
+        }
+    if (kernel) *kernel = name;
+    return best;
+}
+
 d5_status d5_machine_measure(const d5_machine_measure_params *params, d5_machine_peaks *out)
 {
     d5_machine_measure_params mp = params ? *params : d5_machine_measure_default_params();
@@ -251,12 +324,25 @@ d5_status d5_machine_measure(const d5_machine_measure_params *params, d5_machine
         return d5_error(D5_ERR_INVALID, "thread count %d is outside 0..4096", mp.threads);
     if (!(mp.max_time_s > 0))
         return d5_error(D5_ERR_INVALID, "measurement time %g s must be positive", mp.max_time_s);
+    if (mp.lowp & ~D5_PEAK_ALL)
+        return d5_error(D5_ERR_INVALID, "low-precision peak mask 0x%x has bits beyond 0x%x",
+                        (unsigned)mp.lowp, (unsigned)D5_PEAK_ALL);
     d5_machine_info info;
     d5_status s = d5_machine_query(&info);
     if (s != D5_OK) return s;
     d5_cores cores;
     if ((s = d5_cores_query(&cores)) != D5_OK) return s;
     int threads = mp.threads ? mp.threads : cores.usable;
+    /* The triad's size is checked before anything is measured. */
+    size_t llc = 0;
+    for (int i = 0; i < info.ncaches; i++)
+        if (info.caches[i].size_bytes > llc) llc = info.caches[i].size_bytes;
+    size_t total = mp.triad_bytes ? mp.triad_bytes : 8 * llc;
+    if (!mp.triad_bytes && total < ((size_t)256 << 20)) total = (size_t)256 << 20;
+    size_t triad_n = total / 3 / sizeof(double);
+    if (triad_n < (size_t)threads * 64)
+        return d5_error(D5_ERR_INVALID, "triad size of %zu bytes is too small for %d threads",
+                        total, threads);
     d5_load_sample load0;
     d5_load_sample_take(&load0);
 
@@ -265,31 +351,30 @@ d5_status d5_machine_measure(const d5_machine_measure_params *params, d5_machine
     double flops_per_iter;
     fma_fn fma = pick_fma(&r.fma_isa, &flops_per_iter);
     r.threads = threads;
+    /* Before any thread starts: AMX asks Linux for the tile state here. */
+    d5__peak_kernel kern[D5_PEAK_KINDS];
+    lowp_prepare(mp.lowp, &r, kern);
 
-    /* One core, then all threads, then the triad on all threads. */
+    /* One core, then all threads, then the triad on all threads; the FP32
+     * kernel first, then the low-precision ones. */
     pool one, all;
     memset(&one, 0, sizeof one);
     memset(&all, 0, sizeof all);
     one.fma = all.fma = fma;
+    one.iters = all.iters = FMA_ITERS;
     one.job = all.job = JOB_FMA;
     s = pool_start(&one, 1);
     if (s == D5_OK) s = measure_rate(&one, flops_per_iter * FMA_ITERS, mp.max_time_s, &r.fp32_core);
+    if (s == D5_OK) s = lowp_measure(&one, 0, kern, mp.max_time_s, info.tsc_ghz, &r);
     pool_stop(&one);
     r.flop_per_cycle_core = info.tsc_ghz > 0 ? r.fp32_core.max / info.tsc_ghz : 0;
 
     if (s == D5_OK) s = pool_start(&all, threads);
     if (s == D5_OK)
         s = measure_rate(&all, flops_per_iter * FMA_ITERS * threads, mp.max_time_s, &r.fp32_all);
+    if (s == D5_OK) s = lowp_measure(&all, 1, kern, mp.max_time_s, info.tsc_ghz, &r);
+    all.n = triad_n;
 
-    size_t llc = 0;
-    for (int i = 0; i < info.ncaches; i++)
-        if (info.caches[i].size_bytes > llc) llc = info.caches[i].size_bytes;
-    size_t total = mp.triad_bytes ? mp.triad_bytes : 8 * llc;
-    if (!mp.triad_bytes && total < ((size_t)256 << 20)) total = (size_t)256 << 20;
-    all.n = total / 3 / sizeof(double);
-    if (s == D5_OK && all.n < (size_t)threads * 64)
-        s = d5_error(D5_ERR_INVALID, "triad size of %zu bytes is too small for %d threads", total,
-                     threads);
     if (s == D5_OK) {
         all.a = d5_alloc(all.n * sizeof(double), "triad array a");
         all.b = all.a ? d5_alloc(all.n * sizeof(double), "triad array b") : NULL;

@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,6 +188,198 @@ Test(operator_cli, custom_operators_compile_load_and_fail_safely)
     free(src);
     free(lib);
     free(bad);
+    rmtree(dir);
+    free(dir);
+}
+
+/* ---- Precisions (--dtype) ---- */
+
+/* The benchmark of `name` + "_median" in a results document, or NULL. */
+static json_t *median_entry(json_t *doc, const char *name)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s_median", name);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "benchmarks"), i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), want) == 0) return e;
+    }
+    return NULL;
+}
+
+Test(operator_cli, gemm_in_every_precision_on_ref)
+{
+    char *dir = tmpdir_make(), *json, *out, *err;
+    cr_assert_geq(asprintf(&json, "%s/gemm.json", dir), 0);
+    int rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", "M=64,N=32,K=48,a_t=T,b_t=N",
+                 "--dtype", "all", "--backend", "ref", "--validate", "--max-time", "0.05",
+                 "--no-peak", "--json", json);
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "# i8: Gemm runs as MatMulInteger"), "%s", out);
+    cr_assert(strstr(out, "vs f32"), "%s", out);
+    json_error_t jerr;
+    json_t *doc = json_load_file(json, 0, &jerr);
+    cr_assert_not_null(doc, "%s", jerr.text);
+    const char *base = "Gemm/M=64,N=32,K=48,a_t=T,b_t=N/ref";
+    cr_assert_not_null(median_entry(doc, base), "the float32 row keeps its name");
+    /* bf16 and f16 within u (1 + sqrt(K)) max|ref|, with max|ref| <= K for
+     * inputs in [-1, 1]; the two tolerances differ by their u (2^-8 against
+     * 2^-11) and the slightly different roundings of the same draws. */
+    double tol[2];
+    const char *lowp[2] = {"bf16", "f16"};
+    for (int p = 0; p < 2; p++) {
+        char name[256];
+        snprintf(name, sizeof name, "%s/%s", base, lowp[p]);
+        json_t *e = median_entry(doc, name);
+        cr_assert_not_null(e, "no %s in %s", name, out);
+        double linf = json_number_value(json_object_get(e, "error_linf"));
+        tol[p] = json_number_value(json_object_get(e, "error_tolerance"));
+        double scale = tol[p] / (ldexp(1, p ? -11 : -8) * (1 + sqrt(48)));
+        cr_assert(scale > 1 && scale <= 48, "%s: max|ref| %g", lowp[p], scale);
+        cr_assert_leq(linf, tol[p], "%s: error %g above %g", lowp[p], linf, tol[p]);
+        cr_assert_gt(linf, 0, "%s: rounded to %s, some element must differ", lowp[p], lowp[p]);
+        cr_assert_gt(json_number_value(json_object_get(e, "speedup_vs_f32")), 0);
+        cr_assert_gt(json_number_value(json_object_get(e, "GFLOP/s")), 0);
+    }
+    cr_assert(fabs(tol[1] / tol[0] - 0.125) < 0.125 * 0.05, "%g / %g", tol[1], tol[0]);
+    /* int8: MatMulInteger against MatMul in float64, exactly; operations as 2 M N K. */
+    char name[256];
+    snprintf(name, sizeof name, "%s/i8", base);
+    json_t *e = median_entry(doc, name);
+    cr_assert_not_null(e, "no %s in %s", name, out);
+    cr_assert_eq(json_number_value(json_object_get(e, "error_linf")), 0);
+    cr_assert_eq(json_number_value(json_object_get(e, "error_tolerance")), 0);
+    cr_assert_eq(json_number_value(json_object_get(e, "flops")), 2.0 * 64 * 32 * 48);
+    cr_assert_gt(json_number_value(json_object_get(e, "GOP/s")), 0);
+    json_decref(doc);
+    free(out), free(err);
+    free(json);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(operator_cli, conv_in_int8_is_exact)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "test-operator", "Conv", "--dtype", "i8", "--backend", "ref",
+                 "--validate", "--max-time", "0.05", "--no-peak");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "# i8: Conv runs as ConvInteger: X uint8, W int8, int32 out"), "%s", out);
+    /* Both smoke sizes: validated, error 0. */
+    const char *p = out;
+    int rows = 0;
+    while ((p = strstr(p, " ref            i8 "))) {
+        const char *eol = strchr(p, '\n');
+        cr_assert(eol && memmem(p, (size_t)(eol - p), " 0  ok", 6), "%.*s",
+                  (int)(eol ? eol - p : 80), p);
+        rows++;
+        p = eol;
+    }
+    cr_assert_eq(rows, 2, "%s", out);
+    free(out), free(err);
+}
+
+/* A backend without the precision is a row that says so; the other rows run. */
+Test(operator_cli, unsupported_precision_is_a_row)
+{
+    char *out, *err;
+    int rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", "M=16,N=8,K=8", "--dtype",
+                 "f32,bf16", "--backend", "blas", "--max-time", "0.02", "--no-peak");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, " blas           f32 "), "%s", out);
+    cr_assert(strstr(out, "bfloat16 unsupported: "), "%s", out);
+    free(out), free(err);
+    rc = RUN(&out, &err, "test-operator", "Gemm", "--sizes", "M=16,N=8,K=8", "--dtype", "bf16",
+             "--backend", "blas", "--max-time", "0.02", "--no-peak");
+    cr_assert_eq(rc, 1, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(err, "no backend here runs Gemm in --dtype bf16"), "%s", err);
+    free(out), free(err);
+}
+
+/* A bfloat16 Gemm of its own (A [M,K] x B [K,N]): products summed in float32
+ * (or, with NARROW, rounded to bfloat16 after every step, the growth the
+ * tolerance allows for), the result rounded to bfloat16 and multiplied by
+ * SCALE. */
+static const char lowp_gemm_src[] =
+    "#include <d5/operator.h>\n"
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "static float widen(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f;\n"
+    "    memcpy(&f, &u, 4); return f; }\n"
+    "static uint16_t narrow(float f) { uint32_t u; memcpy(&u, &f, 4);\n"
+    "    u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16); }\n"
+    "typedef struct dims { int64_t m, n, k; } dims;\n"
+    "static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,\n"
+    "                        d5_tensor_desc *out, int32_t nout, void **state) {\n"
+    "    (void)nin; (void)attrs; (void)nout;\n"
+    "    const d5_tensor_desc *a = &in[0].desc, *b = &in[1].desc;\n"
+    "    if (a->dtype != D5_BF16 || b->dtype != D5_BF16 || a->ndim != 2 || b->ndim != 2 ||\n"
+    "        a->shape[1] != b->shape[0])\n"
+    "        return d5_error(D5_ERR_UNSUPPORTED, \"bfloat16 A [M,K] and B [K,N] only\");\n"
+    "    dims *d = malloc(sizeof *d);\n"
+    "    if (!d) return D5_ERR_NOMEM;\n"
+    "    d->m = a->shape[0]; d->n = b->shape[1]; d->k = a->shape[1];\n"
+    "    out[0] = *a; out[0].shape[1] = d->n; *state = d; return D5_OK; }\n"
+    "static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,\n"
+    "                         int32_t nout) {\n"
+    "    (void)nin; (void)nout;\n"
+    "    const dims *d = state;\n"
+    "    const uint16_t *a = in[0].data, *b = in[1].data;\n"
+    "    uint16_t *y = out[0].data;\n"
+    "    for (int64_t i = 0; i < d->m; i++)\n"
+    "        for (int64_t j = 0; j < d->n; j++) {\n"
+    "            float acc = 0;\n"
+    "            for (int64_t k = 0; k < d->k; k++) {\n"
+    "                acc += widen(a[i * d->k + k]) * widen(b[k * d->n + j]);\n"
+    "                if (NARROW) acc = widen(narrow(acc));\n"
+    "            }\n"
+    "            y[i * d->n + j] = narrow(acc * SCALE);\n"
+    "        }\n"
+    "    return D5_OK; }\n"
+    "static void destroy(void *state) { free(state); }\n"
+    "static const d5_op_desc gemm = {D5_OP_ABI_VERSION, 0, \"Gemm\", \"custom\", 2, 3, 1, 1,\n"
+    "                                create, forward, NULL, destroy, NULL};\n"
+    "D5_OPERATOR_EXPORT(&gemm)\n";
+
+/* Builds the Gemm above with NARROW and SCALE and runs it in bfloat16 with
+ * --validate; returns the exit status, the table in *out. */
+static int run_lowp_gemm(const char *dir, const char *narrow, const char *scale, char **out)
+{
+    char *src, *lib, *spec, *d1, *d2, *err;
+    cr_assert_geq(asprintf(&src, "%s/lowp_gemm.c", dir), 0);
+    cr_assert_geq(asprintf(&lib, "%s/liblowp_%s_%s.so", dir, narrow, scale), 0);
+    cr_assert_geq(asprintf(&d1, "NARROW=%s", narrow), 0);
+    cr_assert_geq(asprintf(&d2, "SCALE=%sf", scale), 0);
+    FILE *f = fopen(src, "w");
+    cr_assert_not_null(f);
+    fputs(lowp_gemm_src, f);
+    fclose(f);
+    cr_assert_eq(RUN(out, &err, "compile-op", src, "--name", "Gemm", "-D", d1, "-D", d2, "-o", lib),
+                 0, "%s\n%s", *out, err);
+    free(*out), free(err);
+    cr_assert_geq(asprintf(&spec, "custom:%s:Gemm", lib), 0);
+    int rc = RUN(out, &err, "test-operator", "Gemm", "--sizes", "M=64,N=32,K=256", "--dtype",
+                 "bf16", "--backend", spec, "--validate", "--max-time", "0.05", "--no-peak");
+    free(err);
+    free(spec), free(d1), free(d2), free(lib), free(src);
+    return rc;
+}
+
+Test(operator_cli, bf16_validation_holds_what_bf16_can_do_and_fails_the_rest)
+{
+    char *dir = tmpdir_make(), *out;
+    /* float32 sums rounded once: well inside. */
+    cr_assert_eq(run_lowp_gemm(dir, "0", "1.0", &out), 0, "%s", out);
+    cr_assert(strstr(out, "custom:Gemm    bf16") && strstr(out, "  ok"), "%s", out);
+    free(out);
+    /* Sums rounded to bfloat16 at each of the 256 steps: inside, as the tolerance promises. */
+    cr_assert_eq(run_lowp_gemm(dir, "1", "1.0", &out), 0, "%s", out);
+    free(out);
+    /* Every result 1/8 too large: FAIL, exit 1. */
+    cr_assert_eq(run_lowp_gemm(dir, "0", "1.125", &out), 1, "%s", out);
+    cr_assert(strstr(out, "FAIL: output 0 element"), "%s", out);
+    free(out);
     rmtree(dir);
     free(dir);
 }

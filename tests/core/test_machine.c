@@ -1,7 +1,20 @@
+#define _GNU_SOURCE
+#include "peak_kernels.h" /* core's kernels, compiled into this test */
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 Test(machine, query_describes_this_machine)
 {
@@ -55,3 +68,211 @@ Test(machine, bad_parameters)
     cr_assert_eq(d5_machine_measure(&p, &r), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "too small"));
 }
+
+/* ---- Low-precision peaks ---- */
+
+/* Whether /proc/cpuinfo's flags list `flag` (the kernel's own reading of
+ * CPUID): the independent witness of what the kernels may use. */
+static int cpuinfo_has(const char *flag)
+{
+    char *text = slurp("/proc/cpuinfo", NULL);
+    if (!text) return 0;
+    const char *line = strstr(text, "\nflags");
+    int found = 0;
+    if (line) {
+        const char *end = strchr(line + 1, '\n');
+        size_t n = strlen(flag);
+        for (const char *p = strstr(line, flag); p && (!end || p < end); p = strstr(p + 1, flag))
+            if (p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n')) found = 1;
+    }
+    free(text);
+    return found;
+}
+
+/* Under valgrind, CPUID is valgrind's (no AVX-512, no AMX), /proc/cpuinfo the host's. */
+static int under_valgrind(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    return pre && strstr(pre, "vgpreload");
+}
+
+static const struct {
+    d5_peak_kind kind;
+    const char *flag, *alt_flag;
+    double max_ops_per_tick; /* 4x the instruction's rate per cycle on two ports (one AMX unit) */
+} lowp_expect[] = {
+    {D5_PEAK_BF16_DOT, "avx512_bf16", NULL, 4 * 2 * 64},
+    {D5_PEAK_F16_FMA, "avx512_fp16", NULL, 4 * 2 * 64},
+    {D5_PEAK_INT8_DOT, "avx512_vnni", "avx_vnni", 4 * 2 * 128},
+    {D5_PEAK_AMX_BF16, "amx_bf16", NULL, 4 * 1024},
+    {D5_PEAK_AMX_INT8, "amx_int8", NULL, 4 * 2048},
+};
+
+Test(machine, lowp_kernels_count_their_multiply_adds)
+{
+    for (size_t i = 0; i < sizeof lowp_expect / sizeof lowp_expect[0]; i++) {
+        d5__peak_kernel k;
+        d5__peak_kernel_get(lowp_expect[i].kind, &k);
+        int flag = cpuinfo_has(lowp_expect[i].flag) ||
+                   (lowp_expect[i].alt_flag && cpuinfo_has(lowp_expect[i].alt_flag));
+        if (k.fn) {
+            cr_assert(flag, "kernel %d runs, but /proc/cpuinfo has no %s", (int)i,
+                      lowp_expect[i].flag);
+            /* Ones times ones: the checksum is the number of multiply-adds. */
+            for (uint32_t iters = 1; iters <= 100; iters *= 10)
+                cr_assert_float_eq(k.fn(iters, 0), k.ops_per_iter / 2 * iters, 0,
+                                   "%s over %u iterations: %g multiply-adds, expected %g",
+                                   k.instruction, iters, (double)k.fn(iters, 0),
+                                   k.ops_per_iter / 2 * iters);
+        } else {
+            cr_assert(strstr(k.reason, "not available on this CPU") ||
+                          strstr(k.reason, "AMX: not permitted by the kernel: "),
+                      "%s", k.reason);
+            if (!under_valgrind() && strstr(k.reason, "not available"))
+                cr_assert(!flag, "/proc/cpuinfo has %s, but: %s", lowp_expect[i].flag, k.reason);
+        }
+    }
+}
+
+Test(machine, lowp_peaks_measured_printed_and_written)
+{
+    d5_machine_measure_params p = d5_machine_measure_default_params();
+    cr_assert_eq(p.lowp, D5_PEAK_ALL);
+    p.max_time_s = 0.05;
+    p.threads = 2;
+    p.triad_bytes = 24u << 20;
+    d5_machine_peaks r;
+    cr_assert_eq(d5_machine_measure(&p, &r), D5_OK, "%s", d5_last_error());
+    double best[D5_DTYPE_COUNT] = {0};
+    for (size_t i = 0; i < sizeof lowp_expect / sizeof lowp_expect[0]; i++) {
+        const d5_peak_lowp *l = &r.lowp[lowp_expect[i].kind];
+        cr_assert_not_null(l->name);
+        if (!l->measured) {
+            cr_assert(strlen(l->reason) > 0);
+            continue;
+        }
+        cr_assert_gt(l->core.median, 0, "%s", l->name);
+        cr_assert_gt(l->all.median, 0, "%s", l->name);
+        cr_assert_geq(l->core.n, 10);
+        cr_assert(strlen(l->instruction) > 0 && strlen(l->isa) > 0);
+        if (l->ops_per_tick > 0) /* a folded kernel would be a thousand times faster */
+            cr_assert_lt(l->ops_per_tick, lowp_expect[i].max_ops_per_tick, "%s: %g per tick",
+                         l->name, l->ops_per_tick);
+        if (l->all.median > best[l->dtype]) best[l->dtype] = l->all.median;
+    }
+    const char *kernel;
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_F32, &kernel), r.fp32_all.median, 0);
+    cr_assert_str_eq(kernel, "fp32 fma");
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_BF16, NULL), best[D5_BF16], 0);
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_F16, NULL), best[D5_F16], 0);
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_I8, NULL), best[D5_I8], 0);
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_U8, NULL), best[D5_I8], 0);
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_F64, &kernel), 0, 0);
+    cr_assert_str_eq(kernel, "");
+
+    /* The printout names every kernel: its two rates, or why it has none. */
+    d5_machine_info m;
+    cr_assert_eq(d5_machine_query(&m), D5_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(d5_machine_print(f, &m, &r), D5_OK);
+    fclose(f);
+    cr_assert(strstr(text, "low-precision extensions"), "%s", text);
+    for (int i = 0; i < D5_PEAK_KINDS; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s peak%s", r.lowp[i].name,
+                 r.lowp[i].measured ? ", 1 core" : "");
+        cr_assert(strstr(text, what), "no '%s' in:\n%s", what, text);
+        if (!r.lowp[i].measured) cr_assert(strstr(text, r.lowp[i].reason), "%s", text);
+    }
+    free(text);
+
+    /* JSON: peaks.lowp.<kernel> with the same figures. */
+    char *dir = tmpdir_make(), path[512];
+    snprintf(path, sizeof path, "%s/machine.json", dir);
+    cr_assert_eq(d5_machine_write_json(&m, &r, path), D5_OK);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *lowp = json_object_get(json_object_get(doc, "peaks"), "lowp");
+    cr_assert_eq(json_object_size(lowp), D5_PEAK_KINDS);
+    static const char *const keys[D5_PEAK_KINDS] = {"bf16_dot", "f16_fma", "int8_dot", "amx_bf16",
+                                                    "amx_int8"};
+    for (int i = 0; i < D5_PEAK_KINDS; i++) {
+        json_t *e = json_object_get(lowp, keys[i]);
+        cr_assert_not_null(e, "%s", keys[i]);
+        cr_assert_eq(json_is_true(json_object_get(e, "measured")), r.lowp[i].measured);
+        if (r.lowp[i].measured)
+            cr_assert_float_eq(
+                json_number_value(json_object_get(json_object_get(e, "all"), "median")),
+                r.lowp[i].all.median, 1e-9 * r.lowp[i].all.median);
+        else
+            cr_assert_str_eq(json_string_value(json_object_get(e, "reason")), r.lowp[i].reason);
+    }
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(doc, "machine"), "isa_lowp")),
+        m.isa_lowp);
+    json_decref(doc);
+    rmtree(dir);
+    free(dir);
+}
+
+Test(machine, lowp_mask_selects_the_kernels)
+{
+    d5_machine_measure_params p = d5_machine_measure_default_params();
+    p.max_time_s = 0.02;
+    p.threads = 1;
+    p.triad_bytes = 24u << 20;
+    p.lowp = 0;
+    d5_machine_peaks r;
+    cr_assert_eq(d5_machine_measure(&p, &r), D5_OK);
+    for (int i = 0; i < D5_PEAK_KINDS; i++) {
+        cr_assert_eq(r.lowp[i].measured, 0);
+        cr_assert_str_eq(r.lowp[i].reason, "not measured");
+    }
+    cr_assert_float_eq(d5_machine_peak_of(&r, D5_BF16, NULL), 0, 0);
+    p.lowp = 1u << D5_PEAK_KINDS;
+    cr_assert_eq(d5_machine_measure(&p, &r), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "low-precision peak mask"), "%s", d5_last_error());
+}
+
+#if defined(__x86_64__) && defined(__linux__)
+/* Linux refusing the tile state (a seccomp filter makes arch_prctl's
+ * ARCH_REQ_XCOMP_PERM fail with EPERM, as a container's profile may): the AMX
+ * peaks say so and everything else is measured. Criterion runs each test in a
+ * process of its own, so the filter ends with it. */
+Test(machine, amx_refused_by_the_kernel_is_a_reason)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_arch_prctl, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        cr_skip_test("cannot install a seccomp filter here: %s", strerror(errno));
+    d5_machine_measure_params p = d5_machine_measure_default_params();
+    p.max_time_s = 0.02;
+    p.threads = 1;
+    p.triad_bytes = 24u << 20;
+    p.lowp = (1u << D5_PEAK_AMX_BF16) | (1u << D5_PEAK_AMX_INT8);
+    d5_machine_peaks r;
+    cr_assert_eq(d5_machine_measure(&p, &r), D5_OK, "%s", d5_last_error());
+    cr_assert_gt(r.fp32_core.median, 0);
+    for (int i = D5_PEAK_AMX_BF16; i <= D5_PEAK_AMX_INT8; i++) {
+        cr_assert_eq(r.lowp[i].measured, 0);
+        if (cpuinfo_has(i == D5_PEAK_AMX_BF16 ? "amx_bf16" : "amx_int8") && !under_valgrind())
+            cr_assert(strstr(r.lowp[i].reason, "AMX: not permitted by the kernel: ") &&
+                          strstr(r.lowp[i].reason, strerror(EPERM)),
+                      "%s", r.lowp[i].reason);
+        else
+            cr_assert(strstr(r.lowp[i].reason, "not available on this CPU"), "%s",
+                      r.lowp[i].reason);
+    }
+}
+#endif
