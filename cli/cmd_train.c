@@ -253,31 +253,67 @@ static json_t *backends_json(const d5_train_result *r)
     return o;
 }
 
-/* Trains again from the same weights and seed on other backends and prints
- * how far the two runs' parameters drift apart (the Deep500 paper's
- * divergence figure). */
-static d5_status compare_runs(const char *model, int64_t batch, int seed, const d5_dataset *train,
-                              const d5_dataset *test, const char *optimizer,
-                              const d5_optimizer_params *op, const d5_trainer_params *tp,
-                              const d5_sampler_params *sp, const char *backends,
-                              const d5_train_result *first)
+/* What a second run of the same training needs: the model, data, optimizer
+ * and sampler of the first (--compare-backend, the float32 baseline of
+ * --precision). */
+typedef struct rerun {
+    const char *model;
+    int64_t batch;
+    int seed;
+    const d5_dataset *train, *test;
+    const char *optimizer;
+    const d5_optimizer_params *op;
+    const d5_sampler_params *sp;
+} rerun;
+
+/* Trains again from the same weights (the model built or loaded anew with
+ * the same seed) and batches, with a fresh optimizer and the trainer
+ * parameters p, into *res. */
+static d5_status train_again(const rerun *r, const d5_trainer_params *p, d5_train_result *res)
 {
     d5_network *net = NULL;
     d5_optimizer *opt = NULL;
+    d5_status s = open_model(r->model, r->batch, 0, (uint64_t)r->seed, &net);
+    if (s == D5_OK) s = d5_optimizer_create(r->optimizer, r->op, &opt);
+    if (s == D5_OK) s = train_with(net, r->train, r->test, opt, p, r->sp, NULL, res, NULL);
+    d5_optimizer_free(opt);
+    d5_network_free(net);
+    return s;
+}
+
+/* --precision bf16 or f16: the same training in float32 (unless
+ * --no-baseline), into prec->base. */
+static d5_status train_baseline(const rerun *r, const d5_trainer_params *tp, train_precision *prec)
+{
+    d5_trainer_params p = *tp;
+    p.precision = "f32";
+    p.loss_scaling = D5_LOSS_SCALING_OFF;
+    p.checkpoint = NULL;
+    p.snapshot_every = 0;
+    p.progress = 1;
+    printf("\ntraining the float32 baseline (same weights, seed and batches)\n");
+    fflush(stdout);
+    d5_status s = train_again(r, &p, &prec->base);
+    prec->has_baseline = s == D5_OK;
+    return s;
+}
+
+/* Trains again from the same weights and seed on other backends and prints
+ * how far the two runs' parameters drift apart (the Deep500 paper's
+ * divergence figure). */
+static d5_status compare_runs(const rerun *r, const d5_trainer_params *tp, const char *backends,
+                              const d5_train_result *first)
+{
     d5_train_result second;
     memset(&second, 0, sizeof second);
     d5_trainer_params p = *tp;
     p.backend = backends;
     p.checkpoint = NULL;
     p.progress = 1;
-    d5_status s = open_model(model, batch, 0, (uint64_t)seed, &net);
-    if (s == D5_OK) s = d5_optimizer_create(optimizer, op, &opt);
-    if (s == D5_OK) {
-        printf("\ncomparing with a run on %s (parameters every %lld steps)\n", backends,
-               (long long)p.snapshot_every);
-        fflush(stdout);
-        s = train_with(net, train, test, opt, &p, sp, NULL, &second, NULL);
-    }
+    printf("\ncomparing with a run on %s (parameters every %lld steps)\n", backends,
+           (long long)p.snapshot_every);
+    fflush(stdout);
+    d5_status s = train_again(r, &p, &second);
     if (s == D5_OK) {
         int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
         printf("backends of the second run: ");
@@ -294,8 +330,6 @@ static d5_status compare_runs(const char *model, int64_t batch, int seed, const 
                100 * second.final_test_accuracy);
     }
     d5_train_result_free(&second);
-    d5_optimizer_free(opt);
-    d5_network_free(net);
     return s;
 }
 
@@ -311,6 +345,7 @@ typedef struct report {
     int64_t local_batch;
     d5_timer *timer;
     const train_reports *reports;
+    const train_precision *prec;
 } report;
 
 static d5_status print_report(FILE *f, const report *rp)
@@ -345,6 +380,7 @@ static d5_status print_report(FILE *f, const report *rp)
                 (int)res->threads_min);
     fprintf(f, "; cores: %s", res->contention.reason);
     fprintf(f, "\n");
+    train_precision_print(f, rp->prec, res);
     if (rp->jb->comm) job_report(rp->jb, f, rp->sampler, rp->batch, rp->local_batch);
     d5_status s = train_reports_print(f, rp->reports);
     fprintf(f, "\nregions\n");
@@ -365,7 +401,9 @@ int cmd_train(int argc, char **argv)
     double bucket_mb = -1, comm_timeout = 60;
     int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
     int seed = 1, snapshot_every = 0;
-    const char *compare = NULL;
+    const char *compare = NULL, *precision = "f32";
+    int no_baseline = 0;
+    double loss_scale = -1;
     double lr = 0.05, momentum = 0.9, weight_decay = 0, target = 0, budget = 0;
     char backend_help[96];
     snprintf(backend_help, sizeof backend_help, "executor backends, or auto (default %s)",
@@ -415,6 +453,17 @@ int cmd_train(int argc, char **argv)
          0, 0},
         {"snapshot-every", CLI_INT, &snapshot_every, "N",
          "compare the parameters every N steps (default 50 with --compare-backend)", 0, 1 << 30},
+        {"precision", CLI_STRING, &precision, "NAME",
+         "compute precision of Conv, Gemm and MatMul, forward and backward: f32 (default), "
+         "bf16 or f16, on float32 master weights; bf16 and f16 also train a float32 baseline "
+         "from the same weights and seed and compare accuracy and step time",
+         0, 0},
+        {"no-baseline", CLI_FLAG, &no_baseline, NULL,
+         "with --precision bf16 or f16: no float32 baseline run", 0, 0},
+        {"loss-scale", CLI_DOUBLE, &loss_scale, "S",
+         "--precision f16: initial scale of the dynamic loss scaling (default 32768 = 2^15; "
+         "halved at an overflow, doubled after 2000 good steps); 0: no loss scaling",
+         0, 16777216},
         {"distributed", CLI_STRING, &distributed, "SCHEME",
          "train on every rank of an MPI job (mpirun -n P d5 train ...): local, dsgd, pssgd, "
          "asgd, ssp, mavg or dpsgd (docs/level3.md); rank 0 prints and writes the files",
@@ -483,6 +532,7 @@ int cmd_train(int argc, char **argv)
         "       [--sampler ordered|shuffled|partitioned|sharded-batch] [--augment LIST]\n"
         "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]\n"
         "       [--out DIR] [--wandb DIR] [--system-hz HZ] [--memory FILE.json]\n"
+        "       [--precision f32|bf16|f16 [--no-baseline] [--loss-scale S]]\n"
         "       [--distributed SCHEME [--comm NAME] [--servers N] [--staleness S]\n"
         "        [--average-every K] [--bucket-mb M] [--comm-timeout S]]   (under mpirun)",
         "Trains a classifier: batches from the sampler (--sampler, shuffled by default; the\n"
@@ -520,6 +570,22 @@ int cmd_train(int argc, char **argv)
         return train_usage(
             "--target-accuracy and --time-budget would stop the workers at different "
             "steps; with --distributed only the local scheme takes them");
+    int low = strcmp(precision, "bf16") == 0 || strcmp(precision, "f16") == 0;
+    if (!low && strcmp(precision, "f32") != 0)
+        return train_usage("--precision '%s': expected f32, bf16 or f16", precision);
+    if (loss_scale >= 0 && strcmp(precision, "f16") != 0)
+        return train_usage("--loss-scale configures the loss scaling of --precision f16");
+    if (loss_scale > 0 && loss_scale < 1)
+        return train_usage("--loss-scale %g: expected 0 (no loss scaling) or a scale >= 1",
+                           loss_scale);
+    if (distributed && strcmp(precision, "f16") == 0 && loss_scale != 0)
+        return train_usage("--precision f16 skips the steps whose gradients overflow, which each "
+                           "worker of --distributed would decide alone; take bf16, or "
+                           "--loss-scale 0");
+    if (distributed && low && !no_baseline)
+        return train_usage("--precision %s trains a float32 baseline beside it, which "
+                           "--distributed does not; add --no-baseline",
+                           precision);
     if (comm_name && strcmp(comm_name, "nccl") == 0)
         return train_usage(
             "--comm nccl: NCCL reduces device memory and the trainer's gradients are "
@@ -608,6 +674,13 @@ int cmd_train(int argc, char **argv)
     tp.checkpoint = checkpoint;
     tp.progress = jb.rank == 0;
     tp.schedule.warmup = warmup;
+    tp.precision = precision;
+    if (loss_scale == 0) tp.loss_scaling = D5_LOSS_SCALING_OFF;
+    if (loss_scale > 0) tp.loss_scale.init = loss_scale;
+    train_precision prec;
+    memset(&prec, 0, sizeof prec);
+    prec.precision = precision;
+    prec.loss_scale = tp.loss_scale;
     if (s == D5_OK) {
         /* Steps per epoch: a worker's share of the data in its batches. */
         int64_t per_epoch = train ? d5_dataset_size(train) / batch : 1;
@@ -688,6 +761,7 @@ int cmd_train(int argc, char **argv)
     }
     if (s == D5_OK && jb.comm) s = job_finish(&jb);
     if (s == D5_OK && jb.rank == 0 && jb.comm && jb.res.losses) job_global_losses(&jb, &res);
+    rerun again = {model, batch, seed, train, test, optimizer, &op, &sp};
     report rep = {&res,
                   target,
                   backend ? backend : d5_backend_default_list(),
@@ -696,14 +770,18 @@ int cmd_train(int argc, char **argv)
                   batch,
                   local_batch,
                   timer,
-                  &tr};
+                  &tr,
+                  &prec};
     if (s == D5_OK && jb.rank == 0) {
         s = print_report(stdout, &rep);
         fflush(stdout);
         cli_contention_end("train", &whole);
     }
-    if (s == D5_OK && compare)
-        s = compare_runs(model, batch, seed, train, test, optimizer, &op, &tp, &sp, compare, &res);
+    if (s == D5_OK && !jb.comm && low && !no_baseline) {
+        s = train_baseline(&again, &tp, &prec);
+        if (s == D5_OK) train_precision_print_baseline(stdout, &prec, &res);
+    }
+    if (s == D5_OK && compare) s = compare_runs(&again, &tp, compare, &res);
     if (s == D5_OK && trace)
         s = jb.comm ? d5_comm_trace_merge(jb.comm, timer, trace)
                     : train_reports_trace(&tr, timer, trace);
@@ -723,6 +801,7 @@ int cmd_train(int argc, char **argv)
                                    backend ? backend : d5_backend_default_list());
         json_object_set_new(config, "backends_used", backends_json(&res));
         json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
+        json_object_set_new(config, "precision", json_string(precision));
         json_t *dist_block =
             jb.comm ? job_report(&jb, NULL, sampler_names[sp.kind], batch, local_batch) : NULL;
         json_object_set_new(config, "augment", train_augment_json(&sp, channels));
@@ -733,6 +812,7 @@ int cmd_train(int argc, char **argv)
                                       "nivcsw_per_s", whole.nivcsw_per_s, "threads_min",
                                       (int)res.threads_min, "threads_max", (int)res.threads_max));
         doc = train_doc(&res, config, regions_json(timer), dist_block);
+        if (doc) json_object_set_new(doc, "precision", train_precision_json(&prec, &res));
         if (!doc) s = d5_error(D5_ERR_NOMEM, "out of memory building the training document");
         if (s == D5_OK && csv) s = train_out_epochs_csv(&res, csv);
         if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
@@ -763,6 +843,7 @@ int cmd_train(int argc, char **argv)
             cli_echo(f, &spec);
             fputs(header, f);
             s = print_report(f, &rep);
+            train_precision_print_baseline(f, &prec, &res);
             if (fclose(f) != 0 && s == D5_OK)
                 s = d5_error(D5_ERR_NOMEM, "out of memory for summary.txt");
         }
@@ -780,6 +861,7 @@ int cmd_train(int argc, char **argv)
     json_decref(doc);
     d5_runlog_free(log);
     train_reports_free(&tr);
+    d5_train_result_free(&prec.base);
     d5_train_result_free(&res);
     d5_timer_free(timer);
     d5_optimizer_free(opt);

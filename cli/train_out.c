@@ -142,6 +142,10 @@ d5_status train_out_log_results(d5_runlog *log, const d5_train_result *r, const 
     if (s == D5_OK) s = param_number(log, "threads.max", r->threads_max);
     if (s == D5_OK) s = param_number(log, "batchnorm.training", r->batchnorm_training);
     if (s == D5_OK) s = param_number(log, "batchnorm.frozen", r->batchnorm_frozen);
+    if (s == D5_OK && r->loss_scaling) {
+        s = param_number(log, "loss_scale.skipped_steps", (double)r->skipped_steps);
+        if (s == D5_OK) s = param_number(log, "loss_scale.final", r->loss_scale);
+    }
     if (s == D5_OK) s = d5_runlog_tag(log, "d5.stop", stop);
     if (s == D5_OK) s = d5_runlog_tag(log, "d5.contention", r->contention.reason);
     return s;

@@ -95,6 +95,26 @@ d5_status train_reports_trace(const train_reports *r, d5_timer *t, const char *p
 /* --memory FILE.json: the recorded step's FILE.json and FILE_timeline.csv. */
 d5_status train_reports_memory_file(const train_reports *r, const char *path);
 
+/* --precision (train_precision.c): the precision of the run, its loss
+ * scaling parameters, and the float32 baseline trained beside a bf16 or f16
+ * run from the same weights, seed and batches. */
+typedef struct train_precision {
+    const char *precision;           /* "f32", "bf16", "f16" */
+    d5_loss_scale_params loss_scale; /* of the trainer (used when the result says so) */
+    int has_baseline;                /* base holds the float32 run */
+    d5_train_result base;            /* owned: d5_train_result_free */
+} train_precision;
+
+/* The lines of the run's report: what the executor made of the precision,
+ * the loss scaling and its skipped steps; nothing for a float32 run without
+ * loss scaling. */
+void train_precision_print(FILE *f, const train_precision *p, const d5_train_result *res);
+/* With a baseline: both runs' test accuracy and median step time [95% CI]
+ * (first step left out), their difference and ratio. */
+void train_precision_print_baseline(FILE *f, const train_precision *p, const d5_train_result *res);
+/* The same as the "precision" object of the training document. */
+json_t *train_precision_json(const train_precision *p, const d5_train_result *res);
+
 /* Writes the results folder `dir` (which must not exist): every file of the
  * table, into a folder beside it that is renamed to `dir` once complete, so
  * that it appears whole; on failure nothing is left. */

@@ -330,6 +330,24 @@ d5_status d5_optimizer_update_all(d5_optimizer *o, const float *const *grads)
     return s;
 }
 
+d5_status d5_optimizer_skip(d5_optimizer *o)
+{
+    if (!o) return d5_error(D5_ERR_INVALID, "d5_optimizer_skip: NULL optimizer");
+    if (!o->prepared)
+        return d5_error(D5_ERR_STATE,
+                        "optimizer %s: skip with no step in progress (call "
+                        "d5_optimizer_prepare first)",
+                        o->desc->name);
+    if (o->nupdated > 0)
+        return d5_error(D5_ERR_STATE,
+                        "optimizer %s: skip of step %lld after %d of its %d parameters were "
+                        "updated",
+                        o->desc->name, (long long)(o->steps + 1), (int)o->nupdated,
+                        (int)o->nparams);
+    o->prepared = 0;
+    return D5_OK;
+}
+
 int64_t d5_optimizer_step_count(const d5_optimizer *o)
 {
     return o ? o->steps : 0;

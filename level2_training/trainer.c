@@ -15,6 +15,7 @@ d5_trainer_params d5_trainer_default_params(void)
     memset(&p, 0, sizeof p);
     p.epochs = 1;
     p.check_numerics = 1;
+    p.loss_scale = d5_loss_scale_default_params();
     return p;
 }
 
@@ -124,6 +125,16 @@ static d5_status build(d5_trainer *t)
     s = d5_network_add_node(t->tnet, "__d5_loss", "SoftmaxCrossEntropyLoss", NULL, li, 2, lo, 1,
                             NULL, NULL);
     if (s == D5_OK) s = d5_network_add_output(t->tnet, LOSS, NULL);
+    if (s != D5_OK || !t->scaling) return s;
+    /* Loss scaling: backpropagation starts from loss * scale, so that every
+     * gradient comes out multiplied by the scale. */
+    const char *si[] = {LOSS, D5__TRAINER_LOSS_SCALE}, *so[] = {D5__TRAINER_SCALED_LOSS};
+    s = d5_tensor_desc_make(D5_F32, 0, NULL, &t->sdesc);
+    if (s == D5_OK) s = d5_network_add_input(t->tnet, D5__TRAINER_LOSS_SCALE, &t->sdesc, NULL);
+    if (s == D5_OK)
+        s = d5_network_add_node(t->tnet, "__d5_loss_scaling", "Mul", NULL, si, 2, so, 1, NULL,
+                                NULL);
+    if (s == D5_OK) s = d5_network_add_output(t->tnet, D5__TRAINER_SCALED_LOSS, NULL);
     return s;
 }
 
@@ -172,7 +183,8 @@ static d5_status setup(d5_trainer *t)
     d5_executor_options o = d5_executor_default_options();
     o.backend = t->p.backend;
     o.backprop = 1;
-    o.loss = LOSS;
+    o.loss = t->scaling ? D5__TRAINER_SCALED_LOSS : LOSS;
+    o.compute_precision = t->p.precision;
     d5_status s = d5_executor_create(t->tnet, &o, &t->ex);
     if (s == D5_OK) s = d5_executor_add_handler(t->ex, on_event, t);
     if (s == D5_OK) s = d5__bn_train_bind(&t->bn, t->ex);
@@ -218,7 +230,20 @@ d5_status d5__trainer_feed(d5_trainer *t)
 {
     d5_tensor x = {t->xdesc, t->x, D5_DEVICE_CPU, 0}, l = {t->ldesc, t->labels, D5_DEVICE_CPU, 0};
     d5_status s = d5_executor_feed(t->ex, t->input, &x);
-    return s == D5_OK ? d5_executor_feed(t->ex, LABELS, &l) : s;
+    if (s == D5_OK) s = d5_executor_feed(t->ex, LABELS, &l);
+    if (s == D5_OK && t->scaling) {
+        t->scale_fed = (float)t->ls.scale;
+        d5_tensor c = {t->sdesc, &t->scale_fed, D5_DEVICE_CPU, 0};
+        s = d5_executor_feed(t->ex, D5__TRAINER_LOSS_SCALE, &c);
+    }
+    return s;
+}
+
+void d5__trainer_precision_report(const d5_trainer *t, char *buf, size_t size)
+{
+    size_t n = d5_executor_precision_report(t->ex, buf, size);
+    /* A report longer than the buffer ends in "..." on its last line. */
+    if (size > 4 && n >= size) memcpy(buf + size - 4, "...", 4);
 }
 
 d5_status d5__trainer_check_dataset(const d5_trainer *t, const d5_dataset *ds, const char *who)
@@ -244,8 +269,22 @@ d5_status d5__trainer_check_dataset(const d5_trainer *t, const d5_dataset *ds, c
     return D5_OK;
 }
 
+/* The compute precisions a trainer takes (d5_executor_options). */
+static int known_precision(const char *p)
+{
+    return !p || strcmp(p, "f32") == 0 || strcmp(p, "bf16") == 0 || strcmp(p, "f16") == 0;
+}
+
 static d5_status check_params(const d5_trainer_params *p)
 {
+    if (!known_precision(p->precision))
+        return d5_error(D5_ERR_INVALID, "trainer: precision '%s'; expected f32, bf16 or f16",
+                        p->precision);
+    if (p->loss_scaling < D5_LOSS_SCALING_AUTO || p->loss_scaling > D5_LOSS_SCALING_ON)
+        return d5_error(D5_ERR_INVALID,
+                        "trainer: loss_scaling = %d; expected D5_LOSS_SCALING_AUTO (0), _OFF (1) "
+                        "or _ON (2)",
+                        (int)p->loss_scaling);
     if (p->epochs < 1)
         return d5_error(D5_ERR_INVALID, "trainer: epochs = %d, expected >= 1", (int)p->epochs);
     if (p->max_batches < 0 || p->eval_every < 0 || p->snapshot_every < 0)
@@ -272,6 +311,13 @@ d5_status d5_trainer_create(d5_network *net, const d5_trainer_params *p, d5_trai
     if (s == D5_OK && params.checkpoint &&
         !(t->p.checkpoint = t->checkpoint = d5_strdup(params.checkpoint, "trainer")))
         s = D5_ERR_NOMEM;
+    if (s == D5_OK && params.precision &&
+        !(t->p.precision = t->precision = d5_strdup(params.precision, "trainer")))
+        s = D5_ERR_NOMEM;
+    t->scaling = params.loss_scaling == D5_LOSS_SCALING_ON ||
+                 (params.loss_scaling == D5_LOSS_SCALING_AUTO && params.precision &&
+                  strcmp(params.precision, "f16") == 0);
+    if (s == D5_OK && t->scaling) s = d5_loss_scale_init(&t->ls, &params.loss_scale);
     if (s == D5_OK) s = build(t);
     if (s == D5_OK) s = setup(t);
     if (s != D5_OK) {
@@ -301,6 +347,7 @@ void d5_trainer_free(d5_trainer *t)
     d5_free(t->labels);
     d5_free(t->backend);
     d5_free(t->checkpoint);
+    d5_free(t->precision);
     d5_free(t);
 }
 
@@ -393,6 +440,11 @@ int64_t d5_trainer_step(const d5_trainer *t)
 d5_optimizer *d5_trainer_optimizer(const d5_trainer *t)
 {
     return t ? t->opt : NULL;
+}
+
+double d5_trainer_loss_scale(const d5_trainer *t)
+{
+    return t && t->scaling ? t->ls.scale : 1.0;
 }
 
 d5_status d5_train(d5_network *net, const d5_dataset *train, const d5_dataset *test,

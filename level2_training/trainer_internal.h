@@ -13,6 +13,10 @@
 
 #define D5__TRAINER_LABELS "__d5_labels"
 #define D5__TRAINER_LOSS   "__d5_loss"
+/* With loss scaling: the scale, a graph input, and the loss times the scale,
+ * whose gradient the executor seeds with 1. */
+#define D5__TRAINER_LOSS_SCALE  "__d5_loss_scale"
+#define D5__TRAINER_SCALED_LOSS "__d5_scaled_loss"
 
 /* One client's hooks and the name errors give them. */
 typedef struct d5__hook_set {
@@ -21,8 +25,14 @@ typedef struct d5__hook_set {
 } d5__hook_set;
 
 struct d5_trainer {
-    d5_trainer_params p; /* a copy; backend and checkpoint point at the copies below */
-    char *backend, *checkpoint;
+    d5_trainer_params p; /* a copy; backend, checkpoint and precision point at the copies below */
+    char *backend, *checkpoint, *precision;
+    /* Dynamic loss scaling (loss_scale.c): on or off, the scaler, and the
+     * scale fed to the graph as a float32 scalar. */
+    int scaling;
+    d5_loss_scale ls;
+    float scale_fed;
+    d5_tensor_desc sdesc;
     d5_network *net;  /* the caller's: its weights are trained in place */
     d5_network *tnet; /* the copy with the loss */
     d5_executor *ex;
@@ -65,7 +75,10 @@ struct d5_trainer {
     int mem_done;
 };
 
-/* Feeds the batch buffers to the training executor. */
+/* What the training executor made of the compute precision, as one line
+ * (d5_executor_precision_report), into buf of `size` bytes. */
+void d5__trainer_precision_report(const d5_trainer *t, char *buf, size_t size);
+/* Feeds the batch buffers (and the loss scale) to the training executor. */
 D5_NODISCARD d5_status d5__trainer_feed(d5_trainer *t);
 /* Checks that a dataset fits the network (sample size, classes); `who` names
  * the caller in the message. */

@@ -50,6 +50,7 @@ static d5_status infer(d5_trainer *t, d5_tensor *logits)
         d5_executor_options e = d5_executor_default_options();
         e.backend = t->p.backend;
         e.variable_params = 1;
+        e.compute_precision = t->p.precision;
         d5_status s = d5_executor_create(t->net, &e, &t->eval);
         if (s != D5_OK) return s;
     }
@@ -95,19 +96,44 @@ static d5_status evaluate(d5_trainer *t, const d5_dataset *test, double *loss, d
     return s;
 }
 
-static d5_status check_numerics(const d5_trainer *t, int64_t step, double loss)
+/* The loss, then (grads: 1) every gradient, must be finite; `why` ends the
+ * message. */
+static d5_status check_numerics(const d5_trainer *t, int64_t step, double loss, int grads,
+                                const char *why)
 {
     if (!isfinite(loss))
         return d5_error(D5_ERR_NUMERIC, "trainer: step %lld: the loss is %g", (long long)step,
                         loss);
-    for (int32_t i = 0; i < t->nparams; i++) {
+    for (int32_t i = 0; grads && i < t->nparams; i++) {
         int64_t n = t->sizes[i];
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(t->grads[i][k]))
                 return d5_error(D5_ERR_NUMERIC,
-                                "trainer: step %lld: the gradient of '%s' has %g at element %lld",
-                                (long long)step, t->names[i], (double)t->grads[i][k], (long long)k);
+                                "trainer: step %lld: the gradient of '%s' has %g at element "
+                                "%lld%s",
+                                (long long)step, t->names[i], (double)t->grads[i][k], (long long)k,
+                                why);
     }
+    return D5_OK;
+}
+
+/* Loss scaling after the after_backward hooks: divides the gradients by the
+ * scale and moves it; *apply is 0 when a gradient overflowed and the step is
+ * to be skipped. An overflow at the smallest scale is no overflow that
+ * scaling can cure: with check_numerics it stops training. */
+static d5_status unscale(d5_trainer *t, int64_t step, double loss, int *apply)
+{
+    *apply = 1;
+    if (!t->scaling) return D5_OK;
+    double was = t->ls.scale;
+    int32_t finite = d5_loss_scale_unscale(&t->ls, t->grads, t->sizes, t->nparams);
+    if (!finite && was <= t->ls.p.min && t->p.check_numerics) {
+        char why[96];
+        snprintf(why, sizeof why, " (after division by the loss scale %g, its minimum)", was);
+        d5_status s = check_numerics(t, step, loss, 1, why);
+        if (s != D5_OK) return s;
+    }
+    *apply = d5_loss_scale_update(&t->ls, finite);
     return D5_OK;
 }
 
@@ -182,7 +208,16 @@ static d5_status step_body(d5_trainer *t, double base_lr, int64_t n, int64_t *co
     score(t, logits.data, n, correct, &ignored);
     *loss = l;
     s = d5__hooks_after_backward(t, step);
-    if (s == D5_OK && p->check_numerics) s = check_numerics(t, step, l);
+    int apply = 1;
+    if (s == D5_OK && p->check_numerics) s = check_numerics(t, step, l, !t->scaling, "");
+    if (s == D5_OK) s = unscale(t, step, l, &apply);
+    if (s == D5_OK && !apply) { /* an overflow: no update in this step */
+        s = d5_optimizer_skip(t->opt);
+        if (s == D5_OK) s = d5__hooks_after_step(t, step, l);
+        if (s == D5_OK) s = timer_mark(t->timer, D5_KEY_BATCH, 0);
+        if (s == D5_OK) t->step = step;
+        return s;
+    }
     if (s == D5_OK) s = d5__hooks_before_update(t, step);
     if (s == D5_OK)
         s = d5__trainer_memory_section(t, D5_MEMORY_OPTIMIZER, d5_optimizer_name(t->opt));
@@ -379,10 +414,18 @@ d5_status d5_trainer_run(d5_trainer *t, const d5_dataset *train, const d5_datase
     out->batchnorm_frozen = t->bn.frozen;
     int32_t nb = d5_executor_backend_nodes(t->ex, out->backends, D5_TRAIN_MAX_BACKENDS);
     out->nbackends = nb < D5_TRAIN_MAX_BACKENDS ? nb : D5_TRAIN_MAX_BACKENDS;
+    snprintf(out->precision, sizeof out->precision, "%s", t->p.precision ? t->p.precision : "f32");
+    d5__trainer_precision_report(t, out->precision_report, sizeof out->precision_report);
+    out->loss_scaling = t->scaling;
     if (t->timer) d5_sampler_attach_timer(smp, t->timer);
     t->run_smp = smp;
     s = train_loop(t, smp, test, out);
     t->run_smp = NULL;
+    if (t->scaling) {
+        out->skipped_steps = t->ls.skipped;
+        out->loss_scale_growths = t->ls.growths;
+        out->loss_scale = t->ls.scale;
+    }
     if (t->timer) d5_sampler_attach_timer(smp, NULL);
     if (s == D5_OK && t->p.checkpoint) s = d5_onnx_save(t->net, t->p.checkpoint);
     d5_sampler_free(owned);

@@ -123,6 +123,13 @@ D5_API D5_NODISCARD d5_status d5_optimizer_prepare(d5_optimizer *o);
 D5_API D5_NODISCARD d5_status d5_optimizer_update(d5_optimizer *o, int32_t index,
                                                   const float *grad);
 D5_API D5_NODISCARD d5_status d5_optimizer_update_all(d5_optimizer *o, const float *const *grads);
+/* Ends the step in progress without updating any parameter: the state and
+ * the step count stay as they were, so the next d5_optimizer_prepare
+ * prepares the same step number again (a step skipped by loss scaling).
+ * Parameters that prepare_param rewrote keep that value; the next prepare
+ * computes them again from the state. D5_ERR_STATE: no step in progress, or
+ * a parameter updated in it already. */
+D5_API D5_NODISCARD d5_status d5_optimizer_skip(d5_optimizer *o);
 /* The number of completed steps (0 after creation). */
 D5_API int64_t d5_optimizer_step_count(const d5_optimizer *o);
 /* The state of parameter i, state_per_elem * n floats (borrowed); NULL for an
@@ -167,6 +174,52 @@ D5_API D5_NODISCARD d5_status d5_schedule_check(const d5_schedule *s);
  * difference (a run that diverged) makes both NaN. */
 D5_API void d5_param_distance(const float *a, const float *b, int64_t n, double *l2, double *linf);
 
+/* ---- Dynamic loss scaling -------------------------------------------------------------- */
+
+/* Loss scaling for float16 compute (Micikevicius et al., "Mixed Precision
+ * Training", ICLR 2018; the rule of PyTorch's GradScaler): the gradient of
+ * the loss is seeded with the scale instead of 1, so that small gradients stay
+ * above float16's underflow; the gradients are divided by it before the
+ * optimizer step. A step whose gradients hold an Inf or NaN is skipped and the
+ * scale multiplied by `backoff`; after `growth_interval` finite steps in a row
+ * it is multiplied by `growth`. The scale stays within [min, max]. */
+typedef struct d5_loss_scale_params {
+    double init;             /* the first scale (default 32768 = 2^15) */
+    double growth;           /* factor after growth_interval finite steps (default 2) */
+    double backoff;          /* factor after a step that overflowed (default 0.5) */
+    int64_t growth_interval; /* finite steps in a row before growing (default 2000) */
+    double min, max;         /* bounds of the scale (default 1 and 2^24 = 16777216) */
+} d5_loss_scale_params;
+
+D5_API d5_loss_scale_params d5_loss_scale_default_params(void);
+
+/* The scaler's state: plain data, updated by d5_loss_scale_update. */
+typedef struct d5_loss_scale {
+    d5_loss_scale_params p;
+    double scale;    /* the scale of the next step */
+    int64_t good;    /* finite steps since the scale last changed (or since the start) */
+    int64_t steps;   /* steps recorded */
+    int64_t skipped; /* steps skipped because a gradient was not finite */
+    int64_t growths; /* times the scale grew */
+} d5_loss_scale;
+
+/* Starts a scaler at p->init (p NULL: the defaults). D5_ERR_INVALID names the
+ * field at fault: init, min or max not finite and positive, or init outside
+ * [min, max]; growth < 1 or not finite; backoff outside (0, 1];
+ * growth_interval < 1. On error *ls is untouched. */
+D5_API D5_NODISCARD d5_status d5_loss_scale_init(d5_loss_scale *ls, const d5_loss_scale_params *p);
+/* Divides n gradient arrays (grads[i] of sizes[i] floats) by the scale, in
+ * place, in one pass that also looks for values that are not finite. Returns 1
+ * when every element is finite, 0 otherwise (the arrays are then partly
+ * divided: a skipped step discards them). */
+D5_API int32_t d5_loss_scale_unscale(const d5_loss_scale *ls, float *const *grads,
+                                     const int64_t *sizes, int32_t n);
+/* Records one step whose gradients were all finite (finite = 1) or not (0)
+ * and moves the scale: backoff (and no step) after an overflow, growth after
+ * growth_interval finite steps in a row, clamped to [min, max]. Returns 1 when
+ * the step's update should be applied, 0 when it is to be skipped. */
+D5_API int32_t d5_loss_scale_update(d5_loss_scale *ls, int32_t finite);
+
 /* ---- The trainer ---------------------------------------------------------------------- */
 
 struct d5_network;
@@ -184,11 +237,27 @@ typedef struct d5_trainer_params {
     const char *checkpoint; /* write the trained network as ONNX here at the end (NULL: no) */
     d5_schedule schedule;   /* learning rate per step (kind CONSTANT by default) */
     int32_t progress;       /* 1: a progress line on standard error */
-    int32_t check_numerics; /* 1 (default): NaN or Inf in the loss or a gradient stops training */
+    /* 1 (default): NaN or Inf in the loss or a gradient stops training; with
+     * loss scaling, such a gradient skips the step instead, and stops
+     * training only when the scale is at its minimum already. */
+    int32_t check_numerics;
     /* > 0: keep a copy of all parameters (in parameter order) every this many
      * steps, for comparing the trajectories of two runs (d5_param_distance). */
     int64_t snapshot_every;
+    /* Mixed precision: the compute precision of Conv, Gemm and MatMul,
+     * forward and backward, in the training and evaluation executors
+     * (d5_executor_options.compute_precision): NULL or "f32" (default), "bf16"
+     * or "f16". Tensors, gradients, the optimizer and its state stay float32
+     * (the master weights). */
+    const char *precision;
+    /* Dynamic loss scaling: D5_LOSS_SCALING_AUTO (default: on for "f16", off
+     * otherwise), _OFF or _ON, with the parameters in loss_scale (the
+     * defaults of d5_loss_scale_default_params). */
+    int32_t loss_scaling;
+    d5_loss_scale_params loss_scale;
 } d5_trainer_params;
+
+enum { D5_LOSS_SCALING_AUTO = 0, D5_LOSS_SCALING_OFF = 1, D5_LOSS_SCALING_ON = 2 };
 
 D5_API d5_trainer_params d5_trainer_default_params(void);
 
@@ -212,6 +281,8 @@ typedef enum d5_train_stop {
 
 /* Distinct backends recorded in a d5_train_result. */
 #define D5_TRAIN_MAX_BACKENDS 8
+/* Bytes of d5_train_result.precision_report, its terminating 0 included. */
+#define D5_TRAIN_PRECISION_REPORT 4096
 
 typedef struct d5_train_result {
     d5_epoch_stats *epochs; /* nepochs entries; owned, d5_train_result_free */
@@ -245,6 +316,17 @@ typedef struct d5_train_result {
      * runs after every step. */
     d5_contention contention;
     int32_t threads_min, threads_max;
+    /* The compute precision ("f32", "bf16", "f16") and what the training
+     * executor made of it (d5_executor_precision_report: a summary line, then
+     * one line per Conv, Gemm and MatMul node with the precision and kernels
+     * it runs; "..." ends a report cut at the buffer's size). With loss scaling (loss_scaling = 1):
+     * the steps skipped because a gradient overflowed (they count in nlosses; the optimizer did not
+     * step), the scale's growths, and the scale at the end. */
+    char precision[8];
+    char precision_report[D5_TRAIN_PRECISION_REPORT];
+    int32_t loss_scaling;
+    int64_t skipped_steps, loss_scale_growths;
+    double loss_scale;
 } d5_train_result;
 
 D5_API void d5_train_result_free(d5_train_result *r);
@@ -283,11 +365,18 @@ D5_API D5_NODISCARD d5_status d5_train(struct d5_network *net, const struct d5_d
  *   forward, loss, backward         one executor call; gradient_ready hooks
  *                                   as each parameter's gradient is final
  *   after_backward hooks            may change the gradients in place
+ *   loss scaling (when on)          gradients divided by the scale; on an
+ *                                   overflow the step is skipped: the three
+ *                                   lines below are replaced by
+ *                                   d5_optimizer_skip
  *   numeric check                   loss and gradients finite (check_numerics)
  *   before_update hooks
  *   d5_optimizer_update_all         the timer region OPTIMIZER
  *   after_update hooks              may change the parameters
  *   after_step hooks                with the step's loss
+ *
+ * A skipped step still counts as a step of the trainer (the schedule and
+ * d5_trainer_step move on), not of the optimizer (d5_optimizer_step_count).
  *
  * before_first_step hooks run once, before the first step's prepare (to
  * broadcast one worker's parameters, say); end_of_epoch hooks after each
@@ -348,7 +437,9 @@ typedef struct d5_trainer_hooks {
  * training graph with its loss, its executor on p->backend, and the table of
  * parameters and gradient buffers. p may be NULL (the defaults); it is copied.
  * D5_ERR_INVALID: a NULL argument, epochs < 1, a negative max_batches,
- * eval_every or snapshot_every, or a schedule d5_schedule_check rejects;
+ * eval_every or snapshot_every, a schedule d5_schedule_check rejects, a
+ * precision other than f32, bf16 and f16, an unknown loss_scaling, or (with
+ * loss scaling on) loss_scale parameters d5_loss_scale_init rejects;
  * D5_ERR_INVALID or D5_ERR_SHAPE for a network that is not a classifier with
  * a float32 input [batch, sample...] and logits [batch, classes];
  * D5_ERR_UNSUPPORTED for a parameter that is not float32; the executor's
@@ -417,6 +508,12 @@ D5_API int64_t d5_trainer_batch(const d5_trainer *t);
 D5_API int64_t d5_trainer_step(const d5_trainer *t);
 /* The optimizer set with d5_trainer_set_optimizer (borrowed), or NULL. */
 D5_API d5_optimizer *d5_trainer_optimizer(const d5_trainer *t);
+/* The loss scale of the step in progress (of the next step between steps);
+ * 1 without loss scaling. gradient_ready and after_backward hooks see the
+ * gradients multiplied by it (the trainer divides them afterwards), so that
+ * a step that overflows on one worker overflows on every worker that sums the
+ * gradients; a hook that needs true gradients (clipping) divides by it. */
+D5_API double d5_trainer_loss_scale(const d5_trainer *t);
 
 #ifdef __cplusplus
 }

@@ -144,3 +144,138 @@ Test(train_cli, sampler_and_augmentations)
     rmtree(dir);
     free(dir);
 }
+
+/* The median of x[from..n) (sorted in place), for checking the reported
+ * step times. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_from(double *x, size_t from, size_t n)
+{
+    qsort(x + from, n - from, sizeof *x, cmp_double);
+    size_t m = n - from;
+    return m % 2 ? x[from + m / 2] : (x[from + m / 2 - 1] + x[from + m / 2]) / 2;
+}
+
+static double mean_of(json_t *a, size_t from, size_t to)
+{
+    double s = 0;
+    for (size_t i = from; i < to; i++) s += json_number_value(json_array_get(a, i));
+    return s / (double)(to - from);
+}
+
+/* --precision bf16: the executor's precision report, a float32 baseline from
+ * the same weights and batches, both runs' figures printed and in the JSON
+ * file; the loss goes down. */
+Test(train_cli, precision_bf16_beside_float32)
+{
+    char *dir = tmpdir_make(), *json, *out, *err;
+    cr_assert_geq(asprintf(&json, "%s/bf16.json", dir), 0);
+    int rc = RUN(&out, &err, "train", "--model", "lenet", "--dataset", "synthetic", "--batch", "32",
+                 "--max-batches", "60", "--optimizer", "adam", "--lr", "0.002", "--threads", "1",
+                 "--precision", "bf16", "--system-hz", "0", "--json", json);
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "precision      = bf16"), "echoed: %s", out);
+    cr_assert(strstr(out, "precision: bf16 on float32 master weights\n  compute precision bf16: "),
+              "%s", out);
+    cr_assert(strstr(out, "training the float32 baseline (same weights, seed and batches)"), "%s",
+              out);
+    cr_assert(strstr(out, "\nbf16 ") && strstr(out, "\nf32 "), "a row per run: %s", out);
+    cr_assert(strstr(out, "points of test accuracy; step time bf16/f32: "), "%s", out);
+    json_error_t jerr;
+    json_t *doc = json_load_file(json, 0, &jerr);
+    cr_assert_not_null(doc, "%s", jerr.text);
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(doc, "config"), "precision")), "bf16");
+    json_t *prec = json_object_get(doc, "precision");
+    cr_assert_str_eq(json_string_value(json_object_get(prec, "compute")), "bf16");
+    json_t *report = json_object_get(prec, "report");
+    cr_assert_geq(json_array_size(report), 2, "a summary and a line per node");
+    cr_assert(
+        strncmp(json_string_value(json_array_get(report, 0)), "compute precision bf16: ", 24) == 0,
+        "%s", json_string_value(json_array_get(report, 0)));
+    cr_assert(json_is_null(json_object_get(prec, "loss_scaling")));
+    cr_assert_eq(json_integer_value(json_object_get(prec, "skipped_steps")), 0);
+    json_t *base = json_object_get(prec, "baseline");
+    cr_assert_str_eq(json_string_value(json_object_get(base, "compute")), "f32");
+    cr_assert_eq(json_array_size(json_object_get(base, "losses")), 60);
+    /* The difference in points, from the two final accuracies. */
+    double a = json_number_value(json_object_get(doc, "final_test_accuracy"));
+    double b = json_number_value(json_object_get(base, "final_test_accuracy"));
+    cr_assert(a > 0 && b > 0, "%g %g", a, b);
+    cr_assert_float_eq(json_number_value(json_object_get(prec, "accuracy_difference_points")),
+                       100 * (a - b), 1e-9);
+    /* The median step time, first step left out, from the steps' times. */
+    json_t *steps = json_object_get(doc, "step_seconds");
+    double x[60];
+    cr_assert_eq(json_array_size(steps), 60);
+    for (size_t i = 0; i < 60; i++) x[i] = json_number_value(json_array_get(steps, i));
+    double med = median_from(x, 1, 60);
+    json_t *st = json_object_get(prec, "step_seconds");
+    cr_assert_eq(json_integer_value(json_object_get(st, "n")), 59);
+    cr_assert_float_eq(json_number_value(json_object_get(st, "median")), med, 1e-12);
+    double bmed =
+        json_number_value(json_object_get(json_object_get(base, "step_seconds"), "median"));
+    cr_assert_float_eq(json_number_value(json_object_get(prec, "step_time_ratio")), med / bmed,
+                       1e-9);
+    /* Both runs learn. */
+    json_t *losses = json_object_get(doc, "losses");
+    cr_assert(mean_of(losses, 55, 60) < mean_of(losses, 0, 5) - 0.2, "bf16 loss does not go down");
+    json_t *blosses = json_object_get(base, "losses");
+    cr_assert(mean_of(blosses, 55, 60) < mean_of(blosses, 0, 5) - 0.2, "f32 loss does not go down");
+    json_decref(doc);
+    free(out);
+    free(err);
+    free(json);
+    rmtree(dir);
+    free(dir);
+}
+
+/* --precision f16 with --no-baseline and --loss-scale: the loss scaling and
+ * its skipped steps are printed and recorded in the results folder. */
+Test(train_cli, precision_f16_records_loss_scaling)
+{
+    char *dir = tmpdir_make(), *folder, *out, *err;
+    cr_assert_geq(asprintf(&folder, "%s/run", dir), 0);
+    int rc = RUN(&out, &err, "train", "--model", "lenet", "--dataset", "synthetic", "--batch", "16",
+                 "--max-batches", "8", "--threads", "1", "--precision", "f16", "--no-baseline",
+                 "--loss-scale", "256", "--system-hz", "0", "--out", folder);
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "loss scaling: initial 256, final "), "%s", out);
+    cr_assert(strstr(out, " of 8 steps skipped"), "%s", out);
+    cr_assert_null(strstr(out, "float32 baseline"), "%s", out);
+    char *path, *text;
+    size_t len;
+    cr_assert_geq(asprintf(&path, "%s/summary.txt", folder), 0);
+    text = slurp(path, &len);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "compute precision f16: ") && strstr(text, "loss scaling: initial 256"),
+              "%s", text);
+    free(text);
+    free(path);
+    cr_assert_geq(asprintf(&path, "%s/train.json", folder), 0);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *prec = json_object_get(doc, "precision");
+    cr_assert_str_eq(json_string_value(json_object_get(prec, "compute")), "f16");
+    json_t *ls = json_object_get(prec, "loss_scaling");
+    cr_assert_eq(json_number_value(json_object_get(ls, "initial")), 256.0);
+    cr_assert_eq(json_integer_value(json_object_get(ls, "growth_interval")), 2000);
+    json_int_t skipped = json_integer_value(json_object_get(prec, "skipped_steps"));
+    cr_assert(skipped >= 0 && skipped < 8, "%lld", (long long)skipped);
+    cr_assert_eq(json_integer_value(json_object_get(ls, "skipped_steps")), skipped);
+    /* Each skipped step halved the scale; no step grew it (interval 2000). */
+    cr_assert_eq(json_number_value(json_object_get(ls, "final")), 256.0 / (double)(1 << skipped));
+    cr_assert(json_is_null(json_object_get(prec, "baseline")));
+    json_decref(doc);
+    free(path);
+    free(out);
+    free(err);
+    free(folder);
+    rmtree(dir);
+    free(dir);
+}
