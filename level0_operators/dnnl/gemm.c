@@ -162,41 +162,16 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
 
 /* dA = alpha dY B'^T (stored transposed when transA), dB = alpha A'^T dY, in
  * the forward's compute type (float32 where oneDNN lacks it, noted). */
-static d5_status build_backward_with(dgemm *g, dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath)
+static d5_status build_backward(dgemm *g)
 {
     const d5_gemm_dims *d = &g->d;
-    d5_op_impl *info = &g->impl.info;
     /* dA (k x m) = B' dY^T, or dA (m x k) = dY B'^T */
     d5_dnnl_mm_shape a = d->ta ? mm_shape(g, d->tb, 1, d->k, d->m, d->n, 0)
                                : mm_shape(g, 0, !d->tb, d->m, d->k, d->n, 0);
     /* dB (n x k) = dY^T A', or dB (k x n) = A'^T dY */
     d5_dnnl_mm_shape b = d->tb ? mm_shape(g, 1, d->ta, d->n, d->k, d->m, 0)
                                : mm_shape(g, !d->ta, 0, d->k, d->n, d->m, 0);
-    d5_status s = d5__dnnl_mm_create(&g->bwd_a, &g->ctx, &a, compute, fpmath, info->backward_data,
-                                     sizeof info->backward_data, "Gemm");
-    if (s == D5_OK)
-        s = d5__dnnl_mm_create(&g->bwd_b, &g->ctx, &b, compute, fpmath, info->backward_weights,
-                               sizeof info->backward_weights, "Gemm");
-    if (s != D5_OK) {
-        d5__dnnl_mm_free(&g->bwd_a);
-        d5__dnnl_mm_free(&g->bwd_b);
-    }
-    return s;
-}
-
-static d5_status build_backward(dgemm *g)
-{
-    d5_dnnl_impl *im = &g->impl;
-    d5_status s = build_backward_with(g, im->compute, im->fpmath);
-    if (s != D5_ERR_UNSUPPORTED || im->tensors != dnnl_f32 || im->compute == dnnl_f32) return s;
-    s = build_backward_with(g, dnnl_f32, dnnl_fpmath_mode_strict);
-    if (s == D5_OK) {
-        size_t used = strlen(im->info.note);
-        snprintf(im->info.note + used, sizeof im->info.note - used,
-                 "%sbackward in float32: oneDNN has no %s matmul for it", used ? "; " : "",
-                 d5__dnnl_type_name(im->compute));
-    }
-    return s;
+    return d5__dnnl_mm_backward_create(&g->bwd_a, &g->bwd_b, &g->ctx, &a, &b, &g->impl, "Gemm");
 }
 
 /* dC = beta times dY summed over the broadcast dimensions of C, in float32. */

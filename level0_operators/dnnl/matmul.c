@@ -175,10 +175,8 @@ static int no_batch(const dmatmul *g, const int64_t *b)
     return 1;
 }
 
-static d5_status build_backward_with(dmatmul *g, dnnl_data_type_t compute,
-                                     dnnl_fpmath_mode_t fpmath)
+static d5_status build_backward(dmatmul *g)
 {
-    d5_op_impl *info = &g->impl.info;
     dnnl_data_type_t t = g->impl.tensors;
     g->da_mode = same_batch(g, g->a_batch) ? DIRECT : SCRATCH;
     g->db_mode = same_batch(g, g->b_batch)                              ? DIRECT
@@ -203,31 +201,7 @@ static d5_status build_backward_with(dmatmul *g, dnnl_data_type_t compute,
         b.a_type = b.b_type = b.c_type = t;
         b.alpha = 1.0f;
     }
-    d5_status s = d5__dnnl_mm_create(&g->da, &g->ctx, &a, compute, fpmath, info->backward_data,
-                                     sizeof info->backward_data, "MatMul");
-    if (s == D5_OK)
-        s = d5__dnnl_mm_create(&g->db, &g->ctx, &b, compute, fpmath, info->backward_weights,
-                               sizeof info->backward_weights, "MatMul");
-    if (s != D5_OK) {
-        d5__dnnl_mm_free(&g->da);
-        d5__dnnl_mm_free(&g->db);
-    }
-    return s;
-}
-
-static d5_status build_backward(dmatmul *g)
-{
-    d5_dnnl_impl *im = &g->impl;
-    d5_status s = build_backward_with(g, im->compute, im->fpmath);
-    if (s != D5_ERR_UNSUPPORTED || im->tensors != dnnl_f32 || im->compute == dnnl_f32) return s;
-    s = build_backward_with(g, dnnl_f32, dnnl_fpmath_mode_strict);
-    if (s == D5_OK) {
-        size_t used = strlen(im->info.note);
-        snprintf(im->info.note + used, sizeof im->info.note - used,
-                 "%sbackward in float32: oneDNN has no %s matmul for it", used ? "; " : "",
-                 d5__dnnl_type_name(im->compute));
-    }
-    return s;
+    return d5__dnnl_mm_backward_create(&g->da, &g->db, &g->ctx, &a, &b, &g->impl, "MatMul");
 }
 
 /* Matrix offset of output batch index bi in an operand of batch sizes `ob`. */

@@ -1,6 +1,7 @@
 /* oneDNN's matmul primitive for Gemm and MatMul: see mm.h. */
 #include "mm.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void d5__dnnl_dense_strides(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides)
@@ -156,5 +157,38 @@ d5_status d5__dnnl_convert(const d5_dnnl_ctx *ctx, const void *src, dnnl_data_ty
     if (m_to) dnnl_memory_destroy(m_to);
     if (r) dnnl_primitive_destroy(r);
     if (pd) dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+static d5_status mm_pair(d5_dnnl_mm *da, d5_dnnl_mm *db, const d5_dnnl_ctx *ctx,
+                         const d5_dnnl_mm_shape *a, const d5_dnnl_mm_shape *b,
+                         dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath, d5_op_impl *info,
+                         const char *op)
+{
+    d5_status s = d5__dnnl_mm_create(da, ctx, a, compute, fpmath, info->backward_data,
+                                     sizeof info->backward_data, op);
+    if (s == D5_OK)
+        s = d5__dnnl_mm_create(db, ctx, b, compute, fpmath, info->backward_weights,
+                               sizeof info->backward_weights, op);
+    if (s != D5_OK) {
+        d5__dnnl_mm_free(da);
+        d5__dnnl_mm_free(db);
+    }
+    return s;
+}
+
+d5_status d5__dnnl_mm_backward_create(d5_dnnl_mm *da, d5_dnnl_mm *db, const d5_dnnl_ctx *ctx,
+                                      const d5_dnnl_mm_shape *a, const d5_dnnl_mm_shape *b,
+                                      d5_dnnl_impl *im, const char *op)
+{
+    d5_status s = mm_pair(da, db, ctx, a, b, im->compute, im->fpmath, &im->info, op);
+    if (s != D5_ERR_UNSUPPORTED || im->tensors != dnnl_f32 || im->compute == dnnl_f32) return s;
+    s = mm_pair(da, db, ctx, a, b, dnnl_f32, dnnl_fpmath_mode_strict, &im->info, op);
+    if (s == D5_OK) {
+        size_t used = strlen(im->info.note);
+        snprintf(im->info.note + used, sizeof im->info.note - used,
+                 "%sbackward in float32: oneDNN has no %s matmul for it", used ? "; " : "",
+                 d5__dnnl_type_name(im->compute));
+    }
     return s;
 }

@@ -41,6 +41,14 @@ d5_status d5__dnnl_mm_create(d5_dnnl_mm *mm, const d5_dnnl_ctx *ctx, const d5_dn
 d5_status d5__dnnl_mm_run(d5_dnnl_mm *mm, const d5_dnnl_ctx *ctx, const void *a, const void *b,
                           void *c, const char *op);
 void d5__dnnl_mm_free(d5_dnnl_mm *mm);
+/* The two gradient products of a matrix product, dA from shape `a` and dB
+ * from `b`, multiplying in the forward's compute type and fpmath of `im`.
+ * Float32 tensors multiplied in a lower type fall back to float32 when
+ * oneDNN has no such product, and im's note says so. Kernel names go to
+ * im->info.backward_data and backward_weights; nothing is left on failure. */
+d5_status d5__dnnl_mm_backward_create(d5_dnnl_mm *da, d5_dnnl_mm *db, const d5_dnnl_ctx *ctx,
+                                      const d5_dnnl_mm_shape *a, const d5_dnnl_mm_shape *b,
+                                      d5_dnnl_impl *im, const char *op);
 
 /* Converts n elements between oneDNN types with a reorder (src and dst
  * contiguous, not overlapping). */

@@ -13,7 +13,11 @@
  * "none") at the positions an update overwrote; each update gets the output
  * gradient at its position (for "none", only the update that won). The other
  * reductions have no gradient here (D5_ERR_UNSUPPORTED).
- * https://onnx.ai/onnx/operators/onnx__ScatterElements.html */
+ *
+ * Scatter (opset 9, deprecated since opset 11) is ScatterElements without
+ * reduction and shares this file.
+ * https://onnx.ai/onnx/operators/onnx__ScatterElements.html
+ * https://onnx.ai/onnx/operators/onnx__Scatter.html */
 #include "elements.h"
 
 #include <math.h>
@@ -23,28 +27,29 @@ typedef enum reduction { NONE, ADD, MUL, MAX, MIN } reduction;
 static const char *const reduction_names[] = {"none", "add", "mul", "max", "min"};
 
 typedef struct scatter {
+    const char *op; /* "ScatterElements" or "Scatter" */
     int32_t axis;
     reduction reduction;
     int64_t n;       /* data elements */
     double winner[]; /* per data element: 1 + the update that wrote it last, or 0 */
 } scatter;
 
-static d5_status scatter_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+/* The create of both operators; Scatter (reductions 0) has no reduction. */
+static d5_status scatter_create_as(const char *op, int reductions, const d5_tensor *in, int32_t nin,
+                                   const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
-    (void)nout;
     int32_t axis;
-    const char *r;
-    d5_status s = d5__elements_check("ScatterElements", in, nin, attrs, &axis);
-    if (s == D5_OK) s = d5_attrs_string(attrs, "reduction", "none", &r);
+    const char *r = "none";
+    d5_status s = d5__elements_check(op, in, nin, attrs, &axis);
+    if (s == D5_OK && reductions) s = d5_attrs_string(attrs, "reduction", "none", &r);
     if (s != D5_OK) return s;
     reduction red = NONE;
     while (red <= MIN && strcmp(r, reduction_names[red]) != 0) red++;
     if (red > MIN)
-        return d5_error(D5_ERR_INVALID,
-                        "ScatterElements: reduction '%s' is not none, add, mul, max or min", r);
+        return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, add, mul, max or min", op,
+                        r);
     if (!d5__has_input(in, nin, 2))
-        return d5_error(D5_ERR_INVALID, "ScatterElements: input 2 (updates) is required");
+        return d5_error(D5_ERR_INVALID, "%s: input 2 (updates) is required", op);
     const d5_tensor_desc *ind = &in[1].desc, *upd = &in[2].desc;
     int same = upd->ndim == ind->ndim;
     for (int32_t d = 0; same && d < ind->ndim; d++) same = upd->shape[d] == ind->shape[d];
@@ -52,22 +57,36 @@ static d5_status scatter_create(const d5_tensor *in, int32_t nin, const d5_attrs
         char us[96], is[96];
         d5__shape_str(upd, us, sizeof us);
         d5__shape_str(ind, is, sizeof is);
-        return d5_error(D5_ERR_SHAPE, "ScatterElements: updates %s and indices %s differ in shape",
-                        us, is);
+        return d5_error(D5_ERR_SHAPE, "%s: updates %s and indices %s differ in shape", op, us, is);
     }
     if (upd->dtype != in[0].desc.dtype)
-        return d5_error(D5_ERR_INVALID, "ScatterElements: updates have data type %s but data %s",
+        return d5_error(D5_ERR_INVALID, "%s: updates have data type %s but data %s", op,
                         d5_dtype_name((d5_dtype)upd->dtype),
                         d5_dtype_name((d5_dtype)in[0].desc.dtype));
     int64_t n = d5_tensor_desc_numel(&in[0].desc);
-    scatter *st = d5_alloc(sizeof *st + (size_t)n * sizeof(double), "ScatterElements");
+    scatter *st = d5_alloc(sizeof *st + (size_t)n * sizeof(double), op);
     if (!st) return D5_ERR_NOMEM;
+    st->op = op;
     st->axis = axis;
     st->reduction = red;
     st->n = n;
     *state = st;
     out[0] = in[0].desc;
     return D5_OK;
+}
+
+static d5_status scatterelements_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                        d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    return scatter_create_as("ScatterElements", 1, in, nin, attrs, out, state);
+}
+
+static d5_status scatter_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    return scatter_create_as("Scatter", 0, in, nin, attrs, out, state);
 }
 
 static double combine(reduction r, double old, double u)
@@ -88,7 +107,7 @@ static d5_status scatter_run(scatter *st, const d5_rt *in, double *y)
     if (y) memcpy(y, in[0].data, (size_t)st->n * sizeof(double));
     for (int64_t k = 0; k < st->n; k++) st->winner[k] = 0;
     for (int64_t e = 0; e < in[2].numel; e++) {
-        int64_t dst = d5__elements_index("ScatterElements", in[0].desc, &in[1], st->axis, e);
+        int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
         if (dst < 0) return D5_ERR_RANGE;
         if (y) y[dst] = combine(st->reduction, y[dst], in[2].data[e]);
         st->winner[dst] = (double)(e + 1);
@@ -115,7 +134,7 @@ static d5_status scatter_backward(void *state, const d5_rt *gout, int32_t nout, 
     scatter *st = state;
     if (st->reduction != NONE && st->reduction != ADD)
         return d5_error(D5_ERR_UNSUPPORTED,
-                        "ScatterElements (ref): no gradient for reduction '%s' (only none and add)",
+                        "%s (ref): no gradient for reduction '%s' (only none and add)", st->op,
                         reduction_names[st->reduction]);
     d5_status s = scatter_run(st, in, NULL);
     if (s != D5_OK) return s;
@@ -124,12 +143,13 @@ static d5_status scatter_backward(void *state, const d5_rt *gout, int32_t nout, 
             if (st->reduction == ADD || st->winner[k] == 0) gin[0].data[k] += gout[0].data[k];
     if (gin[2].data)
         for (int64_t e = 0; e < in[2].numel; e++) {
-            int64_t dst = d5__elements_index("ScatterElements", in[0].desc, &in[1], st->axis, e);
+            int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
             if (st->reduction == ADD || st->winner[dst] == (double)(e + 1))
                 gin[2].data[e] += gout[0].data[dst];
         }
     return D5_OK;
 }
 
-D5_REF_OPERATOR(ScatterElements, 3, 3, 1, 1, scatter_create, scatter_forward, scatter_backward,
-                NULL, NULL);
+D5_REF_OPERATOR(ScatterElements, 3, 3, 1, 1, scatterelements_create, scatter_forward,
+                scatter_backward, NULL, NULL);
+D5_REF_OPERATOR(Scatter, 3, 3, 1, 1, scatter_create, scatter_forward, scatter_backward, NULL, NULL);
