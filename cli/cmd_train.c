@@ -6,6 +6,7 @@
 #include "netload.h"
 #include "train_dist.h"
 #include "train_out.h"
+#include "train_results.h"
 
 #include <errno.h>
 #include <math.h>
@@ -150,109 +151,6 @@ static d5_status train_with(d5_network *net, const d5_dataset *train, const d5_d
     return s;
 }
 
-static void print_epochs(FILE *f, const d5_train_result *r)
-{
-    fprintf(f, "\n%5s %10s %9s %10s %9s %9s %12s %10s %14s\n", "epoch", "train loss", "train acc",
-            "test loss", "test acc", "seconds", "samples/s", "batches/s", "loader samp/s");
-    for (int32_t i = 0; i < r->nepochs; i++) {
-        const d5_epoch_stats *e = &r->epochs[i];
-        fprintf(f, "%5d %10.4f %8.2f%% %10.4f %8.2f%% %9.2f %12.1f %10.2f %14.0f\n", (int)e->epoch,
-                e->train_loss, 100 * e->train_accuracy, e->test_loss, 100 * e->test_accuracy,
-                e->seconds, e->samples_per_s, e->batches_per_s, e->io_samples_per_s);
-    }
-}
-
-static const char *stop_name(int32_t stop)
-{
-    switch (stop) {
-    case D5_TRAIN_TARGET: return "target accuracy reached";
-    case D5_TRAIN_TIME: return "time budget spent";
-    case D5_TRAIN_BATCHES: return "max batches reached";
-    default: return "all epochs ran";
-    }
-}
-
-/* The statistics of the trainer's regions, in nanoseconds. */
-static json_t *regions_json(d5_timer *t)
-{
-    static const char *const keys[] = {"EPOCH", "BATCH", "IO", "FORWARD", "BACKWARD", "OPTIMIZER"};
-    json_t *o = json_object();
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        d5_stats st;
-        if (d5_timer_stats(t, keys[i], D5_TIMER_CPU, &st) != D5_OK) continue;
-        json_object_set_new(o, keys[i],
-                            json_pack("{s:I, s:f, s:f, s:f, s:f}", "n", (json_int_t)st.n,
-                                      "median_ns", st.median, "ci_low_ns", st.ci_low, "ci_high_ns",
-                                      st.ci_high, "mean_ns", st.mean));
-    }
-    return o;
-}
-
-/* A figure that may not exist (no test set, target not reached): null in JSON. */
-static json_t *number_or_null(double x)
-{
-    return isnan(x) ? json_null() : json_real(x);
-}
-
-/* The document of --json and train.json (its context block is added as it
- * is written, cli_json_write): config, regions, epochs, the loss and learning
- * rate of every step, the stop; `config`, `regions` and `dist` are taken. */
-static json_t *train_doc(const d5_train_result *r, json_t *config, json_t *regions, json_t *dist)
-{
-    json_t *epochs = json_array(), *losses = json_array(), *lrs = json_array(),
-           *step_s = json_array();
-    for (int32_t i = 0; i < r->nepochs; i++) {
-        const d5_epoch_stats *e = &r->epochs[i];
-        json_array_append_new(
-            epochs,
-            json_pack("{s:i, s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:f, s:f, s:f}", "epoch", e->epoch,
-                      "batches", (json_int_t)e->batches, "samples", (json_int_t)e->samples,
-                      "train_loss", e->train_loss, "train_accuracy", e->train_accuracy, "test_loss",
-                      number_or_null(e->test_loss), "test_accuracy",
-                      number_or_null(e->test_accuracy), "seconds", e->seconds, "samples_per_second",
-                      e->samples_per_s, "batches_per_second", e->batches_per_s,
-                      "loader_samples_per_second", e->io_samples_per_s));
-    }
-    for (int64_t i = 0; i < r->nlosses; i++) {
-        json_array_append_new(losses, json_real(r->losses[i]));
-        json_array_append_new(lrs, r->lrs ? json_real(r->lrs[i]) : json_null());
-        json_array_append_new(step_s,
-                              r->step_seconds ? json_real(r->step_seconds[i]) : json_null());
-    }
-    d5_build_info bi;
-    d5_build_info_get(&bi);
-    json_t *root = json_pack(
-        "{s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "context", "d5_version",
-        bi.version, "git_commit", bi.git_commit, "compiler", bi.compiler, "config", config,
-        "regions", regions, "epochs", epochs, "losses", losses, "lrs", lrs, "step_seconds", step_s,
-        "time_to_accuracy_s",
-        number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
-        "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop", stop_name(r->stop));
-    if (root && dist)
-        json_object_set_new(root, "distributed", dist);
-    else
-        json_decref(dist);
-    return root;
-}
-
-/* "dnnl 7 nodes, ref 4 nodes": the backends that ran the training graph. */
-static void print_backends(FILE *f, const d5_train_result *r)
-{
-    if (r->nbackends == 0) fprintf(f, "none");
-    for (int32_t k = 0; k < r->nbackends; k++)
-        fprintf(f, "%s%s %d node%s", k ? ", " : "", r->backends[k].backend,
-                (int)r->backends[k].nodes, r->backends[k].nodes == 1 ? "" : "s");
-}
-
-/* {"dnnl": 7, "ref": 4}: the same for the JSON file. */
-static json_t *backends_json(const d5_train_result *r)
-{
-    json_t *o = json_object();
-    for (int32_t k = 0; o && k < r->nbackends; k++)
-        json_object_set_new(o, r->backends[k].backend, json_integer(r->backends[k].nodes));
-    return o;
-}
-
 /* What a second run of the same training needs: the model, data, optimizer
  * and sampler of the first (--compare-backend, the float32 baseline of
  * --precision). */
@@ -317,7 +215,7 @@ static d5_status compare_runs(const rerun *r, const d5_trainer_params *tp, const
     if (s == D5_OK) {
         int64_t n = first->nsnapshots < second.nsnapshots ? first->nsnapshots : second.nsnapshots;
         printf("backends of the second run: ");
-        print_backends(stdout, &second);
+        train_print_backends(stdout, &second);
         printf("\n%8s %14s %14s\n", "step", "l2", "linf");
         for (int64_t k = 0; k < n; k++) {
             double l2, linf;
@@ -330,61 +228,6 @@ static d5_status compare_runs(const rerun *r, const d5_trainer_params *tp, const
                100 * second.final_test_accuracy);
     }
     d5_train_result_free(&second);
-    return s;
-}
-
-/* What the end of a run prints: the epochs, the stop, backends, threads, the
- * distributed figures and the regions. */
-typedef struct report {
-    const d5_train_result *res;
-    double target;
-    const char *backend;
-    job *jb;
-    const char *sampler;
-    int batch;
-    int64_t local_batch;
-    d5_timer *timer;
-    const train_reports *reports;
-    const train_precision *prec;
-} report;
-
-static d5_status print_report(FILE *f, const report *rp)
-{
-    const d5_train_result *res = rp->res;
-    print_epochs(f, res);
-    fprintf(f, "\nstop: %s; final test accuracy %.2f%%", stop_name(res->stop),
-            100 * res->final_test_accuracy);
-    if (rp->target > 0) {
-        if (res->time_to_accuracy_s >= 0)
-            fprintf(f, "; time to %.2f%%: %.2f s", 100 * rp->target, res->time_to_accuracy_s);
-        else
-            fprintf(f, "; %.2f%% not reached", 100 * rp->target);
-    }
-    fprintf(f, "\nbackends: ");
-    print_backends(f, res);
-    fprintf(f, " (requested %s)", rp->backend);
-    if (res->batchnorm_training > 0)
-        fprintf(f,
-                "\nBatchNormalization: %d node%s trained with batch statistics, running "
-                "statistics used for evaluation",
-                (int)res->batchnorm_training, res->batchnorm_training == 1 ? "" : "s");
-    if (res->batchnorm_frozen > 0)
-        fprintf(f,
-                "\nnote: %d BatchNormalization node%s kept in inference form (the model "
-                "declares ai.onnx opset < 14, which has no training_mode; re-export it with "
-                "opset >= 14 to train with batch statistics)",
-                (int)res->batchnorm_frozen, res->batchnorm_frozen == 1 ? "" : "s");
-    fprintf(f, "\nthreads: %d", (int)res->threads_max);
-    if (res->threads_min != res->threads_max)
-        fprintf(f, " to %d (automatic: fewer while other processes occupied cores)",
-                (int)res->threads_min);
-    fprintf(f, "; cores: %s", res->contention.reason);
-    fprintf(f, "\n");
-    train_precision_print(f, rp->prec, res);
-    if (rp->jb->comm) job_report(rp->jb, f, rp->sampler, rp->batch, rp->local_batch);
-    d5_status s = train_reports_print(f, rp->reports);
-    fprintf(f, "\nregions\n");
-    if (s == D5_OK) s = d5_report_table(f, rp->timer);
     return s;
 }
 
@@ -714,6 +557,7 @@ int cmd_train(int argc, char **argv)
     train_format_augment(&sp.augment, channels, aug, sizeof aug);
     /* The run log (rank 0): the resolved configuration now, the metrics after
      * the run; --mlflow writes it. */
+    const char *backend_used = backend ? backend : d5_backend_default_list();
     d5_runlog *log = NULL;
     if (s == D5_OK && jb.rank == 0) {
         char name[512];
@@ -721,7 +565,7 @@ int cmd_train(int argc, char **argv)
         s = d5_runlog_create(name, &log);
         if (s == D5_OK) s = cli_runlog_context(log, &spec);
         train_run_params rp = {sampler_names[sp.kind],
-                               backend ? backend : d5_backend_default_list(),
+                               backend_used,
                                aug,
                                local_batch,
                                global_batch,
@@ -762,18 +606,10 @@ int cmd_train(int argc, char **argv)
     if (s == D5_OK && jb.comm) s = job_finish(&jb);
     if (s == D5_OK && jb.rank == 0 && jb.comm && jb.res.losses) job_global_losses(&jb, &res);
     rerun again = {model, batch, seed, train, test, optimizer, &op, &sp};
-    report rep = {&res,
-                  target,
-                  backend ? backend : d5_backend_default_list(),
-                  &jb,
-                  sampler_names[sp.kind],
-                  batch,
-                  local_batch,
-                  timer,
-                  &tr,
-                  &prec};
+    train_report rep = {&res,  target,      backend_used, &jb, sampler_names[sp.kind],
+                        batch, local_batch, timer,        &tr, &prec};
     if (s == D5_OK && jb.rank == 0) {
-        s = print_report(stdout, &rep);
+        s = train_print_report(stdout, &rep);
         fflush(stdout);
         cli_contention_end("train", &whole);
     }
@@ -795,11 +631,11 @@ int cmd_train(int argc, char **argv)
     }
     json_t *doc = NULL;
     if (s == D5_OK && jb.rank == 0) {
-        json_t *config = json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model,
-                                   "dataset", dataset, "optimizer", optimizer, "lr", lr, "batch",
-                                   batch, "epochs", epochs, "seed", seed, "backend_requested",
-                                   backend ? backend : d5_backend_default_list());
-        json_object_set_new(config, "backends_used", backends_json(&res));
+        json_t *config =
+            json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:i, s:s}", "model", model, "dataset",
+                      dataset, "optimizer", optimizer, "lr", lr, "batch", batch, "epochs", epochs,
+                      "seed", seed, "backend_requested", backend_used);
+        json_object_set_new(config, "backends_used", train_backends_json(&res));
         json_object_set_new(config, "sampler", json_string(sampler_names[sp.kind]));
         json_object_set_new(config, "precision", json_string(precision));
         json_t *dist_block =
@@ -811,14 +647,14 @@ int cmd_train(int argc, char **argv)
                                       whole.others_cores, "steal_fraction", whole.steal_fraction,
                                       "nivcsw_per_s", whole.nivcsw_per_s, "threads_min",
                                       (int)res.threads_min, "threads_max", (int)res.threads_max));
-        doc = train_doc(&res, config, regions_json(timer), dist_block);
+        doc = train_doc(&res, config, train_regions_json(timer), dist_block);
         if (doc) json_object_set_new(doc, "precision", train_precision_json(&prec, &res));
         if (!doc) s = d5_error(D5_ERR_NOMEM, "out of memory building the training document");
         if (s == D5_OK && csv) s = train_out_epochs_csv(&res, csv);
         if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
     }
     if (s == D5_OK && log) {
-        s = train_out_log_results(log, &res, stop_name(res.stop));
+        s = train_out_log_results(log, &res, train_stop_name(res.stop));
         if (s == D5_OK) s = train_out_metrics(log, &res, timer, global_batch);
         if (s == D5_OK) s = train_reports_log(&tr, log);
         d5_runlog_finish(log, s != D5_OK);
@@ -834,19 +670,9 @@ int cmd_train(int argc, char **argv)
         if (s == D5_OK) printf("W&B offline run %s written under %s\n", id, wandb);
     }
     if (s == D5_OK && out) {
-        /* summary.txt: what the run printed. */
         char *text = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        if (!f) s = d5_error(D5_ERR_NOMEM, "out of memory for summary.txt");
-        if (f) {
-            cli_echo(f, &spec);
-            fputs(header, f);
-            s = print_report(f, &rep);
-            train_precision_print_baseline(f, &prec, &res);
-            if (fclose(f) != 0 && s == D5_OK)
-                s = d5_error(D5_ERR_NOMEM, "out of memory for summary.txt");
-        }
+        s = train_summary(&spec, header, &rep, &text, &len);
         train_out o = {&spec,        &res, timer, doc, text, len, trace_part[0] ? trace_part : NULL,
                        global_batch, &tr};
         if (s == D5_OK) s = train_out_folder(out, &o);

@@ -57,17 +57,41 @@ typedef struct tile_config {
     uint8_t rows[16];
 } tile_config;
 
-static void config_tiles(tile_config *c)
+/* In static storage rather than filled on the stack: GCC 12's
+ * _tile_loadconfig tells the compiler it reads only the first 8 bytes, so
+ * stores to the rest of a local configuration may be dropped. */
+static const tile_config tile_cfg = {.palette = 1,
+                                     .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+                                     .rows = {16, 16, 16, 16, 16, 16, 16, 16}};
+
+/* Configures the tiles, zeroes the accumulators 0-3 and loads the A tiles 4
+ * and 5 and the B tiles 6 and 7 from `ones` (16 rows of 64 bytes). */
+__attribute__((target("amx-tile"))) static void tiles_begin(const void *ones)
 {
-    memset(c, 0, sizeof *c);
-    c->palette = 1;
-    for (int t = 0; t < 8; t++) {
-        c->colsb[t] = 64;
-        c->rows[t] = 16;
-    }
+    _tile_loadconfig(&tile_cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ones, 64);
+    _tile_loadd(5, ones, 64);
+    _tile_loadd(6, ones, 64);
+    _tile_loadd(7, ones, 64);
 }
 
-/* The sum of the four accumulator tiles (16 x 16 float32 or int32 each). */
+/* `iters` rounds of the 2 x 2 blocking with the tile instruction `dp`
+ * (_tile_dpbf16ps, _tile_dpbusd): accumulator 0 += A4 B6, 1 += A4 B7,
+ * 2 += A5 B6, 3 += A5 B7. The instruction is fixed at compile time. */
+#define DP_2X2(dp, iters)                                                                          \
+    for (uint32_t i_ = 0; i_ < (iters); i_++) {                                                    \
+        dp(0, 4, 6);                                                                               \
+        dp(1, 4, 7);                                                                               \
+        dp(2, 5, 6);                                                                               \
+        dp(3, 5, 7);                                                                               \
+    }
+
+/* The sum of the four accumulator tiles (16 x 16 float32 or int32 each),
+ * then the tiles released. */
 #define SUM_TILES(type, sum)                                                                       \
     do {                                                                                           \
         type c_[4][16 * 16];                                                                       \
@@ -75,6 +99,7 @@ static void config_tiles(tile_config *c)
         _tile_stored(1, c_[1], 64);                                                                \
         _tile_stored(2, c_[2], 64);                                                                \
         _tile_stored(3, c_[3], 64);                                                                \
+        _tile_release();                                                                           \
         for (int t_ = 0; t_ < 4; t_++)                                                             \
             for (int i_ = 0; i_ < 16 * 16; i_++) sum += (double)c_[t_][i_];                        \
     } while (0)
@@ -82,56 +107,24 @@ static void config_tiles(tile_config *c)
 __attribute__((target("amx-tile,amx-bf16"))) float d5__amx_bf16(uint32_t iters, float seed)
 {
     (void)seed;
-    tile_config cfg;
-    config_tiles(&cfg);
     uint16_t ones[16 * 32]; /* bfloat16 1.0: A is 16 x 32, B 16 rows of 16 pairs */
     for (int i = 0; i < 16 * 32; i++) ones[i] = 0x3f80;
-    _tile_loadconfig(&cfg);
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    _tile_loadd(4, ones, 64);
-    _tile_loadd(5, ones, 64);
-    _tile_loadd(6, ones, 64);
-    _tile_loadd(7, ones, 64);
-    for (uint32_t i = 0; i < iters; i++) {
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-    }
+    tiles_begin(ones);
+    DP_2X2(_tile_dpbf16ps, iters);
     double sum = 0;
     SUM_TILES(float, sum);
-    _tile_release();
     return (float)sum;
 }
 
 __attribute__((target("amx-tile,amx-int8"))) float d5__amx_int8(uint32_t iters, float seed)
 {
     (void)seed;
-    tile_config cfg;
-    config_tiles(&cfg);
     uint8_t ones[16 * 64]; /* u8 1 in A (16 x 64), s8 1 in B (16 rows of 16 quads) */
     memset(ones, 1, sizeof ones);
-    _tile_loadconfig(&cfg);
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    _tile_loadd(4, ones, 64);
-    _tile_loadd(5, ones, 64);
-    _tile_loadd(6, ones, 64);
-    _tile_loadd(7, ones, 64);
-    for (uint32_t i = 0; i < iters; i++) {
-        _tile_dpbusd(0, 4, 6);
-        _tile_dpbusd(1, 4, 7);
-        _tile_dpbusd(2, 5, 6);
-        _tile_dpbusd(3, 5, 7);
-    }
+    tiles_begin(ones);
+    DP_2X2(_tile_dpbusd, iters);
     double sum = 0;
     SUM_TILES(int32_t, sum);
-    _tile_release();
     return (float)sum;
 }
 #else
