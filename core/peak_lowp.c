@@ -84,26 +84,41 @@ __attribute__((target("avx512f,avx512bf16"))) static float bf16_dot(uint32_t ite
 }
 #define BF16_DOT_OPS (CHAINS * 16.0 * 2 * 2) /* 16 lanes, 2 pairs each */
 
-__attribute__((target("avx512f,avx512bw,avx512fp16"))) static float f16_fma(uint32_t iters,
-                                                                            float seed)
+/* The float16 FMA is written in assembly: the compilers' AVX512_FP16
+ * intrinsics exist only when the whole file is built for that instruction
+ * set (clang 14), which would let other code here use it too. Two asm
+ * statements of eight accumulators each (an asm takes at most 30 operands,
+ * an in-out one counting twice) keep all CHAINS (16) in registers. */
+#define F16_FMA(k) "vfmadd213ph %8, %8, %" #k "\n\t"
+#define F16_FMA8(a, b, c, d, e, f, g, h, one)                                                      \
+    __asm__(F16_FMA(0) F16_FMA(1) F16_FMA(2) F16_FMA(3) F16_FMA(4) F16_FMA(5) F16_FMA(6)           \
+                F16_FMA(7)                                                                         \
+            : "+v"(a), "+v"(b), "+v"(c), "+v"(d), "+v"(e), "+v"(f), "+v"(g), "+v"(h)               \
+            : "v"(one))
+__attribute__((target("avx512f,avx512bw"))) static float f16_fma(uint32_t iters, float seed)
 {
     (void)seed;
     /* acc = acc * 1 + 1 counts the multiply-adds until 2048, then stays
-     * there: float16 has no subnormals or infinities on the way. */
-    __m512h one = _mm512_castsi512_ph(_mm512_set1_epi16(0x3c00)); /* float16 1.0 */
-    __asm__("" : "+v"(one));
-    __m512h acc[CHAINS];
-    for (int k = 0; k < CHAINS; k++) acc[k] = _mm512_setzero_ph();
-    for (uint32_t i = 0; i < iters; i++)
-        for (int k = 0; k < CHAINS; k++) acc[k] = _mm512_fmadd_ph(acc[k], one, one);
+     * there: float16 has no subnormals or infinities on the way. Sixteen
+     * named accumulators (CHAINS): an array would live in memory. */
+    __m512i one = _mm512_set1_epi16(0x3c00); /* float16 1.0 in every lane */
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+            a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    for (uint32_t i = 0; i < iters; i++) {
+        F16_FMA8(a0, a1, a2, a3, a4, a5, a6, a7, one);
+        F16_FMA8(a8, a9, a10, a11, a12, a13, a14, a15, one);
+    }
+    const __m512i a[CHAINS] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,
+                               a8, a9, a10, a11, a12, a13, a14, a15};
     double sum = 0;
     for (int k = 0; k < CHAINS; k++) {
-        __m512i h = _mm512_castph_si512(acc[k]);
-        sum += _mm512_reduce_add_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 0)));
-        sum += _mm512_reduce_add_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)));
+        sum += _mm512_reduce_add_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(a[k], 0)));
+        sum += _mm512_reduce_add_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(a[k], 1)));
     }
     return (float)sum;
 }
+#undef F16_FMA8
+#undef F16_FMA
 #define F16_FMA_OPS (CHAINS * 32.0 * 2)
 
 __attribute__((target("avx512f,avx512vnni"))) static float int8_dot512(uint32_t iters, float seed)

@@ -34,8 +34,8 @@ static d5_tensor cast(d5_tensor x, int64_t to)
 /* Asserts that y has type dt and the n values at `want`, bit for bit. */
 static void expect_bytes(d5_tensor *y, d5_dtype dt, int64_t n, const void *want, const char *what)
 {
-    cr_assert_eq(y->desc.dtype, dt, "%s: %s, want %s", what, d5_dtype_name(y->desc.dtype),
-                 d5_dtype_name(dt));
+    cr_assert_eq(y->desc.dtype, (int32_t)dt, "%s: %s, want %s", what,
+                 d5_dtype_name((d5_dtype)y->desc.dtype), d5_dtype_name(dt));
     cr_assert_eq(d5_tensor_desc_numel(&y->desc), n, "%s", what);
     size_t esize = d5_dtype_size(dt);
     for (int64_t i = 0; i < n; i++)
