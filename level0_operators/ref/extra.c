@@ -35,7 +35,7 @@ static const struct {
     {12, D5_U32}, {13, D5_U64}, {16, D5_BF16},
 };
 
-d5_status d5__onnx_dtype(const char *op, const char *attr, int64_t onnx, int32_t *dtype)
+d5_status d5__attr_dtype(const char *op, const char *attr, int64_t onnx, int32_t *dtype)
 {
     for (size_t k = 0; k < sizeof onnx_types / sizeof onnx_types[0]; k++)
         if (onnx_types[k].onnx == onnx) {

@@ -16,7 +16,7 @@ d5_status d5__known_values(const char *op, const d5_tensor *in, int32_t nin, int
 /* The d5 data type of an ONNX TensorProto.DataType number given in attribute
  * `attr` of `op`; D5_ERR_UNSUPPORTED naming both for a type d5 does not have
  * (string, complex, float8). */
-d5_status d5__onnx_dtype(const char *op, const char *attr, int64_t onnx, int32_t *dtype);
+d5_status d5__attr_dtype(const char *op, const char *attr, int64_t onnx, int32_t *dtype);
 
 /* Sorts idx[0..n-1] so that cmp(ctx, idx[k], idx[k+1]) <= 0, stably (a merge
  * sort; equal elements keep their order). D5_ERR_NOMEM when its scratch space

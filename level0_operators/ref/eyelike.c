@@ -25,7 +25,7 @@ static d5_status eyelike_create(const d5_tensor *in, int32_t nin, const d5_attrs
     s = d5_attrs_int(attrs, "k", 0, &k);
     if (s == D5_OK && d5_attrs_find(attrs, "dtype")) {
         s = d5_attrs_int(attrs, "dtype", 0, &onnx_type);
-        if (s == D5_OK) s = d5__onnx_dtype("EyeLike", "dtype", onnx_type, &dtype);
+        if (s == D5_OK) s = d5__attr_dtype("EyeLike", "dtype", onnx_type, &dtype);
     }
     if (s != D5_OK) return s;
     eyelike *e = d5_alloc(sizeof *e, "EyeLike");

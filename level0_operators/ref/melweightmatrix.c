@@ -47,7 +47,7 @@ static d5_status mel_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     if (s == D5_OK) s = read_count(in, nin, 0, "num_mel_bins", &m.bands);
     if (s == D5_OK) s = read_count(in, nin, 1, "dft_length", &m.dft_length);
     if (s == D5_OK) s = d5_attrs_int(attrs, "output_datatype", 1, &onnx_type);
-    if (s == D5_OK) s = d5__onnx_dtype("MelWeightMatrix", "output_datatype", onnx_type, &dtype);
+    if (s == D5_OK) s = d5__attr_dtype("MelWeightMatrix", "output_datatype", onnx_type, &dtype);
     if (s != D5_OK) return s;
     m.bins = m.dft_length / 2 + 1;
     mel *st = d5_alloc(sizeof *st, "MelWeightMatrix");

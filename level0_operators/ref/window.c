@@ -38,7 +38,7 @@ static d5_status window_create(const window *w, const d5_tensor *in, int32_t nin
     d5_status s = d5__const_ints(w->name, in, nin, 0, "size", &size, 1, &n);
     if (s == D5_OK) s = d5_attrs_int(attrs, "periodic", 1, &periodic);
     if (s == D5_OK) s = d5_attrs_int(attrs, "output_datatype", 1, &onnx_type);
-    if (s == D5_OK) s = d5__onnx_dtype(w->name, "output_datatype", onnx_type, &dtype);
+    if (s == D5_OK) s = d5__attr_dtype(w->name, "output_datatype", onnx_type, &dtype);
     if (s != D5_OK) return s;
     if (size < 0)
         return d5_error(D5_ERR_INVALID, "%s: input 0 (size) is %lld, expected >= 0", w->name,
