@@ -19,17 +19,15 @@
  * https://onnx.ai/onnx/operators/onnx__ScatterElements.html
  * https://onnx.ai/onnx/operators/onnx__Scatter.html */
 #include "elements.h"
+#include "scatter_reduction.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef enum reduction { NONE, ADD, MUL, MAX, MIN } reduction;
-static const char *const reduction_names[] = {"none", "add", "mul", "max", "min"};
-
 typedef struct scatter {
     const char *op; /* "ScatterElements" or "Scatter" */
     int32_t axis;
-    reduction reduction;
+    d5_scatter_reduction reduction;
     int64_t n;       /* data elements */
     double winner[]; /* per data element: 1 + the update that wrote it last, or 0 */
 } scatter;
@@ -39,15 +37,10 @@ static d5_status scatter_create_as(const char *op, int reductions, const d5_tens
                                    const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
     int32_t axis;
-    const char *r = "none";
+    d5_scatter_reduction red = D5_SCATTER_NONE;
     d5_status s = d5__elements_check(op, in, nin, attrs, &axis);
-    if (s == D5_OK && reductions) s = d5_attrs_string(attrs, "reduction", "none", &r);
+    if (s == D5_OK && reductions) s = d5__scatter_reduction(op, attrs, &red);
     if (s != D5_OK) return s;
-    reduction red = NONE;
-    while (red <= MIN && strcmp(r, reduction_names[red]) != 0) red++;
-    if (red > MIN)
-        return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, add, mul, max or min", op,
-                        r);
     if (!d5__has_input(in, nin, 2))
         return d5_error(D5_ERR_INVALID, "%s: input 2 (updates) is required", op);
     const d5_tensor_desc *ind = &in[1].desc, *upd = &in[2].desc;
@@ -89,17 +82,6 @@ static d5_status scatter_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return scatter_create_as("Scatter", 0, in, nin, attrs, out, state);
 }
 
-static double combine(reduction r, double old, double u)
-{
-    switch (r) {
-    case ADD: return old + u;
-    case MUL: return old * u;
-    case MAX: return isnan(old) || old >= u ? old : u;
-    case MIN: return isnan(old) || old <= u ? old : u;
-    default: return u;
-    }
-}
-
 /* Runs the scatter into y (forward) or, with y NULL, only records in
  * st->winner which update wrote each data element last. */
 static d5_status scatter_run(scatter *st, const d5_rt *in, double *y)
@@ -109,7 +91,7 @@ static d5_status scatter_run(scatter *st, const d5_rt *in, double *y)
     for (int64_t e = 0; e < in[2].numel; e++) {
         int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
         if (dst < 0) return D5_ERR_RANGE;
-        if (y) y[dst] = combine(st->reduction, y[dst], in[2].data[e]);
+        if (y) y[dst] = d5__scatter_combine(st->reduction, y[dst], in[2].data[e]);
         st->winner[dst] = (double)(e + 1);
     }
     return D5_OK;
@@ -132,19 +114,20 @@ static d5_status scatter_backward(void *state, const d5_rt *gout, int32_t nout, 
     (void)nin;
     (void)out;
     scatter *st = state;
-    if (st->reduction != NONE && st->reduction != ADD)
+    if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "%s (ref): no gradient for reduction '%s' (only none and add)", st->op,
-                        reduction_names[st->reduction]);
+                        d5__scatter_reduction_names[st->reduction]);
     d5_status s = scatter_run(st, in, NULL);
     if (s != D5_OK) return s;
     if (gin[0].data)
         for (int64_t k = 0; k < st->n; k++)
-            if (st->reduction == ADD || st->winner[k] == 0) gin[0].data[k] += gout[0].data[k];
+            if (st->reduction == D5_SCATTER_ADD || st->winner[k] == 0)
+                gin[0].data[k] += gout[0].data[k];
     if (gin[2].data)
         for (int64_t e = 0; e < in[2].numel; e++) {
             int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
-            if (st->reduction == ADD || st->winner[dst] == (double)(e + 1))
+            if (st->reduction == D5_SCATTER_ADD || st->winner[dst] == (double)(e + 1))
                 gin[2].data[e] += gout[0].data[dst];
         }
     return D5_OK;

@@ -16,16 +16,13 @@
  * update gets the output gradient at its position (for "none", only the one
  * that won). The other reductions have no gradient here (D5_ERR_UNSUPPORTED).
  * https://onnx.ai/onnx/operators/onnx__ScatterND.html */
-#include "util.h"
+#include "scatter_reduction.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef enum reduction { NONE, ADD, MUL, MAX, MIN } reduction;
-static const char *const reduction_names[] = {"none", "add", "mul", "max", "min"};
-
 typedef struct scatternd {
-    reduction reduction;
+    d5_scatter_reduction reduction;
     int64_t m, tuples, slice, n; /* tuple length, tuples, elements per slice, data elements */
     int64_t dims[D5_MAX_DIMS];   /* data.shape[:m] */
     int64_t winner[];            /* per data element: 1 + the tuple that wrote it last, or 0 */
@@ -48,14 +45,9 @@ static d5_status scatternd_create(const d5_tensor *in, int32_t nin, const d5_att
     if (upd->dtype != x->dtype)
         return d5_error(D5_ERR_INVALID, "ScatterND: updates have data type %s but data %s",
                         d5_dtype_name((d5_dtype)upd->dtype), d5_dtype_name((d5_dtype)x->dtype));
-    const char *r;
-    d5_status s = d5_attrs_string(attrs, "reduction", "none", &r);
+    d5_scatter_reduction red = D5_SCATTER_NONE;
+    d5_status s = d5__scatter_reduction("ScatterND", attrs, &red);
     if (s != D5_OK) return s;
-    reduction red = NONE;
-    while (red <= MIN && strcmp(r, reduction_names[red]) != 0) red++;
-    if (red > MIN)
-        return d5_error(D5_ERR_INVALID,
-                        "ScatterND: reduction '%s' is not none, add, mul, max or min", r);
     char xs[96], is[96], us[96];
     d5__shape_str(x, xs, sizeof xs);
     d5__shape_str(ind, is, sizeof is);
@@ -114,17 +106,6 @@ static int64_t slice_offset(const scatternd *st, const double *indices, int64_t 
     return off * st->slice;
 }
 
-static double combine(reduction r, double old, double u)
-{
-    switch (r) {
-    case ADD: return old + u;
-    case MUL: return old * u;
-    case MAX: return isnan(old) || old >= u ? old : u;
-    case MIN: return isnan(old) || old <= u ? old : u;
-    default: return u;
-    }
-}
-
 /* Runs the scatter into y (forward) or, with y NULL, only records in
  * st->winner which tuple wrote each data element last. */
 static d5_status scatternd_run(scatternd *st, const d5_rt *in, double *y)
@@ -135,7 +116,9 @@ static d5_status scatternd_run(scatternd *st, const d5_rt *in, double *y)
         int64_t dst = slice_offset(st, in[1].data, t);
         if (dst < 0) return D5_ERR_RANGE;
         for (int64_t e = 0; e < st->slice; e++) {
-            if (y) y[dst + e] = combine(st->reduction, y[dst + e], in[2].data[t * st->slice + e]);
+            if (y)
+                y[dst + e] =
+                    d5__scatter_combine(st->reduction, y[dst + e], in[2].data[t * st->slice + e]);
             st->winner[dst + e] = t + 1;
         }
     }
@@ -157,20 +140,21 @@ static d5_status scatternd_backward(void *state, const d5_rt *gout, int32_t nout
     (void)nin;
     (void)out;
     scatternd *st = state;
-    if (st->reduction != NONE && st->reduction != ADD)
+    if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "ScatterND (ref): no gradient for reduction '%s' (only none and add)",
-                        reduction_names[st->reduction]);
+                        d5__scatter_reduction_names[st->reduction]);
     d5_status s = scatternd_run(st, in, NULL);
     if (s != D5_OK) return s;
     if (gin[0].data)
         for (int64_t k = 0; k < st->n; k++)
-            if (st->reduction == ADD || st->winner[k] == 0) gin[0].data[k] += gout[0].data[k];
+            if (st->reduction == D5_SCATTER_ADD || st->winner[k] == 0)
+                gin[0].data[k] += gout[0].data[k];
     if (gin[2].data)
         for (int64_t t = 0; t < st->tuples; t++) {
             int64_t dst = slice_offset(st, in[1].data, t);
             for (int64_t e = 0; e < st->slice; e++)
-                if (st->reduction == ADD || st->winner[dst + e] == t + 1)
+                if (st->reduction == D5_SCATTER_ADD || st->winner[dst + e] == t + 1)
                     gin[2].data[t * st->slice + e] += gout[0].data[dst + e];
         }
     return D5_OK;

@@ -1,0 +1,49 @@
+/* The reduction attribute of ScatterElements and ScatterND: how an update
+ * meets the value already at its position. */
+#ifndef D5_REF_SCATTER_REDUCTION_H
+#define D5_REF_SCATTER_REDUCTION_H
+
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum d5_scatter_reduction {
+    D5_SCATTER_NONE,
+    D5_SCATTER_ADD,
+    D5_SCATTER_MUL,
+    D5_SCATTER_MAX,
+    D5_SCATTER_MIN
+} d5_scatter_reduction;
+
+static const char *const d5__scatter_reduction_names[] = {"none", "add", "mul", "max", "min"};
+
+/* Reads the attribute "reduction" (default "none") of operator `op`. */
+static inline d5_status d5__scatter_reduction(const char *op, const d5_attrs *attrs,
+                                              d5_scatter_reduction *out)
+{
+    const char *r;
+    d5_status s = d5_attrs_string(attrs, "reduction", "none", &r);
+    if (s != D5_OK) return s;
+    for (int k = D5_SCATTER_NONE; k <= D5_SCATTER_MIN; k++)
+        if (strcmp(r, d5__scatter_reduction_names[k]) == 0) {
+            *out = (d5_scatter_reduction)k;
+            return D5_OK;
+        }
+    return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, add, mul, max or min", op, r);
+}
+
+/* The value at a position after update u meets old: u replaces it (none),
+ * is added or multiplied in, or the larger / smaller stays (NaN stays). */
+static inline double d5__scatter_combine(d5_scatter_reduction r, double old, double u)
+{
+    switch (r) {
+    case D5_SCATTER_ADD: return old + u;
+    case D5_SCATTER_MUL: return old * u;
+    case D5_SCATTER_MAX: return isnan(old) || old >= u ? old : u;
+    case D5_SCATTER_MIN: return isnan(old) || old <= u ? old : u;
+    default: return u;
+    }
+}
+
+#endif
