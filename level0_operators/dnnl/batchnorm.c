@@ -15,17 +15,21 @@
  * input_var follow per channel from those two sums (dmean = -scale * dB * inv,
  * dvar = -scale * dscale * inv^2 / 2, inv = 1 / sqrt(var + epsilon)).
  * Training: oneDNN's full backward through the batch statistics, which it
- * needs as inputs: backward recomputes them with the forward primitive from
- * the X it is given (so backward stays a function of its arguments); the
- * running outputs' gradients add (1 - momentum) * (dRM + 2 (X - mean) dRV) / M
- * to dX (M elements per channel) and momentum * dRM, momentum * dRV to
+ * needs as inputs: backward computes them from the X it is given (so backward
+ * stays a function of its arguments) in one pass of C over X (batch_stats),
+ * not with the forward primitive, which would also write a Y nobody reads;
+ * the running outputs' gradients add (1 - momentum) * (dRM + 2 (X - mean) dRV)
+ * / M to dX (M elements per channel) and momentum * dRM, momentum * dRV to
  * input_mean and input_var.
  *
  * X of rank 2, 3 or 6 to 8 is handed to oneDNN as N x C x (D1 * ... * Dn) x 1,
- * the same memory. X, Y and their gradients stay in ONNX's plain layout for the
+ * the same memory. X, Y and their gradients are in ONNX's plain layout for the
  * caller and are reordered around each call into the layout of the fastest
  * kernel (see choose_layout), so the time measured is the time an NCHW caller
- * sees. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html */
+ * sees; D5_ATTR_BLOCKED (the executor's layout propagation, 4-d X only) puts
+ * X and dX (D5_BLOCKED_X), Y and dY (D5_BLOCKED_Y) in oneDNN's blocked layout
+ * instead (nChw16c, or nChw8c without AVX-512), which the primitives then read
+ * and write directly. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html */
 #include "dnnl_util.h"
 
 #include <math.h>
@@ -33,20 +37,35 @@
 
 #define OP "BatchNormalization"
 
+/* The batch statistics are summed in units of a group of images and a block
+ * of channels, at least this many units where the batch allows: a fixed
+ * split, so that the sums do not depend on the number of threads. */
+#define STAT_UNITS 64
+/* Lanes of the statistics loop: a multiple of every channel block (1, 8, 16),
+ * so that a lane holds one channel; 32 independent sums keep the additions'
+ * latency hidden. */
+#define LANES 32
+
 typedef struct dbn {
     int64_t n, c, inner, numel; /* X seen as n x c x inner */
     double epsilon, momentum;
     int training;
     unsigned flags;
+    int64_t blocked; /* D5_BLOCKED_* bits of D5_ATTR_BLOCKED */
+    int64_t xblock;  /* channels a block in X's and dX's layout: 1 when plain */
+    int64_t groups;  /* training: image groups of the statistics pass */
     d5_dnnl_ctx ctx;
-    dnnl_memory_desc_t data_md, data_in, ch_md; /* X plain; X as the primitives read it */
-    dnnl_primitive_desc_t fwd_pd;               /* forward_training in training mode */
-    dnnl_primitive_t fwd, bwd;                  /* bwd built on first use */
+    /* X plain; X and dX, Y and dY as the caller holds them (data_md, or
+     * blocked with D5_ATTR_BLOCKED); X as the primitives read it; one value
+     * per channel. */
+    dnnl_memory_desc_t data_md, x_md, y_md, data_in, ch_md;
+    dnnl_primitive_desc_t fwd_pd; /* forward_training in training mode */
+    dnnl_primitive_t fwd, bwd;    /* bwd built on first use */
     d5_dnnl_arg a_src, a_dst, a_diff_dst, a_diff_src;
     dnnl_memory_t mean, var, scale, shift, diff_scale, diff_shift; /* plain [c] */
-    dnnl_memory_t ymem; /* training backward: Y of the recomputed forward */
-    float *stats;       /* training: batch mean [c] and variance [c] */
-    float *chbuf;       /* backward: dscale and dB when the caller does not want them */
+    float *stats; /* training: batch mean [c] and variance [c] */
+    double *sums; /* training backward: [groups][c] shifted sums, then squares */
+    float *chbuf; /* backward: dscale and dB when the caller does not want them */
 } dbn;
 
 static const char *const input_names[5] = {"X", "scale", "B", "input_mean", "input_var"};
@@ -57,14 +76,14 @@ static void destroy(void *state)
     if (!b) return;
     d5_dnnl_arg *args[] = {&b->a_src, &b->a_dst, &b->a_diff_dst, &b->a_diff_src};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) d5__dnnl_arg_free(args[i]);
-    dnnl_memory_t mems[] = {b->mean,       b->var,        b->scale, b->shift,
-                            b->diff_scale, b->diff_shift, b->ymem};
+    dnnl_memory_t mems[] = {b->mean, b->var, b->scale, b->shift, b->diff_scale, b->diff_shift};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i]) dnnl_memory_destroy(mems[i]);
     if (b->fwd) dnnl_primitive_destroy(b->fwd);
     if (b->bwd) dnnl_primitive_destroy(b->bwd);
     if (b->fwd_pd) dnnl_primitive_desc_destroy(b->fwd_pd);
     d5_free(b->stats);
+    d5_free(b->sums);
     d5_free(b->chbuf);
     d5__dnnl_ctx_free(&b->ctx);
     d5_free(b);
@@ -164,12 +183,40 @@ static d5_status choose_layout(dbn *b, dnnl_prop_kind_t kind)
     return forward_pd(b, kind, &b->fwd_pd);
 }
 
+/* The caller's layouts under D5_ATTR_BLOCKED (b->blocked): sets b->x_md,
+ * b->y_md and b->xblock; D5_ERR_UNSUPPORTED where the layout cannot be taken. */
+static d5_status caller_layouts(dbn *b, const d5_tensor_desc *x)
+{
+    b->x_md = b->y_md = b->data_md;
+    b->xblock = 1;
+    if (!b->blocked) return D5_OK;
+    if (b->blocked & ~(int64_t)(D5_BLOCKED_X | D5_BLOCKED_Y))
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        OP " (dnnl): %s = %lld; only X (%d) and Y (%d) can be blocked",
+                        D5_ATTR_BLOCKED, (long long)b->blocked, D5_BLOCKED_X, D5_BLOCKED_Y);
+    if (x->ndim != 4)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        OP " (dnnl): the blocked layout is for 4-d X (N x C x H x W), not %d-d",
+                        (int)x->ndim);
+    d5_status s = D5_OK;
+    if (b->blocked & D5_BLOCKED_X) s = d5__dnnl_blocked_md(&b->x_md, x->shape, b->c, OP);
+    if (s == D5_OK && (b->blocked & D5_BLOCKED_Y))
+        s = d5__dnnl_blocked_md(&b->y_md, x->shape, b->c, OP);
+    if (s == D5_OK && (b->blocked & D5_BLOCKED_X))
+        b->xblock = b->x_md.format_desc.blocking.inner_blks[0];
+    if (s == D5_OK && LANES % b->xblock != 0) /* batch_stats' lanes hold one channel each */
+        s = d5_error(D5_ERR_UNSUPPORTED, OP " (dnnl): blocks of %lld channels; 1, 8 or 16 expected",
+                     (long long)b->xblock);
+    return s;
+}
+
 static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                         d5_tensor_desc *out, int32_t nout, void **state)
 {
     dbn *b = d5_calloc(1, sizeof *b, OP " (dnnl)");
     if (!b) return D5_ERR_NOMEM;
-    d5_status s = check(b, in, nin, attrs, nout);
+    d5_status s = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &b->blocked);
+    if (s == D5_OK) s = check(b, in, nin, attrs, nout);
     if (s == D5_OK) s = d5__dnnl_ctx_create(&b->ctx, OP);
     const d5_tensor_desc *x = &in[0].desc;
     if (s == D5_OK) {
@@ -183,14 +230,20 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
         }
     }
     if (s == D5_OK) s = d5__dnnl_plain_md(&b->ch_md, 1, &b->c, OP);
+    if (s == D5_OK) s = caller_layouts(b, x);
     b->flags = (unsigned)dnnl_use_scale | (unsigned)dnnl_use_shift;
     if (!b->training) b->flags |= (unsigned)dnnl_use_global_stats;
-    if (s == D5_OK)
-        s = choose_layout(b, b->training ? dnnl_forward_training : dnnl_forward_inference);
+    dnnl_prop_kind_t kind = b->training ? dnnl_forward_training : dnnl_forward_inference;
+    if (s == D5_OK && (b->blocked & D5_BLOCKED_X)) { /* read as given */
+        b->data_in = b->x_md;
+        s = forward_pd(b, kind, &b->fwd_pd);
+    } else if (s == D5_OK) {
+        s = choose_layout(b, kind);
+    }
     if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_create(&b->fwd, b->fwd_pd), OP, "forward");
-    if (s == D5_OK) s = d5__dnnl_arg_init(&b->a_src, &b->ctx, &b->data_md, &b->data_in, OP);
+    if (s == D5_OK) s = d5__dnnl_arg_init(&b->a_src, &b->ctx, &b->x_md, &b->data_in, OP);
     if (s == D5_OK)
-        s = d5__dnnl_arg_init(&b->a_dst, &b->ctx, &b->data_md, query(b->fwd_pd, dnnl_query_dst_md),
+        s = d5__dnnl_arg_init(&b->a_dst, &b->ctx, &b->y_md, query(b->fwd_pd, dnnl_query_dst_md),
                               OP);
     dnnl_memory_t *ch[] = {&b->mean, &b->var, &b->scale, &b->shift, &b->diff_scale, &b->diff_shift};
     for (size_t i = 0; s == D5_OK && i < sizeof ch / sizeof ch[0]; i++)
@@ -199,6 +252,15 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     if (s == D5_OK && b->training) {
         b->stats = d5_calloc((size_t)(2 * b->c) + 1, sizeof(float), OP " (dnnl) statistics");
         if (!b->stats) s = D5_ERR_NOMEM;
+    }
+    if (s == D5_OK && b->training) { /* enough units for the threads, where the batch allows */
+        int64_t blocks = b->c / b->xblock;
+        b->groups = (STAT_UNITS + blocks - 1) / blocks;
+        if (b->groups > b->n) b->groups = b->n;
+        if (b->groups < 1) b->groups = 1;
+        b->sums =
+            d5_alloc((size_t)(2 * b->groups * b->c) * sizeof(double) + 1, OP " (dnnl) statistics");
+        if (!b->sums) s = D5_ERR_NOMEM;
     }
     if (s != D5_OK) {
         destroy(b);
@@ -280,15 +342,11 @@ static d5_status build_backward(dbn *b)
                            "backward primitive descriptor");
     if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_create(&b->bwd, pd), OP, "backward");
     if (s == D5_OK)
-        s = d5__dnnl_arg_init(&b->a_diff_dst, &b->ctx, &b->data_md,
-                              query(pd, dnnl_query_diff_dst_md), OP);
+        s = d5__dnnl_arg_init(&b->a_diff_dst, &b->ctx, &b->y_md, query(pd, dnnl_query_diff_dst_md),
+                              OP);
     if (s == D5_OK)
-        s = d5__dnnl_arg_init(&b->a_diff_src, &b->ctx, &b->data_md,
-                              query(pd, dnnl_query_diff_src_md), OP);
-    if (s == D5_OK && b->training)
-        s = d5__dnnl_check(dnnl_memory_create(&b->ymem, query(b->fwd_pd, dnnl_query_dst_md),
-                                              b->ctx.engine, DNNL_MEMORY_ALLOCATE),
-                           OP, "recomputed output");
+        s = d5__dnnl_arg_init(&b->a_diff_src, &b->ctx, &b->x_md, query(pd, dnnl_query_diff_src_md),
+                              OP);
     if (own) dnnl_primitive_desc_destroy(own);
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (s == D5_OK) {
@@ -297,15 +355,117 @@ static d5_status build_backward(dbn *b)
     }
     if (s != D5_OK) { /* leave no half-built backward behind: the next call retries */
         if (b->bwd) dnnl_primitive_destroy(b->bwd);
-        if (b->ymem) dnnl_memory_destroy(b->ymem);
         d5__dnnl_arg_free(&b->a_diff_dst);
         d5__dnnl_arg_free(&b->a_diff_src);
         d5_free(b->chbuf);
         b->bwd = NULL;
-        b->ymem = NULL;
         b->chbuf = NULL;
     }
     return s;
+}
+
+/* Element (k, ch, i) of X seen as n x c x inner, in a layout with `block`
+ * channels a block (1: plain) is at ((k * c / block + ch / block) * inner + i)
+ * * block + ch % block. The statistics pass and the running-statistics
+ * correction walk X in that order: for each image and block of channels, a
+ * contiguous span of inner * block values. */
+
+/* Adds `rows` spans p[0, len), p[stride, stride + len), ... to the lane sums
+ * s1 (of p - shift) and s2 (of its squares), value t of a span in lane
+ * t % LANES. The sums live in locals while the loop runs, so that the
+ * compiler keeps them in vector registers. */
+#define SPAN_SUMS_BODY                                                                             \
+    {                                                                                              \
+        double a[LANES], q[LANES], k[LANES];                                                       \
+        for (int l = 0; l < LANES; l++) {                                                          \
+            a[l] = q[l] = 0;                                                                       \
+            k[l] = shift[l];                                                                       \
+        }                                                                                          \
+        for (int64_t r = 0; r < rows; r++, p += stride) {                                          \
+            int64_t t = 0;                                                                         \
+            for (; t + LANES <= len; t += LANES)                                                   \
+                for (int l = 0; l < LANES; l++) {                                                  \
+                    double d = (double)p[t + l] - k[l];                                            \
+                    a[l] += d;                                                                     \
+                    q[l] += d * d;                                                                 \
+                }                                                                                  \
+            for (int l = 0; t + l < len; l++) {                                                    \
+                double d = (double)p[t + l] - k[l];                                                \
+                a[l] += d;                                                                         \
+                q[l] += d * d;                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        for (int l = 0; l < LANES; l++) {                                                          \
+            s1[l] += a[l];                                                                         \
+            s2[l] += q[l];                                                                         \
+        }                                                                                          \
+    }
+
+static void span_sums_generic(const float *p, int64_t rows, int64_t stride, int64_t len,
+                              const double *shift, double *s1, double *s2) SPAN_SUMS_BODY
+
+#if defined(__GNUC__) && defined(__x86_64__)
+    /* The same loop compiled for AVX2 (registers twice as wide as SSE2's),
+     * chosen at run time where the CPU has it. */
+    __attribute__((target("avx2"))) static void span_sums_avx2(const float *p, int64_t rows,
+                                                               int64_t stride, int64_t len,
+                                                               const double *shift, double *s1,
+                                                               double *s2) SPAN_SUMS_BODY
+#endif
+
+    typedef void (*span_sums_fn)(const float *, int64_t, int64_t, int64_t, const double *, double *,
+                                 double *);
+
+static span_sums_fn pick_span_sums(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) return span_sums_avx2;
+#endif
+    return span_sums_generic;
+}
+
+/* The batch mean and biased variance of each channel of x (in X's layout)
+ * into b->stats, summed in double. The sums are taken about a value of the
+ * channel (its first), which keeps the variance accurate when the mean is
+ * large against the spread. Units of (image group, channel block) run in
+ * parallel on oneDNN's OpenMP threads where d5 is built with OpenMP; the
+ * groups are then added in order. */
+static void batch_stats(dbn *b, const float *x)
+{
+    const int64_t C = b->c, B = b->xblock, blocks = C / B, G = b->groups, span = b->inner * B;
+    double *sum = b->sums, *sq = b->sums + G * C;
+    span_sums_fn span_sums = pick_span_sums();
+    if (b->numel == 0) { /* no values to read */
+        memset(b->stats, 0, (size_t)(2 * C) * sizeof *b->stats);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t u = 0; u < G * blocks; u++) {
+        int64_t g = u / blocks, cb = u % blocks;
+        int64_t k0 = b->n * g / G, k1 = b->n * (g + 1) / G;
+        double shift[LANES], s1[LANES] = {0}, s2[LANES] = {0};
+        for (int l = 0; l < LANES; l++) shift[l] = x[cb * span + l % B];
+        span_sums(x + (k0 * blocks + cb) * span, k1 - k0, blocks * span, span, shift, s1, s2);
+        for (int64_t j = 0; j < B; j++) sum[g * C + cb * B + j] = sq[g * C + cb * B + j] = 0;
+        for (int l = 0; l < LANES; l++) {
+            sum[g * C + cb * B + l % B] += s1[l];
+            sq[g * C + cb * B + l % B] += s2[l];
+        }
+    }
+    double m = (double)(b->n * b->inner);
+    for (int64_t ch = 0; ch < C; ch++) {
+        double s1 = 0, s2 = 0;
+        for (int64_t g = 0; g < G; g++) {
+            s1 += sum[g * C + ch];
+            s2 += sq[g * C + ch];
+        }
+        double mean = m > 0 ? s1 / m : 0, var = m > 0 ? (s2 - s1 * mean) / m : 0;
+        int64_t first = (ch / B) * span + ch % B;
+        b->stats[ch] = (float)(m > 0 ? x[first] + mean : 0);
+        b->stats[C + ch] = (float)(var > 0 ? var : 0);
+    }
 }
 
 /* The primitive part of backward: dX into dx, dscale and dB. */
@@ -313,8 +473,8 @@ static d5_status run_backward(dbn *b, const d5_tensor *in, const float *dy, floa
                               float *dscale, float *dshift)
 {
     dnnl_memory_t src = NULL, ddst = NULL, dsrc = NULL;
+    if (b->training) batch_stats(b, in[0].data);
     d5_status s = d5__dnnl_arg_in(&b->a_src, &b->ctx, in[0].data, &src, OP);
-    if (s == D5_OK && b->training) s = run_forward(b, in, src, b->ymem); /* batch statistics */
     if (s == D5_OK) s = bind(b->mean, b->training ? (const void *)b->stats : in[3].data);
     if (s == D5_OK) s = bind(b->var, b->training ? (const void *)(b->stats + b->c) : in[4].data);
     if (s == D5_OK) s = bind(b->scale, in[1].data);
@@ -377,16 +537,26 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
         if (dvar) dvar[ch] = drv ? (float)(mom * drv[ch]) : 0.f;
     }
     if (!gin[0].data || (!drm && !drv)) return D5_OK;
+    /* X and dX share a layout: walk both in it (see batch_stats). */
     const float *x = in[0].data, *mean = b->stats;
     float *gx = gin[0].data;
-    for (int64_t k = 0; k < b->n; k++)
-        for (int64_t ch = 0; ch < C; ch++) {
-            double a = drm ? (1 - mom) * drm[ch] / m : 0, r = drv ? 2 * (1 - mom) * drv[ch] / m : 0;
-            double mu = mean[ch];
-            int64_t base = (k * C + ch) * b->inner;
-            for (int64_t i = 0; i < b->inner; i++)
-                gx[base + i] += (float)(a + r * (x[base + i] - mu));
-        }
+    const int64_t B = b->xblock, blocks = C / B;
+    double *a = b->sums, *r = b->sums + C; /* free after batch_stats */
+    for (int64_t ch = 0; ch < C; ch++) {
+        a[ch] = drm ? (1 - mom) * drm[ch] / m : 0;
+        r[ch] = drv ? 2 * (1 - mom) * drv[ch] / m : 0;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t u = 0; u < b->n * blocks; u++) {
+        const int64_t c0 = (u % blocks) * B, base = u * b->inner * B;
+        for (int64_t i = 0; i < b->inner; i++)
+            for (int64_t j = 0; j < B; j++) {
+                int64_t e = base + i * B + j;
+                gx[e] += (float)(a[c0 + j] + r[c0 + j] * (x[e] - mean[c0 + j]));
+            }
+    }
     return D5_OK;
 }
 

@@ -155,7 +155,14 @@ static void reduce_into(const dbin *d, const float *g, const int64_t *shape, flo
         n *= d->out[i];
         m *= shape[i];
     }
+    if (n == m && sign == 1.0f) {
+        if (dst != g) memcpy(dst, g, (size_t)n * sizeof *dst);
+        return;
+    }
     if (n == m) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= 1 << 16)
+#endif
         for (int64_t i = 0; i < n; i++) dst[i] = sign * g[i];
         return;
     }
