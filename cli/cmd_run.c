@@ -484,7 +484,7 @@ int cmd_run(int argc, char **argv)
            optimize_ms, compile_ms);
     print_backends(ex, backend);
     if (plan.blocked_values > 0)
-        printf("layout      %d values passed between convolutions in oneDNN's blocked layout\n",
+        printf("layout      %d values kept in oneDNN's blocked layout between its operators\n",
                (int)plan.blocked_values);
 
     d5_measure_params mp = d5_measure_default_params();

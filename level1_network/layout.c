@@ -1,31 +1,73 @@
-/* Layout propagation: a value that one dnnl convolution or pooling writes
- * and only such operators read (as X, or as FusedConv's Z) stays in oneDNN's
- * blocked layout, so that chains of convolutions reorder once at each end
- * instead of around every node. Runs after every node has its backend and before memory
- * is planned (the blocked layout of these values takes the same bytes).
+/* Layout propagation: chains of dnnl convolutions, poolings and batch
+ * normalizations, with the element-wise operators between them, keep their
+ * activations in oneDNN's blocked layout (nChw16c with AVX-512, nChw8c
+ * otherwise), so that a chain reorders once at each end instead of around
+ * every node. Runs after every node has its backend and before memory is
+ * planned (the blocked layout of these values takes the same bytes: only
+ * whole blocks of channels are accepted).
  *
- * The operators of the nodes concerned are created again with the attribute
- * D5_ATTR_BLOCKED; a node whose operator declines (channels not a multiple
- * of the block, a 3-d convolution) takes its values out of the set and the
- * others are tried again, until every operator agrees. Not under backprop
- * (the backward passes read plain tensors) nor with keep_values (any value
- * may be fetched). */
+ * Two kinds of nodes take part:
+ *   - layout operators (dnnl Conv, FusedConv, MaxPool, AveragePool,
+ *     GlobalAveragePool, BatchNormalization) are created again with the
+ *     attribute D5_ATTR_BLOCKED naming which of X (slot 0), FusedConv's Z
+ *     (slot 3) and Y are blocked; one that declines (channels not a multiple
+ *     of the block, a 3-d convolution) takes its values out of the set;
+ *   - element-wise operators on any backend (Relu, Add, ...) whose inputs
+ *     and output have one shape compute the same thing in any layout, as
+ *     long as all of them share it: a mix takes all of them out.
+ * Both rules are applied until nothing changes. A value is a candidate when
+ * it is a float32 4-d activation written by such a node and read only by
+ * such nodes in such slots, not a graph output nor shared with a view.
+ *
+ * Under backprop the gradient of a blocked value is blocked too: it is
+ * written and read only by the backward passes of the same nodes, which
+ * D5_ATTR_BLOCKED tells (operator.h). Not with keep_values (any value may be
+ * fetched). */
 #include "executor_internal.h"
 
 #include <string.h>
 
-static int blockable_op(const xnode *n)
+enum { LK_NONE, LK_OPERATOR, LK_ELEMENTWISE };
+
+static int named(const char *name, const char *const *list, size_t n)
 {
-    static const char *const ops[] = {"Conv", "FusedConv", "MaxPool", "AveragePool"};
-    if (strcmp(n->desc->backend, "dnnl") != 0 || n->nout != 1) return 0;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(n->desc->name, ops[i]) == 0) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0) return 1;
     return 0;
 }
 
-/* Marks in ok[] the values that may stay blocked: written by a dnnl
- * convolution, read only by dnnl convolutions as X or Z, not a graph output
- * nor shared with a view, float32 4-d tensors. One pass over the nodes. */
+/* Inputs that are present all have the output's descriptor. */
+static int same_shapes(const d5_executor *ex, const xnode *n)
+{
+    if (n->nout != 1 || n->out[0] < 0) return 0;
+    const d5_tensor_desc *y = &ex->vals[n->out[0]].desc;
+    for (int32_t k = 0; k < n->nin; k++)
+        if (n->in[k] >= 0 && !d5__same_desc(&ex->vals[n->in[k]].desc, y)) return 0;
+    return 1;
+}
+
+static int layout_kind(const d5_executor *ex, const xnode *n)
+{
+    static const char *const ops[] = {"Conv",        "FusedConv",         "MaxPool",
+                                      "AveragePool", "GlobalAveragePool", "BatchNormalization"};
+    static const char *const elementwise[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh",
+                                              "Add",  "Sub",       "Mul"};
+    if (strcmp(n->desc->backend, "dnnl") == 0 && named(n->desc->name, ops, 6) && n->nout >= 1)
+        return LK_OPERATOR;
+    if (named(n->desc->name, elementwise, 7) && same_shapes(ex, n)) return LK_ELEMENTWISE;
+    return LK_NONE;
+}
+
+/* Whether input slot k of node n may read a blocked value. */
+static int blockable_slot(const d5_executor *ex, const xnode *n, int32_t k)
+{
+    int kind = layout_kind(ex, n);
+    if (kind == LK_ELEMENTWISE) return 1;
+    return kind == LK_OPERATOR && (k == 0 || (k == 3 && strcmp(n->desc->name, "FusedConv") == 0));
+}
+
+/* Marks in ok[] the values that may stay blocked (see the top). One pass
+ * over the nodes. */
 static void candidates(const d5_executor *ex, const int32_t *producer, unsigned char *ok)
 {
     unsigned char *bad = d5_calloc((size_t)ex->nvals, 1, "values"), *read = ok;
@@ -35,16 +77,17 @@ static void candidates(const d5_executor *ex, const int32_t *producer, unsigned 
         for (int32_t k = 0; k < n->nin; k++) {
             if (n->in[k] < 0) continue;
             read[n->in[k]] = 1;
-            if (!blockable_op(n) || (k != 0 && k != 3)) bad[n->in[k]] = 1;
+            if (!blockable_slot(ex, n, k)) bad[n->in[k]] = 1;
         }
     }
     for (int32_t v = 0; v < ex->nvals; v++)
         if (ex->vals[v].alias >= 0) bad[ex->vals[v].alias] = 1;
     for (int32_t v = 0; v < ex->nvals; v++) {
         const xval *x = &ex->vals[v];
+        const xnode *p = producer[v] >= 0 ? &ex->nodes[producer[v]] : NULL;
         ok[v] = read[v] && !bad[v] && x->kind == XV_ACT && !ex->net->values[v].is_output &&
-                x->alias < 0 && x->desc.dtype == D5_F32 && x->desc.ndim == 4 && producer[v] >= 0 &&
-                blockable_op(&ex->nodes[producer[v]]);
+                x->alias < 0 && x->desc.dtype == D5_F32 && x->desc.ndim == 4 && p &&
+                p->out[0] == v && layout_kind(ex, p) != LK_NONE;
     }
     d5_free(bad);
 }
@@ -56,6 +99,29 @@ static int32_t flags_of(const xnode *n, const unsigned char *blocked)
     if (n->nin > 3 && n->in[3] >= 0 && blocked[n->in[3]]) f |= D5_BLOCKED_Z;
     if (n->out[0] >= 0 && blocked[n->out[0]]) f |= D5_BLOCKED_Y;
     return f;
+}
+
+/* Takes every value of node n out of the set; whether one was in it. */
+static int unblock(const xnode *n, unsigned char *blocked)
+{
+    int changed = 0;
+    for (int32_t k = 0; k < n->nin; k++)
+        if (n->in[k] >= 0 && blocked[n->in[k]]) changed = 1, blocked[n->in[k]] = 0;
+    if (n->out[0] >= 0 && blocked[n->out[0]]) changed = 1, blocked[n->out[0]] = 0;
+    return changed;
+}
+
+/* An element-wise node whose values do not share one layout. */
+static int mixed(const xnode *n, const unsigned char *blocked)
+{
+    int any = 0, all = 1;
+    for (int32_t k = -1; k < n->nin; k++) {
+        int32_t v = k < 0 ? n->out[0] : n->in[k];
+        if (v < 0) continue;
+        any |= blocked[v];
+        all &= blocked[v];
+    }
+    return any && !all;
 }
 
 /* Creates node n's operator again with `flags`; on success *op and *attrs
@@ -96,13 +162,14 @@ static d5_status recreate(const d5_executor *ex, const xnode *n, int32_t flags, 
 
 d5_status d5__layout_propagate(d5_executor *ex)
 {
-    if (ex->opt.backprop || ex->opt.keep_values || ex->infer_only) return D5_OK;
+    if (ex->opt.keep_values || ex->infer_only) return D5_OK;
     size_t nv = (size_t)(ex->nvals ? ex->nvals : 1), nn = (size_t)(ex->nnodes ? ex->nnodes : 1);
     int32_t *producer = d5_alloc(nv * sizeof *producer, "producers");
     unsigned char *blocked = d5_calloc(nv, 1, "blocked values");
     d5_op **ops = d5_calloc(nn, sizeof *ops, "operators");
     d5_attr **attrs = d5_calloc(nn, sizeof *attrs, "attributes");
-    d5_status s = producer && blocked && ops && attrs ? D5_OK : D5_ERR_NOMEM;
+    int32_t *flags = d5_calloc(nn, sizeof *flags, "layouts");
+    d5_status s = producer && blocked && ops && attrs && flags ? D5_OK : D5_ERR_NOMEM;
     for (size_t v = 0; s == D5_OK && v < nv; v++) producer[v] = -1;
     for (int32_t i = 0; s == D5_OK && i < ex->nnodes; i++)
         for (int32_t k = 0; k < ex->nodes[i].nout; k++)
@@ -110,27 +177,38 @@ d5_status d5__layout_propagate(d5_executor *ex)
     int any = 0;
     if (s == D5_OK) candidates(ex, producer, blocked);
     for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) any |= blocked[v];
-    /* Until every operator concerned accepts its layouts. */
+    /* Until every element-wise node sees one layout and every operator
+     * accepts its layouts; an operator is created again only when its
+     * layouts changed. Each round takes at least one value out. */
     for (int again = any; s == D5_OK && again;) {
         again = 0;
-        for (int32_t i = 0; i < ex->nnodes && !again; i++) {
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (int32_t i = 0; i < ex->nnodes; i++)
+                if (layout_kind(ex, &ex->nodes[i]) == LK_ELEMENTWISE &&
+                    mixed(&ex->nodes[i], blocked))
+                    changed |= unblock(&ex->nodes[i], blocked);
+        }
+        for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
             const xnode *n = &ex->nodes[i];
-            int32_t f = blockable_op(n) ? flags_of(n, blocked) : 0;
+            if (layout_kind(ex, n) != LK_OPERATOR) continue;
+            int32_t f = flags_of(n, blocked);
+            if (ops[i] && f == flags[i]) continue;
             if (ops[i]) {
                 d5_op_free(ops[i]);
                 d5_free(attrs[i]);
                 ops[i] = NULL;
                 attrs[i] = NULL;
             }
+            flags[i] = f;
             if (!f) continue;
             d5_status r = recreate(ex, n, f, &ops[i], &attrs[i]);
             if (r == D5_ERR_NOMEM) s = r;
-            if (r == D5_OK) continue;
-            /* Declined: its values go back to ONNX's layout; start over. */
-            for (int32_t k = 0; k < n->nin; k++)
-                if (n->in[k] >= 0) blocked[n->in[k]] = 0;
-            if (n->out[0] >= 0) blocked[n->out[0]] = 0;
-            again = s == D5_OK;
+            if (r == D5_OK || s != D5_OK) continue;
+            /* Declined: its values go back to ONNX's layout. */
+            unblock(n, blocked);
+            flags[i] = 0;
+            again = 1;
         }
     }
     for (int32_t i = 0; i < ex->nnodes; i++) {
@@ -153,5 +231,6 @@ d5_status d5__layout_propagate(d5_executor *ex)
     d5_free(blocked);
     d5_free(ops);
     d5_free(attrs);
+    d5_free(flags);
     return s;
 }

@@ -431,8 +431,9 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
         if (s == D5_OK) s = d5__dnnl_arg_finish(&c->d_diff_src, &c->ctx, "Conv");
     }
     int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
-    /* The C kernel computes float32 only. */
-    int c_kernel = c->impl.tensors == dnnl_f32 && c->impl.compute == dnnl_f32;
+    /* The C kernel computes float32 only, in ONNX's layouts. */
+    int c_kernel = c->impl.tensors == dnnl_f32 && c->impl.compute == dnnl_f32 &&
+                   !(c->blocked & (D5_BLOCKED_X | D5_BLOCKED_Y));
     if (s == D5_OK && (gin[1].data || want_bias) && c_kernel && d5__conv_wgrad_fits(&c->g)) {
         if (!c->c_wgrad) {
             s = d5__conv_wgrad_init(&c->wgrad, &c->g);
