@@ -211,7 +211,7 @@ d5_status d5__layout_propagate(d5_executor *ex)
             again = 1;
         }
     }
-    for (int32_t i = 0; i < ex->nnodes; i++) {
+    for (int32_t i = 0; ops && attrs && i < ex->nnodes; i++) {
         if (!ops[i]) continue;
         xnode *n = &ex->nodes[i];
         if (s == D5_OK) {
