@@ -7,7 +7,8 @@
  * the gradient directly; later consumers (and every consumer of the loss,
  * whose gradient is seeded) write a scratch buffer that is added in. Gradients
  * of intermediates live from their first write to their producer's backward;
- * those of parameters to the end of the run. */
+ * those of parameters to the end of the run. A view (executor.c) runs no
+ * backward: its output's gradient is its input's, one buffer. */
 #include "executor_internal.h"
 
 #include <string.h>
@@ -71,7 +72,7 @@ d5_status d5__backprop_prepare(d5_executor *ex)
     size_t zeros = 0;
     for (int32_t i = F - 1; s == D5_OK && i >= 0; i--) {
         xnode *n = &ex->nodes[i];
-        if (!n->backward) continue;
+        if (!n->backward || n->alias) continue;
         int32_t step = 2 * F - 1 - i;
         n->tgout = d5_calloc((size_t)n->nout, sizeof *n->tgout, "gradient tensors");
         n->tgin = d5_calloc((size_t)n->nin + 1, sizeof *n->tgin, "gradient tensors");
@@ -87,6 +88,7 @@ d5_status d5__backprop_prepare(d5_executor *ex)
             n->scratch[k] = -1;
             int32_t v = n->in[k];
             if (v < 0 || !ex->vals[v].has_grad) continue;
+            if (ex->vals[v].alias >= 0) v = ex->vals[v].alias; /* a view's gradient */
             if (written[v]) {
                 s = d5__plan_add(ex, ex->vals[v].bytes, step, step, &n->scratch[k]);
             } else {
@@ -100,7 +102,7 @@ d5_status d5__backprop_prepare(d5_executor *ex)
         const xnode *n = &ex->nodes[i];
         for (int32_t k = 0; k < n->nout && s == D5_OK; k++) {
             xval *x = &ex->vals[n->out[k]];
-            if (!x->has_grad) continue;
+            if (!x->has_grad || x->alias >= 0) continue;
             int32_t last = ex->net->values[n->out[k]].is_output ? D5__STEP_END : 2 * F - 1 - i;
             s = d5__plan_add(ex, x->bytes, first[n->out[k]], last, &x->grad_buf);
         }
@@ -173,7 +175,7 @@ d5_status d5__backprop_run(d5_executor *ex)
     fill_ones(&ex->vals[ex->loss]);
     d5_status s = D5_OK;
     for (int32_t i = ex->nnodes - 1; i >= 0 && s == D5_OK; i--) {
-        if (!ex->nodes[i].backward) continue;
+        if (!ex->nodes[i].backward || ex->nodes[i].alias) continue;
         if (ex->nhandlers) s = d5__emit(ex, D5_EVENT_BEFORE_NODE, D5_PHASE_BACKWARD, i);
         if (s == D5_OK) s = backward_node(ex, i);
         if (s == D5_OK && ex->nhandlers)

@@ -328,7 +328,10 @@ static void bind(d5_executor *ex)
         if (x->grad_buf >= 0) x->grad = d5__plan_ptr(ex, x->grad_buf);
     }
     for (int32_t v = 0; v < ex->nvals; v++)
-        if (ex->vals[v].alias >= 0) ex->vals[v].data = ex->vals[ex->vals[v].alias].data;
+        if (ex->vals[v].alias >= 0) {
+            ex->vals[v].data = ex->vals[ex->vals[v].alias].data;
+            ex->vals[v].grad = ex->vals[ex->vals[v].alias].grad;
+        }
     for (int32_t i = 0; i < ex->nnodes; i++) {
         xnode *n = &ex->nodes[i];
         for (int32_t k = 0; k < n->nin; k++) {
@@ -353,12 +356,20 @@ static int is_view(const char *op_type)
     return m.view;
 }
 
-/* For inference, view nodes do not run: their output shares the input's
- * memory (whose life then extends to the output's last reader). Under
- * backprop they run, so that gradients keep one buffer per value. */
+/* View nodes do not run: their output shares the input's memory (whose life
+ * then extends to the output's last reader). Under backprop the gradients
+ * share one buffer the same way (backprop.c), which needs the view to be its
+ * input's only reader and neither value to be a graph output or an input. */
 static void find_views(d5_executor *ex)
 {
-    if (ex->opt.backprop) return;
+    int32_t *readers = NULL;
+    if (ex->opt.backprop) {
+        readers = d5_calloc((size_t)ex->nvals + 1, sizeof *readers, "readers");
+        if (!readers) return; /* views run as copies */
+        for (int32_t i = 0; i < ex->nnodes; i++)
+            for (int32_t k = 0; k < ex->nodes[i].nin; k++)
+                if (ex->nodes[i].in[k] >= 0) readers[ex->nodes[i].in[k]]++;
+    }
     for (int32_t i = 0; i < ex->nnodes; i++) {
         xnode *n = &ex->nodes[i];
         const d5__node *node = &ex->net->nodes[n->net_index];
@@ -367,9 +378,14 @@ static void find_views(d5_executor *ex)
             continue;
         xval *in = &ex->vals[n->in[0]], *out = &ex->vals[n->out[0]];
         if (in->desc.dtype != out->desc.dtype || in->bytes != out->bytes) continue;
+        if (readers &&
+            (readers[n->in[0]] != 1 || in->kind != XV_ACT || out->kind != XV_ACT ||
+             ex->net->values[n->in[0]].is_output || ex->net->values[n->out[0]].is_output))
+            continue;
         n->alias = 1;
         out->alias = in->alias >= 0 ? in->alias : n->in[0];
     }
+    d5_free(readers);
 }
 
 static int32_t root_of(const d5_executor *ex, int32_t v)

@@ -417,7 +417,7 @@ Test(executor, node_backend_override)
 }
 
 /* Views share memory: Relu -> Flatten -> Relu runs two nodes and plans two
- * buffers, with the right values; under backprop the Flatten runs. */
+ * buffers, with the right values. */
 Test(executor, views_share_memory)
 {
     d5_network *net = NULL;
@@ -448,5 +448,50 @@ Test(executor, views_share_memory)
     for (int i = 0; i < 24; i++) cr_assert_eq(((float *)y.data)[i], ((float *)x.data)[i]);
     d5_executor_free(ex);
     d5_tensor_free(&x);
+    d5_network_free(net);
+}
+
+/* Under backprop a view runs no backward either: its output's gradient is
+ * its input's buffer. y = Flatten(Neg(x)) * W, seeded with ones: dW = -x
+ * and dx = -W, through the Flatten. */
+Test(executor, views_share_gradients)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
+    d5_tensor_desc xd, wd;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){2, 3, 4}, &xd), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, (int64_t[]){2, 12}, &wd), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_tensor w;
+    cr_assert_eq(d5_tensor_alloc(&wd, &w), D5_OK);
+    fill(&w, 5);
+    cr_assert_eq(d5_network_add_initializer(net, "W", &w), D5_OK);
+    node(net, "neg", "Neg", (const char *[]){"x"}, 1, "a", NULL);
+    node(net, "flat", "Flatten", (const char *[]){"a"}, 1, "b", NULL);
+    node(net, "mul", "Mul", (const char *[]){"b", "W"}, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    d5_executor_options o = d5_executor_default_options();
+    o.backend = "ref";
+    o.backprop = 1;
+    o.input_gradients = 1;
+    d5_executor *ex = executor(net, &o);
+    d5_exec_node n;
+    d5_executor_node_at(ex, 1, &n);
+    cr_assert_str_eq(n.name, "flat");
+    cr_assert_eq(n.view, 1, "the Flatten is a view under backprop too");
+    d5_tensor x, gw, gx;
+    cr_assert_eq(d5_tensor_alloc(&xd, &x), D5_OK);
+    fill(&x, 3);
+    cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK);
+    cr_assert_eq(d5_executor_inference_and_backprop(ex), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_gradient(ex, "W", &gw), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_gradient(ex, "x", &gx), D5_OK, "%s", d5_last_error());
+    for (int i = 0; i < 24; i++) {
+        cr_assert_eq(((float *)gw.data)[i], -((float *)x.data)[i], "dW[%d]", i);
+        cr_assert_eq(((float *)gx.data)[i], -((float *)w.data)[i], "dx[%d]", i);
+    }
+    d5_executor_free(ex);
+    d5_tensor_free(&x);
+    d5_tensor_free(&w);
     d5_network_free(net);
 }
