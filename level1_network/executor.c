@@ -393,6 +393,45 @@ static int32_t root_of(const d5_executor *ex, int32_t v)
     return v >= 0 && ex->vals[v].alias >= 0 ? ex->vals[v].alias : v;
 }
 
+/* Outputs written over an input (D5_OP_Z_IN_PLACE: FusedConv's Z): Y takes
+ * Z's memory when nothing reads that memory after this node (Z, or a value
+ * sharing it), Z is an activation of Y's size and layout, no other input of
+ * the node is Z, and neither is a graph output. Chains follow: the next
+ * block's Z may be this Y. Not under backprop (backward reads the forward's
+ * values) nor with keep_values. */
+static d5_status find_in_place(d5_executor *ex)
+{
+    if (ex->opt.backprop || ex->opt.keep_values) return D5_OK;
+    int32_t *last = d5_alloc(((size_t)ex->nvals + 1) * sizeof *last, "last readers");
+    if (!last) return D5_ERR_NOMEM;
+    for (int32_t v = 0; v < ex->nvals; v++) last[v] = -1;
+    for (int32_t i = 0; i < ex->nnodes; i++)
+        for (int32_t k = 0; k < ex->nodes[i].nin; k++)
+            if (ex->nodes[i].in[k] >= 0) last[root_of(ex, ex->nodes[i].in[k])] = i;
+    for (int32_t i = 0; i < ex->nnodes; i++) {
+        const xnode *n = &ex->nodes[i];
+        if (!(n->desc->flags & D5_OP_Z_IN_PLACE) || n->alias || n->nin < 4 || n->in[3] < 0 ||
+            n->nout < 1 || n->out[0] < 0)
+            continue;
+        int32_t z = n->in[3], y = n->out[0], r = root_of(ex, z), other = 0;
+        for (int32_t k = 0; k < 3; k++) other |= n->in[k] >= 0 && root_of(ex, n->in[k]) == r;
+        const xval *zv = &ex->vals[z], *rv = &ex->vals[r];
+        xval *yv = &ex->vals[y];
+        if (other || last[r] != i || rv->kind != XV_ACT || yv->kind != XV_ACT || yv->alias >= 0 ||
+            ex->net->values[r].is_output || ex->net->values[z].is_output ||
+            ex->net->values[y].is_output || zv->bytes != yv->bytes ||
+            zv->desc.dtype != yv->desc.dtype || zv->blocked != yv->blocked)
+            continue;
+        /* Y, and the views of Y, now share r; so do their readers. */
+        for (int32_t v = 0; v < ex->nvals; v++)
+            if (ex->vals[v].alias == y) ex->vals[v].alias = r;
+        yv->alias = r;
+        last[r] = last[y];
+    }
+    d5_free(last);
+    return D5_OK;
+}
+
 static d5_status plan(d5_executor *ex)
 {
     int32_t *def = d5_alloc(((size_t)ex->nvals + 1) * sizeof *def, "lifetimes");
@@ -404,13 +443,14 @@ static d5_status plan(d5_executor *ex)
     }
     int32_t F = ex->nnodes;
     find_views(ex);
+    d5_status s = find_in_place(ex);
     for (int32_t v = 0; v < ex->nvals; v++) def[v] = last[v] = -1;
     for (int32_t i = 0; i < F; i++) {
         const xnode *n = &ex->nodes[i];
         int32_t b = n->backward ? 2 * F - 1 - i : i;
         for (int32_t k = 0; k < n->nout; k++) {
             int32_t r = root_of(ex, n->out[k]);
-            if (!n->alias) def[r] = i;
+            if (n->out[k] >= 0 && ex->vals[n->out[k]].alias < 0) def[r] = i;
             if (last[r] < b) last[r] = b;
         }
         for (int32_t k = 0; k < n->nin; k++) {
@@ -421,7 +461,6 @@ static d5_status plan(d5_executor *ex)
     /* A graph output keeps its memory (shared or not) to the end. */
     for (int32_t v = 0; v < ex->nvals; v++)
         if (ex->net->values[v].is_output) last[root_of(ex, v)] = D5__STEP_END;
-    d5_status s = D5_OK;
     for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) {
         xval *x = &ex->vals[v];
         if (x->kind == XV_INPUT) {

@@ -193,7 +193,7 @@ static d5_status rows(d5_memory_recorder *r, const d5_executor *ex)
     for (int32_t i = F - 1; i >= 0; i--) { /* backward rows in the order they run */
         const xnode *n = &ex->nodes[i];
         const d5__node *nn = &ex->net->nodes[n->net_index];
-        if (!ex->opt.backprop || !n->backward) continue;
+        if (!ex->opt.backprop || !n->backward || n->alias) continue;
         r->bwd_row[i] = r->nrows;
         r->rows[r->nrows++] =
             (d5__mrow){nn->name, nn->op_type, n->desc->backend, D5_MEMORY_BACKWARD, i};

@@ -86,7 +86,11 @@ D5_API D5_NODISCARD d5_status d5_attrs_ints(const d5_attrs *a, const char *name,
 enum {
     D5_OP_HAS_BACKWARD = 1u << 0, /* backward is implemented */
     D5_OP_CUDA = 1u << 1,         /* runs on CUDA device memory */
-    D5_OP_F64 = 1u << 2           /* accepts float64 as well as float32 */
+    D5_OP_F64 = 1u << 2,          /* accepts float64 as well as float32 */
+    /* Input 3 (FusedConv's Z) may share output 0's memory when both are in
+     * the same layout: the executor then writes Y over a Z nobody reads
+     * later, and the operator skips copying Z into Y. */
+    D5_OP_Z_IN_PLACE = 1u << 3
 };
 
 typedef struct d5_op_desc {

@@ -45,6 +45,7 @@ typedef struct dconv {
     d5__fusion fusion;          /* FusedConv's post-ops; zero for Conv */
     dnnl_memory_t z_mem;        /* Z as given */
     dnnl_primitive_t z_reorder; /* Z into the destination's layout */
+    int z_identity;             /* ... which is Z's own: a copy */
 } dconv;
 
 static void destroy(void *state)
@@ -146,6 +147,7 @@ static d5_status z_setup(dconv *c, const dnnl_memory_desc_t *z_md)
 {
     dnnl_primitive_desc_t pd = NULL;
     const dnnl_memory_desc_t *dst = query(c->fwd_pd, dnnl_query_dst_md);
+    c->z_identity = dnnl_memory_desc_equal(z_md, dst) != 0;
     d5_status s = d5__dnnl_check(
         dnnl_memory_create(&c->z_mem, z_md, c->ctx.engine, DNNL_MEMORY_NONE), "FusedConv", "Z");
     if (s == D5_OK)
@@ -282,6 +284,7 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     dnnl_exec_arg_t args[4];
     int n = 0;
     dnnl_memory_t m;
+    void *mh = NULL;
     d5_status s = d5__dnnl_arg_in(&c->f_src, &c->ctx, in[0].data, &m, "Conv");
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
     if (s == D5_OK) s = d5__dnnl_arg_in(&c->f_wei, &c->ctx, in[1].data, &m, "Conv");
@@ -292,8 +295,11 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     }
     if (s == D5_OK) s = d5__dnnl_arg_out(&c->f_dst, out[0].data, &m);
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, m};
-    /* The sum post-op accumulates into the destination: it starts as Z. */
-    if (s == D5_OK && c->fusion.sum) {
+    /* The sum post-op accumulates into the destination: it starts as Z,
+     * unless Z already is the destination (D5_OP_Z_IN_PLACE). */
+    if (s == D5_OK && c->fusion.sum &&
+        !(c->z_identity && in[3].data == out[0].data &&
+          dnnl_memory_get_data_handle(m, &mh) == dnnl_success && mh == out[0].data)) {
         dnnl_exec_arg_t z[2] = {{DNNL_ARG_FROM, c->z_mem}, {DNNL_ARG_TO, m}};
         s = d5__dnnl_check(dnnl_memory_set_data_handle(c->z_mem, in[3].data), "FusedConv", "Z");
         if (s == D5_OK)
@@ -502,5 +508,5 @@ const d5_op_desc d5__op_dnnl_Conv = {
     forward,           backward,           destroy, cost};
 
 const d5_op_desc d5__op_dnnl_FusedConv = {
-    D5_OP_ABI_VERSION, 0,       "FusedConv", "dnnl",  2,   4, 1, 1,
-    create_fused,      forward, NULL,        destroy, cost};
+    D5_OP_ABI_VERSION, D5_OP_Z_IN_PLACE, "FusedConv", "dnnl",  2,   4, 1, 1,
+    create_fused,      forward,          NULL,        destroy, cost};

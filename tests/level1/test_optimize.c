@@ -608,3 +608,32 @@ Test(optimize, backprop_in_blocked_layouts)
     cr_expect_eq(compare_backprop(net, "blas,ref"), 0);
     d5_network_free(net);
 }
+
+/* FusedConv writes Y over its Z when nothing reads Z afterwards (dnnl, where
+ * the sum post-op then starts from Z in place); a Z read later keeps its
+ * memory. z = Relu(x), s = FusedConv(x, w; Z = z), and y = s or y = s + z. */
+static d5_network *conv_add_z(int read_later)
+{
+    const int64_t xs[] = {2, 16, 6, 6}, ws[] = {16, 16, 3, 3}, pads[] = {1, 1, 1, 1};
+    d5_network *net = graph("conv_add_z", 13, 4, xs);
+    add_f32(net, "w", 4, ws, -0.02f);
+    d5_attr pa = {.name = "pads", .type = D5_ATTR_INTS, .ints = pads, .count = 4};
+    d5_attrs attrs = {&pa, 1};
+    const char *zin[] = {"x"}, *cin[] = {"x", "w"}, *ain[] = {"c", "z"}, *yin[] = {"s", "z"};
+    node(net, "zr", "Relu", zin, 1, "z", NULL);
+    node(net, "conv", "Conv", cin, 2, "c", &attrs);
+    node(net, "add", "Add", ain, 2, read_later ? "s" : "y", NULL);
+    if (read_later) node(net, "add2", "Add", yin, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+Test(optimize, fused_sum_in_place_only_when_z_dies)
+{
+    for (int later = 0; later < 2; later++) {
+        d5_network *net = conv_add_z(later);
+        d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+        cr_expect_eq(applied(&r, "fuse-conv-activation"), 1);
+        d5_network_free(net);
+    }
+}
