@@ -134,6 +134,9 @@ static void accumulate(const xval *x, const void *add)
     if (x->desc.dtype == D5_F32) {
         float *g = x->grad;
         const float *a = add;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= 1 << 16)
+#endif
         for (int64_t i = 0; i < n; i++) g[i] += a[i];
     } else {
         double *g = x->grad;
