@@ -8,7 +8,9 @@
  * whose gradient is seeded) write a scratch buffer that is added in. Gradients
  * of intermediates live from their first write to their producer's backward;
  * those of parameters to the end of the run. A view (executor.c) runs no
- * backward: its output's gradient is its input's, one buffer. */
+ * backward: its output's gradient is its input's, one buffer. An operator
+ * whose input gradient is its output gradient (Add) writes the first of
+ * those inputs in place: the two share one buffer and the copy disappears. */
 #include "executor_internal.h"
 
 #include <string.h>
@@ -43,6 +45,27 @@ d5_status d5__backprop_reach(d5_executor *ex, const int32_t *order)
                 ex->vals[d5__network_value(net, node->inputs[k])].reaches_loss = 1;
     }
     return D5_OK;
+}
+
+/* Whether node n's backward may write an input's gradient into its output's
+ * gradient memory (D5_OP_GRAD_IN_PLACE: Add's dA is dY itself). */
+static int shares_gradient(const d5_executor *ex, const xnode *n)
+{
+    if (!(n->desc->flags & D5_OP_GRAD_IN_PLACE) || n->nout != 1 || n->out[0] < 0) return 0;
+    const xval *y = &ex->vals[n->out[0]];
+    return y->has_grad && y->alias < 0 && !ex->net->values[n->out[0]].is_output;
+}
+
+/* Input value v, whose gradient node n writes first, may take the gradient
+ * memory of n's output y: an activation (not a view, not a graph output) of
+ * y's size. Its gradient is then dY, written in place, and later writers add
+ * into it as usual. */
+static int can_share(const d5_executor *ex, int32_t v, int32_t y)
+{
+    const xval *x = &ex->vals[v];
+    return x->kind == XV_ACT && x->alias < 0 && !x->trainable && !ex->net->values[v].is_output &&
+           x->bytes == ex->vals[y].bytes && x->desc.dtype == ex->vals[y].desc.dtype &&
+           x->blocked == ex->vals[y].blocked;
 }
 
 d5_status d5__backprop_prepare(d5_executor *ex)
@@ -84,6 +107,7 @@ d5_status d5__backprop_prepare(d5_executor *ex)
         for (int32_t k = 0; k < n->nout; k++)
             if (!ex->vals[n->out[k]].has_grad && ex->vals[n->out[k]].bytes > zeros)
                 zeros = ex->vals[n->out[k]].bytes;
+        int32_t share = shares_gradient(ex, n) ? n->out[0] : -1;
         for (int32_t k = 0; k < n->nin && s == D5_OK; k++) {
             n->scratch[k] = -1;
             int32_t v = n->in[k];
@@ -91,22 +115,42 @@ d5_status d5__backprop_prepare(d5_executor *ex)
             if (ex->vals[v].alias >= 0) v = ex->vals[v].alias; /* a view's gradient */
             if (written[v]) {
                 s = d5__plan_add(ex, ex->vals[v].bytes, step, step, &n->scratch[k]);
-            } else {
-                written[v] = 1;
-                first[v] = step;
+                continue;
+            }
+            written[v] = 1;
+            first[v] = step;
+            if (share >= 0 && v == n->in[k] && can_share(ex, v, share)) {
+                const xval *y = &ex->vals[share];
+                ex->vals[v].grad_root = y->grad_root >= 0 ? y->grad_root : share;
+                share = -1;
             }
         }
     }
-    /* Gradient buffers: intermediates until their producer's backward. */
+    /* Gradient buffers: intermediates until their producer's backward; a
+     * buffer shared by several values lives until the last of them. */
+    int32_t *last = first ? d5_alloc(((size_t)ex->nvals + 1) * sizeof *last, "lifetimes") : NULL;
+    if (s == D5_OK && !last) s = D5_ERR_NOMEM;
+    for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) last[v] = -1;
+    for (int32_t i = 0; s == D5_OK && i < F; i++) {
+        const xnode *n = &ex->nodes[i];
+        for (int32_t k = 0; k < n->nout; k++)
+            if (n->out[k] >= 0)
+                last[n->out[k]] =
+                    ex->net->values[n->out[k]].is_output ? D5__STEP_END : 2 * F - 1 - i;
+    }
+    for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) {
+        int32_t r = ex->vals[v].grad_root;
+        if (r >= 0 && last[r] < last[v]) last[r] = last[v];
+    }
     for (int32_t i = 0; s == D5_OK && i < F; i++) {
         const xnode *n = &ex->nodes[i];
         for (int32_t k = 0; k < n->nout && s == D5_OK; k++) {
             xval *x = &ex->vals[n->out[k]];
-            if (!x->has_grad || x->alias >= 0) continue;
-            int32_t last = ex->net->values[n->out[k]].is_output ? D5__STEP_END : 2 * F - 1 - i;
-            s = d5__plan_add(ex, x->bytes, first[n->out[k]], last, &x->grad_buf);
+            if (!x->has_grad || x->alias >= 0 || x->grad_root >= 0) continue;
+            s = d5__plan_add(ex, x->bytes, first[n->out[k]], last[n->out[k]], &x->grad_buf);
         }
     }
+    d5_free(last);
     for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) {
         xval *x = &ex->vals[v];
         if (x->has_grad && x->trainable)

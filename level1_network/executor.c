@@ -105,7 +105,7 @@ static d5_status init_values(d5_executor *ex)
     for (int32_t v = 0; v < ex->nvals; v++) {
         const d5__value *val = &net->values[v];
         xval *x = &ex->vals[v];
-        x->buf = x->grad_buf = x->alias = -1;
+        x->buf = x->grad_buf = x->alias = x->grad_root = -1;
         if (val->kind == D5_VALUE_INITIALIZER) {
             x->kind = XV_INIT;
             x->desc = val->desc;
@@ -327,6 +327,8 @@ static void bind(d5_executor *ex)
         if (x->buf >= 0) x->data = d5__plan_ptr(ex, x->buf);
         if (x->grad_buf >= 0) x->grad = d5__plan_ptr(ex, x->grad_buf);
     }
+    for (int32_t v = 0; v < ex->nvals; v++)
+        if (ex->vals[v].grad_root >= 0) ex->vals[v].grad = ex->vals[ex->vals[v].grad_root].grad;
     for (int32_t v = 0; v < ex->nvals; v++)
         if (ex->vals[v].alias >= 0) {
             ex->vals[v].data = ex->vals[ex->vals[v].alias].data;

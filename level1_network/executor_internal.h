@@ -30,6 +30,7 @@ typedef struct xval {
     int32_t reaches_loss; /* the loss depends on it */
     int32_t has_grad;     /* a gradient buffer exists */
     int32_t grad_buf;     /* plan buffer of the gradient */
+    int32_t grad_root;    /* the value whose gradient memory this one's shares, -1 */
     void *grad;
     int32_t blocked; /* held in a backend's blocked layout (layout.c): not fetchable */
 } xval;

@@ -90,7 +90,11 @@ enum {
     /* Input 3 (FusedConv's Z) may share output 0's memory when both are in
      * the same layout: the executor then writes Y over a Z nobody reads
      * later, and the operator skips copying Z into Y. */
-    D5_OP_Z_IN_PLACE = 1u << 3
+    D5_OP_Z_IN_PLACE = 1u << 3,
+    /* backward may be called with the gradient of an input of output 0's
+     * descriptor in output 0's gradient memory (gin[k].data == gout[0].data):
+     * an element-wise operator whose gradient is dY itself (Add) */
+    D5_OP_GRAD_IN_PLACE = 1u << 4
 };
 
 typedef struct d5_op_desc {

@@ -217,7 +217,8 @@ static d5_status sub_backward(void *state, const d5_tensor *gout, int32_t nout, 
         D5_OP_ABI_VERSION, FLAGS,   #NAME,    "dnnl",  2,   2, 1, 1,                               \
         create_##NAME,     forward, BACKWARD, destroy, NULL}
 
-BINARY_OP(Add, dnnl_binary_add, 1, D5_OP_HAS_BACKWARD, add_backward);
-BINARY_OP(Sub, dnnl_binary_sub, 0, D5_OP_HAS_BACKWARD, sub_backward);
+/* Their gradients, dY and -dY, are written element by element: in place is fine. */
+BINARY_OP(Add, dnnl_binary_add, 1, D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE, add_backward);
+BINARY_OP(Sub, dnnl_binary_sub, 0, D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE, sub_backward);
 BINARY_OP(Mul, dnnl_binary_mul, 1, 0, NULL);
 BINARY_OP(Div, dnnl_binary_div, 0, 0, NULL);

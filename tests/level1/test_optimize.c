@@ -637,3 +637,65 @@ Test(optimize, fused_sum_in_place_only_when_z_dies)
         d5_network_free(net);
     }
 }
+
+/* ResNet-20's output and gradients on dnnl (blocked layouts, Add writing a
+ * gradient in place, views sharing theirs) against the ref backend, which
+ * does none of these: equal within float32 rounding of the sums. */
+Test(optimize, backprop_on_dnnl_matches_ref)
+{
+    if (d5_backend_check_list("dnnl", 0) != D5_OK) cr_skip_test("dnnl is not built here");
+    d5_network *net = train_mode(model("resnet20", 2));
+    randomise_batchnorms(net, 9);
+    int64_t na, nb;
+    int32_t ba, bb;
+    float *a = run_backprop(net, "dnnl,ref", 0, &na, &ba),
+          *b = run_backprop(net, "ref", 0, &nb, &bb);
+    cr_assert_eq(na, nb);
+    cr_expect_gt(ba, 0);
+    double scale = 0, worst = 0;
+    int64_t at = 0;
+    for (int64_t i = 0; i < na; i++) {
+        scale = fmax(scale, fabs(b[i]));
+        if (fabs((double)a[i] - b[i]) > worst) worst = fabs((double)a[i] - b[i]), at = i;
+    }
+    cr_expect_leq(worst, 1e-4 * scale,
+                  "element %lld differs by %g (%g against %g; values up to %g)", (long long)at,
+                  worst, a[at], b[at], scale);
+    free(a);
+    free(b);
+    d5_network_free(net);
+}
+
+/* Add writes dY in place only into a gradient nobody wrote before it: here
+ * a is read by the Add and by a later Mul, whose backward writes a's
+ * gradient (s dY) first; the Add must add its dY to it in a buffer of its
+ * own. c = Conv(x, w), a = Relu(c), s = a + c, y = s * a. */
+Test(optimize, add_gradient_in_place_only_when_first)
+{
+    if (d5_backend_check_list("dnnl", 0) != D5_OK) cr_skip_test("dnnl is not built here");
+    const int64_t xs[] = {2, 16, 4, 4}, ws[] = {16, 16, 3, 3}, pads[] = {1, 1, 1, 1};
+    d5_network *net = graph("adds", 13, 4, xs);
+    add_f32(net, "w", 4, ws, -0.04f);
+    d5_attr pa = {.name = "pads", .type = D5_ATTR_INTS, .ints = pads, .count = 4};
+    d5_attrs attrs = {&pa, 1};
+    const char *cin[] = {"x", "w"}, *rin[] = {"c"}, *sin_[] = {"a", "c"}, *yin[] = {"s", "a"};
+    node(net, "conv", "Conv", cin, 2, "c", &attrs);
+    node(net, "relu", "Relu", rin, 1, "a", NULL);
+    node(net, "add1", "Add", sin_, 2, "s", NULL);
+    node(net, "mul", "Mul", yin, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    int64_t na, nb;
+    int32_t ba, bb;
+    float *a = run_backprop(net, "dnnl,ref", 0, &na, &ba),
+          *b = run_backprop(net, "ref", 0, &nb, &bb);
+    cr_assert_eq(na, nb);
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < na; i++) {
+        scale = fmax(scale, fabs(b[i]));
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+    }
+    cr_expect_leq(worst, 1e-5 * scale, "largest difference %g (values up to %g)", worst, scale);
+    free(a);
+    free(b);
+    d5_network_free(net);
+}
