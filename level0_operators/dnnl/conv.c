@@ -6,8 +6,9 @@
  * (precision.c). A bias may be float32 with lower-precision tensors. The primitives pick
  * their preferred layouts; inputs and outputs stay in ONNX's plain layouts and
  * are reordered around each call, so the time measured is the time an NCHW
- * caller sees. The weight gradient of a convolution with one input channel
- * (an image network's first layer) is computed in C instead (conv_wgrad.c).
+ * caller sees. The forward, weight and bias gradients of a float32 2-d
+ * convolution with few input channels and unit strides (an image network's
+ * first layer) are computed in C instead (conv_first.c, conv_wgrad.c).
  * FusedConv (ref/fusedconv.c) is the same convolution with oneDNN post-ops:
  * a sum that adds Z, then ReLU, applied while the output is in cache.
  * D5_ATTR_BLOCKED (set by the executor's layout propagation) asks for X, Y
@@ -40,7 +41,8 @@ typedef struct dconv {
     dnnl_primitive_t bwd_data, bwd_wei;
     d5_dnnl_arg d_diff_dst, d_wei, d_diff_src, w_src, w_diff_dst, w_diff_wei;
     dnnl_memory_t diff_bias_mem;
-    int c_wgrad; /* the weight gradient runs in C */
+    int c_wgrad;   /* the weight gradient runs in C */
+    int c_forward; /* the forward runs in C (conv_first.c) */
     d5_conv_wgrad wgrad;
     d5__fusion fusion;          /* FusedConv's post-ops; zero for Conv */
     dnnl_memory_t z_mem;        /* Z as given */
@@ -242,6 +244,10 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
      * primitive's layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&c->f_wei, &c->ctx, in[1].data, "Conv");
     if (s == D5_OK && c->fusion.sum) s = z_setup(c, &z_md);
+    /* Float32 in ONNX's layouts without post-ops: the forward runs in C. */
+    c->c_forward = s == D5_OK && dt == dnnl_f32 && c->impl.compute == dnnl_f32 && !blocked &&
+                   !c->po && d5__conv_wgrad_fits(g);
+    if (c->c_forward) snprintf(c->impl.info.forward, sizeof c->impl.info.forward, "d5:conv_first");
     if (s != D5_OK) {
         destroy(c);
         return s;
@@ -281,6 +287,9 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     (void)nin;
     (void)nout;
     dconv *c = state;
+    if (c->c_forward)
+        return d5__conv_first_run(NULL, &c->g, in[0].data, in[1].data,
+                                  c->g.has_bias ? in[2].data : NULL, out[0].data);
     dnnl_exec_arg_t args[4];
     int n = 0;
     dnnl_memory_t m;
@@ -442,7 +451,7 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
                    !(c->blocked & (D5_BLOCKED_X | D5_BLOCKED_Y));
     if (s == D5_OK && (gin[1].data || want_bias) && c_kernel && d5__conv_wgrad_fits(&c->g)) {
         if (!c->c_wgrad) {
-            s = d5__conv_wgrad_init(&c->wgrad, &c->g);
+            s = d5__conv_wgrad_init(&c->wgrad, &c->g, NULL);
             c->c_wgrad = s == D5_OK;
             snprintf(c->impl.info.backward_weights, sizeof c->impl.info.backward_weights,
                      "d5:conv_wgrad");
