@@ -94,11 +94,11 @@ static void candidates(const d5_executor *ex, const int32_t *producer, unsigned 
 
 static int32_t flags_of(const xnode *n, const unsigned char *blocked)
 {
-    int32_t f = 0;
+    int32_t f = 0, backward = n->backward ? D5_BLOCKED_BACKWARD : 0;
     if (n->nin > 0 && n->in[0] >= 0 && blocked[n->in[0]]) f |= D5_BLOCKED_X;
     if (n->nin > 3 && n->in[3] >= 0 && blocked[n->in[3]]) f |= D5_BLOCKED_Z;
     if (n->out[0] >= 0 && blocked[n->out[0]]) f |= D5_BLOCKED_Y;
-    return f;
+    return f ? f | backward : 0;
 }
 
 /* Takes every value of node n out of the set; whether one was in it. */

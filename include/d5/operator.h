@@ -66,7 +66,9 @@ typedef struct d5_attrs {
  * declines (D5_ERR_UNSUPPORTED) and the executor keeps ONNX's layout; other
  * operators never receive it. d5's dnnl Conv and FusedConv read it. */
 #define D5_ATTR_BLOCKED "__blocked"
-enum { D5_BLOCKED_X = 1, D5_BLOCKED_Y = 2, D5_BLOCKED_Z = 4 };
+/* D5_BLOCKED_BACKWARD tells that the executor will run the node's backward
+ * too (training), for operators whose best layout depends on it. */
+enum { D5_BLOCKED_X = 1, D5_BLOCKED_Y = 2, D5_BLOCKED_Z = 4, D5_BLOCKED_BACKWARD = 8 };
 
 /* Looks an attribute up by name; NULL if absent (or `a` is NULL). */
 D5_API const d5_attr *d5_attrs_find(const d5_attrs *a, const char *name);

@@ -190,7 +190,7 @@ static d5_status caller_layouts(dbn *b, const d5_tensor_desc *x)
     b->x_md = b->y_md = b->data_md;
     b->xblock = 1;
     if (!b->blocked) return D5_OK;
-    if (b->blocked & ~(int64_t)(D5_BLOCKED_X | D5_BLOCKED_Y))
+    if (b->blocked & ~(int64_t)(D5_BLOCKED_X | D5_BLOCKED_Y | D5_BLOCKED_BACKWARD))
         return d5_error(D5_ERR_UNSUPPORTED,
                         OP " (dnnl): %s = %lld; only X (%d) and Y (%d) can be blocked",
                         D5_ATTR_BLOCKED, (long long)b->blocked, D5_BLOCKED_X, D5_BLOCKED_Y);

@@ -331,10 +331,10 @@ static d5_status pool_create(const char *name, int kind, const d5_tensor *in, co
     if (s == D5_OK) s = geometry(c, in, nout, attrs, &y);
     if (s == D5_OK && blocked && y.ndim != 4)
         s = d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): the blocked layout is for 2-d pools", name);
-    /* A MaxPool small enough for the C kernels runs faster on ONNX's layout,
-     * its backward above all (oneDNN's recomputes the forward for its
-     * workspace): the executor keeps that layout when the pool declines. */
-    if (s == D5_OK && blocked && c->max &&
+    /* In training, a MaxPool small enough for the C kernels runs faster on
+     * ONNX's layout: oneDNN's backward recomputes the forward for its
+     * workspace. The executor keeps that layout when the pool declines. */
+    if (s == D5_OK && (blocked & D5_BLOCKED_BACKWARD) && c->max &&
         (double)c->p.planes * (double)c->p.out_plane * (double)c->p.window <= C_FORWARD_MAX_WORK)
         s = d5_error(D5_ERR_UNSUPPORTED,
                      "%s (dnnl): a pool of %.0f window positions runs in C on ONNX's layout", name,
