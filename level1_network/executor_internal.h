@@ -67,6 +67,7 @@ struct d5_executor {
     xnode *nodes;
     int32_t nnodes;
     int32_t nfolded;
+    size_t folded_bytes; /* what folding holds, at most FOLD_BUDGET (executor.c) */
     int32_t loss;
     /* Memory. */
     unsigned char *arena;

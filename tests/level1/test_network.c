@@ -224,6 +224,44 @@ Test(network, folding_feeds_reshape)
     d5_network_free(net);
 }
 
+Test(network, folding_allocates_no_more_than_its_budget)
+{
+    /* y = ConstantOfShape(Shape(x)) with x declared [2^20, 2^19] float32:
+     * inference folds Shape without memory behind x and leaves the 2 TiB of
+     * y to run time, where creating an executor would fail cleanly. */
+    d5_network *net = net_with_x((int64_t)1 << 20, (int64_t)1 << 19);
+    cr_assert_eq(add_unary(net, "shape", "Shape", "x", "s"), D5_OK);
+    cr_assert_eq(add_unary(net, "fill", "ConstantOfShape", "s", "y"), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    cr_assert_eq(d5_network_infer_shapes(net), D5_OK, "%s", d5_last_error());
+    int32_t v;
+    cr_assert_eq(d5_network_find_value(net, "y", &v), D5_OK);
+    d5_value_info info;
+    d5_network_value_at(net, v, &info);
+    cr_assert_eq(info.desc.dtype, D5_F32);
+    cr_assert_eq(info.desc.ndim, 2);
+    cr_assert_eq(info.desc.shape[0], (int64_t)1 << 20);
+    cr_assert_eq(info.desc.shape[1], (int64_t)1 << 19);
+    d5_network_free(net);
+
+    /* The same from an initializer holding the shape. */
+    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
+    d5_tensor shape;
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, (int64_t[]){2}, &d), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&d, &shape), D5_OK);
+    ((int64_t *)shape.data)[0] = (int64_t)1 << 20;
+    ((int64_t *)shape.data)[1] = (int64_t)1 << 19;
+    cr_assert_eq(d5_network_add_initializer_take(net, "s", &shape), D5_OK);
+    cr_assert_eq(add_unary(net, "fill", "ConstantOfShape", "s", "y"), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    cr_assert_eq(d5_network_infer_shapes(net), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_find_value(net, "y", &v), D5_OK);
+    d5_network_value_at(net, v, &info);
+    cr_assert_eq(info.desc.shape[0], (int64_t)1 << 20);
+    d5_network_free(net);
+}
+
 Test(network, unsupported_operator_names_node)
 {
     d5_network *net = net_with_x(2, 2);
