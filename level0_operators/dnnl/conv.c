@@ -244,9 +244,9 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
      * primitive's layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&c->f_wei, &c->ctx, in[1].data, "Conv");
     if (s == D5_OK && c->fusion.sum) s = z_setup(c, &z_md);
-    /* Float32 in ONNX's layouts without post-ops: the forward runs in C. */
+    /* Float32 in ONNX's layouts with no post-op but ReLU: the forward runs in C. */
     c->c_forward = s == D5_OK && dt == dnnl_f32 && c->impl.compute == dnnl_f32 && !blocked &&
-                   !c->po && d5__conv_wgrad_fits(g);
+                   !c->fusion.sum && d5__conv_wgrad_fits(g);
     if (c->c_forward) snprintf(c->impl.info.forward, sizeof c->impl.info.forward, "d5:conv_first");
     if (s != D5_OK) {
         destroy(c);
@@ -289,7 +289,7 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     dconv *c = state;
     if (c->c_forward)
         return d5__conv_first_run(NULL, &c->g, in[0].data, in[1].data,
-                                  c->g.has_bias ? in[2].data : NULL, out[0].data);
+                                  c->g.has_bias ? in[2].data : NULL, c->fusion.relu, out[0].data);
     dnnl_exec_arg_t args[4];
     int n = 0;
     dnnl_memory_t m;

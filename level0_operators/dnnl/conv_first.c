@@ -155,6 +155,7 @@ typedef struct job {
     const float *x, *wp, *b;
     float *y;
     int64_t xc, xplane, blocks;
+    int relu;
 } job;
 
 /* Items [lo, hi) of the (image, channel block) pairs, with the thread's padded
@@ -181,16 +182,20 @@ static void run_items(const job *jb, int64_t lo, int64_t hi, float *xp)
                 jb->k->fwd_row(xp + r * jb->xc + j, jb->xc, jb->xplane, cin, kh, kw, w, b,
                                y + r * ow + j, g->out_size, ow - j < chunk ? ow - j : chunk,
                                (int)mb);
+        /* The block's planes, still in cache: +0 for a sum not above 0, as
+         * oneDNN's ReLU post-op writes. */
+        if (jb->relu)
+            for (int64_t i = 0, e = mb * g->out_size; i < e; i++) y[i] = y[i] > 0 ? y[i] : 0.0f;
     }
 }
 
 d5_status d5__conv_first_run(const d5_conv_kernels *k, const d5_conv_geometry *g, const float *x,
-                             const float *w, const float *b, float *y)
+                             const float *w, const float *b, int relu, float *y)
 {
     if (!k) k = d5__conv_kernels_pick();
     const int64_t m = g->out_channels, cin = g->in_channels, kh = g->kernel[0], kw = g->kernel[1];
     const int64_t taps = cin * kh * kw;
-    job jb = {g, k, x, NULL, b, y, d5__conv_padded_cols(g, k), 0, 0};
+    job jb = {g, k, x, NULL, b, y, d5__conv_padded_cols(g, k), 0, 0, relu};
     jb.xplane = (g->in[0] + g->pads_begin[0] + g->pads_end[0]) * jb.xc;
     jb.blocks = (m + k->mb_max - 1) / k->mb_max;
     const int64_t items = g->batch * jb.blocks, per_thread = g->in_channels * jb.xplane;

@@ -55,12 +55,14 @@ int64_t d5__conv_padded_cols(const d5_conv_geometry *g, const d5_conv_kernels *k
 void d5__conv_pad_plane(const d5_conv_geometry *g, const float *src, int64_t xc, float *xp);
 
 /* Y (N, M, OH, OW) of X (N, C, H, W), W (M, C, KH, KW) and the optional B
- * (M; NULL without a bias), all float32 in plain NCHW, for a geometry that
+ * (M; NULL without a bias), all float32 in plain NCHW, followed by ReLU when
+ * `relu` (as oneDNN's post-op computes it: y > 0 ? y : +0), for a geometry that
  * d5__conv_wgrad_fits (conv_wgrad.h), with kernels `k` (NULL: this CPU's). (image, block of output
  * channels) pairs are split across the OpenMP threads where d5 is built with OpenMP; each output
  * element is computed by one thread in a fixed order, so results do not depend on the thread count.
  * D5_ERR_NOMEM when the buffers cannot be allocated; Y is then untouched. */
 D5_NODISCARD d5_status d5__conv_first_run(const d5_conv_kernels *k, const d5_conv_geometry *g,
-                                          const float *x, const float *w, const float *b, float *y);
+                                          const float *x, const float *w, const float *b, int relu,
+                                          float *y);
 
 #endif
