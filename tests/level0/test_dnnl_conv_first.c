@@ -196,16 +196,32 @@ static void forward_op(const char *backend, const char *op_type, const conv_case
     d5_tensor_free(&out);
 }
 
-static void forward_dnnl(const conv_case *k, const d5_tensor in[3], int blocked, d5_tensor *y,
-                         d5_op_impl *impl)
+/* A ReLU's output: no value below +0, some clamped, the ref backend's
+ * FusedConv within float32 rounding. */
+static void check_relu(const conv_case *k, const d5_tensor in[3], const d5_tensor *y, size_t ci)
 {
-    forward_op("dnnl", "Conv", k, in, blocked, y, impl);
+    d5_tensor yr;
+    d5_op_impl impl;
+    forward_op("ref", "FusedConv", k, in, 0, &yr, &impl);
+    int64_t n = d5_tensor_desc_numel(&y->desc), clamped = 0;
+    const float *v = y->data;
+    for (int64_t i = 0; i < n; i++) {
+        cr_assert(v[i] >= 0 && !signbit(v[i]), "case %zu: Y[%lld] = %g after ReLU", ci,
+                  (long long)i, v[i]);
+        clamped += v[i] == 0;
+    }
+    cr_expect(clamped > 0 && clamped < n, "case %zu: %lld of %lld sums were clamped", ci,
+              (long long)clamped, (long long)n);
+    expect_close_f(y->data, yr.data, n, "Y against ref", ci);
+    d5_tensor_free(&yr);
 }
 
-/* Where oneDNN runs its jit:avx512_core kernel, the C forward gives its bits,
- * with and without a bias: a network computes the same values whether the
- * executor keeps a first layer's output in oneDNN's blocked layout or not. */
-Test(dnnl_conv_first, forward_equals_onednn_bit_for_bit)
+/* Where oneDNN runs its jit:avx512_core kernel, the C forward of `op_type`
+ * gives its bits, with and without a bias: a network computes the same values
+ * whether the executor keeps a first layer's output in oneDNN's blocked layout
+ * or not. FusedConv with ReLU (what the optimiser makes of Conv + Relu) writes
+ * +0 for a negative sum, as oneDNN's post-op does. */
+static void check_against_onednn(const char *op_type)
 {
     need_dnnl();
     const conv_case same[] = {{2, 3, 16, 32, 32, 3, 3, {1, 1, 1, 1}, 0},
@@ -214,11 +230,12 @@ Test(dnnl_conv_first, forward_equals_onednn_bit_for_bit)
         d5_tensor in[3], gy, y, yb;
         make_inputs(&same[ci], in, &gy);
         d5_op_impl impl, impl_b;
-        forward_dnnl(&same[ci], in, 0, &y, &impl);
-        forward_dnnl(&same[ci], in, 1, &yb, &impl_b);
-        cr_expect_str_eq(impl.forward, "d5:conv_first");
+        forward_op("dnnl", op_type, &same[ci], in, 0, &y, &impl);
+        forward_op("dnnl", op_type, &same[ci], in, 1, &yb, &impl_b);
+        cr_expect_str_eq(impl.forward, "d5:conv_first", "%s, case %zu", op_type, ci);
+        if (strcmp(op_type, "FusedConv") == 0) check_relu(&same[ci], in, &y, ci);
         if (strcmp(impl_b.forward, "jit:avx512_core") == 0)
-            cr_expect(same_bits(&y, &yb), "case %zu: Y differs from oneDNN's", ci);
+            cr_expect(same_bits(&y, &yb), "%s, case %zu: Y differs from oneDNN's", op_type, ci);
         else
             cr_log_info("oneDNN runs %s here: its bits are not compared", impl_b.forward);
         free_all(in, 3);
@@ -228,42 +245,14 @@ Test(dnnl_conv_first, forward_equals_onednn_bit_for_bit)
     }
 }
 
-/* FusedConv with ReLU (what the optimiser makes of Conv + Relu) runs the C
- * forward too: oneDNN's bits where its jit:avx512_core kernel runs (+0 for a
- * negative sum, as its post-op gives), the ref backend's values everywhere. */
+Test(dnnl_conv_first, forward_equals_onednn_bit_for_bit)
+{
+    check_against_onednn("Conv");
+}
+
 Test(dnnl_conv_first, fused_relu_equals_onednn_and_ref)
 {
-    need_dnnl();
-    const conv_case same[] = {{2, 3, 16, 32, 32, 3, 3, {1, 1, 1, 1}, 0},
-                              {3, 1, 32, 28, 28, 5, 5, {2, 2, 2, 2}, 1}};
-    for (size_t ci = 0; ci < sizeof same / sizeof same[0]; ci++) {
-        d5_tensor in[3], gy, y, yb, yr;
-        make_inputs(&same[ci], in, &gy);
-        d5_op_impl impl, impl_b, impl_r;
-        forward_op("dnnl", "FusedConv", &same[ci], in, 0, &y, &impl);
-        forward_op("dnnl", "FusedConv", &same[ci], in, 1, &yb, &impl_b);
-        forward_op("ref", "FusedConv", &same[ci], in, 0, &yr, &impl_r);
-        cr_expect_str_eq(impl.forward, "d5:conv_first", "case %zu", ci);
-        int64_t n = d5_tensor_desc_numel(&y.desc), clamped = 0;
-        const float *v = y.data;
-        for (int64_t i = 0; i < n; i++) {
-            cr_assert(v[i] >= 0 && !signbit(v[i]), "case %zu: Y[%lld] = %g after ReLU", ci,
-                      (long long)i, v[i]);
-            clamped += v[i] == 0;
-        }
-        cr_expect(clamped > 0 && clamped < n, "case %zu: %lld of %lld sums were clamped", ci,
-                  (long long)clamped, (long long)n);
-        expect_close_f(y.data, yr.data, n, "Y against ref", ci);
-        if (strcmp(impl_b.forward, "jit:avx512_core") == 0)
-            cr_expect(same_bits(&y, &yb), "case %zu: Y differs from oneDNN's", ci);
-        else
-            cr_log_info("oneDNN runs %s here: its bits are not compared", impl_b.forward);
-        free_all(in, 3);
-        d5_tensor_free(&gy);
-        d5_tensor_free(&y);
-        d5_tensor_free(&yb);
-        d5_tensor_free(&yr);
-    }
+    check_against_onednn("FusedConv");
 }
 
 /* Strides, dilations, groups and five input channels stay with oneDNN. */
