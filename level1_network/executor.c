@@ -1,7 +1,7 @@
 /* The executor: compiles a network once (shapes, constant folding, backend
  * choice, operator instances, schedule, memory plan), then feeds, runs and
  * fetches. Backward is in backprop.c, the memory plan in plan.c, the backend
- * choice in choose.c. */
+ * choice in choose.c, constant folding in fold.c. */
 #include "executor_internal.h"
 
 #include <stdio.h>
@@ -61,17 +61,6 @@ void d5_executor_free(d5_executor *ex)
 }
 
 /* ---- Compile ------------------------------------------------------------------------------- */
-
-/* Nodes evaluated at create when all their inputs are constant. Random
- * operators are never folded. */
-static int foldable_op(const char *op_type)
-{
-    static const char *const never[] = {"Dropout",          "RandomNormal",      "RandomUniform",
-                                        "RandomNormalLike", "RandomUniformLike", "Multinomial"};
-    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
-        if (strcmp(op_type, never[i]) == 0) return 0;
-    return 1;
-}
 
 int d5__executor_value_is_const(const d5_executor *ex, int32_t v)
 {
@@ -172,75 +161,6 @@ static d5_status node_attrs(const d5_executor *ex, const d5__node *node, d5_attr
     return D5_OK;
 }
 
-/* Constant folding keeps at most this many bytes of folded values per
- * executor: a node whose outputs would go beyond runs at every step instead,
- * so that a small model cannot make create allocate what its shapes claim
- * (a ConstantOfShape of 2^40 elements, say) before it is ever run. Values that
- * shape-dependent operators read (Reshape's shape, Slice's starts) are a few
- * bytes and always fold. */
-#define FOLD_BUDGET ((size_t)256 << 20)
-
-/* The one byte that stands behind a non-constant input of Shape, whose
- * forward reads descriptors only. */
-static uint8_t shape_stand_in;
-
-/* Evaluates a node whose inputs are all constant (or, for Shape, whose input
- * shape is known) with the ref backend; *folded is 0 when the node's outputs
- * do not fit what is left of FOLD_BUDGET, which leaves them for the node to
- * compute when it runs. */
-static d5_status fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
-                      const d5_attrs *attrs, int *folded)
-{
-    const d5_op_desc *desc = NULL;
-    d5_op *op = NULL;
-    d5_tensor out[16];
-    memset(out, 0, sizeof out);
-    *folded = 0;
-    if (node->nout > 16) return d5_error(D5_ERR_UNSUPPORTED, "more than 16 outputs");
-    if (d5_op_find(node->op_type, "ref", &desc) != D5_OK) return d5__unsupported(node);
-    d5_status s = d5_op_create(desc, in, node->nin, attrs, node->nout, &op);
-    size_t left = FOLD_BUDGET - ex->folded_bytes;
-    int fits = 1;
-    for (int32_t k = 0; s == D5_OK && fits && k < node->nout; k++) {
-        size_t bytes;
-        s = d5_tensor_desc_bytes(d5_op_output_desc(op, k), &bytes);
-        if (s == D5_OK && bytes > left) fits = 0;
-        if (s == D5_OK && fits) left -= bytes;
-    }
-    if (s != D5_OK || !fits) {
-        d5_op_free(op);
-        return s == D5_OK ? s : d5__node_error(node, s);
-    }
-    ex->folded_bytes = FOLD_BUDGET - left;
-    for (int32_t k = 0; s == D5_OK && k < node->nout; k++) {
-        int32_t v = d5__network_value(ex->net, node->outputs[k]);
-        xval *x = &ex->vals[v];
-        x->desc = *d5_op_output_desc(op, k);
-        x->known = 1;
-        s = d5_tensor_desc_bytes(&x->desc, &x->bytes);
-        if (s == D5_OK) s = d5_tensor_alloc(&x->desc, &out[k]);
-        if (s == D5_OK) {
-            x->owned = x->data = out[k].data;
-            x->kind = XV_CONST;
-        }
-    }
-    /* Only Shape folds with an input that has no data yet: the operator
-     * contract wants memory behind it, which Shape never reads. */
-    d5_tensor *filled = NULL;
-    if (s == D5_OK && node->nin > 0 &&
-        !(filled = d5_calloc((size_t)node->nin, sizeof *filled, "folded inputs")))
-        s = D5_ERR_NOMEM;
-    for (int32_t k = 0; s == D5_OK && k < node->nin; k++) {
-        filled[k] = in[k];
-        if (in[k].desc.dtype != D5_DTYPE_INVALID && !in[k].data) filled[k].data = &shape_stand_in;
-    }
-    if (s == D5_OK) s = d5_op_forward(op, filled, out);
-    d5_free(filled);
-    d5_op_free(op);
-    if (s == D5_OK) *folded = 1;
-    return s == D5_OK ? s : d5__node_error(node, s);
-}
-
 /* Fills in[] for a node from the values known so far; *all_const tells
  * whether every present input is a constant. */
 static d5_status node_inputs(d5_executor *ex, const d5__node *node, d5_tensor *in, int *all_const)
@@ -332,10 +252,9 @@ static d5_status compile(d5_executor *ex)
         s = node_inputs(ex, node, in, &all_const);
         if (s == D5_OK) s = node_attrs(ex, node, &attrs, &view);
         if (s != D5_OK) break;
-        int shape_only = strcmp(node->op_type, "Shape") == 0 && !node->domain[0];
-        if ((all_const || shape_only) && foldable_op(node->op_type) && !node->domain[0]) {
+        if (d5__fold_candidate(node, all_const)) {
             int folded = 0;
-            s = fold(ex, node, in, &view, &folded);
+            s = d5__fold(ex, node, in, &view, &folded);
             if (s != D5_OK || folded) {
                 d5_free(attrs);
                 ex->nfolded += folded;

@@ -67,7 +67,7 @@ struct d5_executor {
     xnode *nodes;
     int32_t nnodes;
     int32_t nfolded;
-    size_t folded_bytes; /* what folding holds, at most FOLD_BUDGET (executor.c) */
+    size_t folded_bytes; /* what folding holds, at most FOLD_BUDGET (fold.c) */
     int32_t loss;
     /* Memory. */
     unsigned char *arena;
@@ -126,6 +126,15 @@ d5_status d5__node_error(const d5__node *node, d5_status s);
 /* 1 when value v's data is known at create and fixed: a folded constant, or an
  * initializer that is not a variable parameter. */
 int d5__executor_value_is_const(const d5_executor *ex, int32_t v);
+/* Constant folding (fold.c): 1 when a node of the default domain may be
+ * folded: all its inputs constant (all_const), or a Shape, which needs only
+ * its input's descriptor. */
+int d5__fold_candidate(const d5__node *node, int all_const);
+/* Evaluates such a node with the ref backend; its outputs become constants.
+ * *folded is 0 when they do not fit what is left of the folding budget: the
+ * node is then scheduled like any other. */
+d5_status d5__fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
+                   const d5_attrs *attrs, int *folded);
 /* Layout propagation (layout.c): after backends are chosen, before the plan. */
 d5_status d5__layout_propagate(d5_executor *ex);
 
