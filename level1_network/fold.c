@@ -23,13 +23,15 @@ int d5__fold_candidate(const d5__node *node, int all_const)
     return all_const || strcmp(node->op_type, "Shape") == 0;
 }
 
-/* Constant folding keeps at most this many bytes of folded values per
+/* Constant folding keeps at most FOLD_BUDGET bytes of folded values per
  * executor: a node whose outputs would go beyond runs at every step instead,
  * so that a small model cannot make create allocate what its shapes claim
- * (a ConstantOfShape of 2^40 elements, say) before it is ever run. Values that
- * shape-dependent operators read (Reshape's shape, Slice's starts) are a few
- * bytes and always fold. */
+ * (a ConstantOfShape of 2^40 elements, say) before it is ever run. Outputs of
+ * at most FOLD_SMALL bytes in all fold whatever is left and are not counted:
+ * the values that shape-dependent operators read (Reshape's shape, Slice's
+ * starts) are a few bytes and must be constants. */
 #define FOLD_BUDGET ((size_t)256 << 20)
+#define FOLD_SMALL  ((size_t)64 << 10)
 
 /* The one byte that stands behind a non-constant input of Shape, whose
  * forward reads descriptors only. */
@@ -48,19 +50,18 @@ d5_status d5__fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
     if (node->nout > 16) return d5_error(D5_ERR_UNSUPPORTED, "more than 16 outputs");
     if (d5_op_find(node->op_type, "ref", &desc) != D5_OK) return d5__unsupported(node);
     d5_status s = d5_op_create(desc, in, node->nin, attrs, node->nout, &op);
-    size_t left = FOLD_BUDGET - ex->folded_bytes;
-    int fits = 1;
-    for (int32_t k = 0; s == D5_OK && fits && k < node->nout; k++) {
+    const size_t left = FOLD_BUDGET - ex->folded_bytes;
+    size_t total = 0; /* the outputs' bytes, SIZE_MAX where they overflow */
+    for (int32_t k = 0; s == D5_OK && k < node->nout; k++) {
         size_t bytes;
         s = d5_tensor_desc_bytes(d5_op_output_desc(op, k), &bytes);
-        if (s == D5_OK && bytes > left) fits = 0;
-        if (s == D5_OK && fits) left -= bytes;
+        if (s == D5_OK) total = bytes > SIZE_MAX - total ? SIZE_MAX : total + bytes;
     }
-    if (s != D5_OK || !fits) {
+    if (s != D5_OK || (total > FOLD_SMALL && total > left)) {
         d5_op_free(op);
         return s == D5_OK ? s : d5__node_error(node, s);
     }
-    ex->folded_bytes = FOLD_BUDGET - left;
+    if (total > FOLD_SMALL) ex->folded_bytes += total;
     for (int32_t k = 0; s == D5_OK && k < node->nout; k++) {
         int32_t v = d5__network_value(ex->net, node->outputs[k]);
         xval *x = &ex->vals[v];
