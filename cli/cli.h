@@ -40,6 +40,7 @@ typedef struct cli_spec {
      * cli_parse returns) and *pos_count. */
     const char ***pos_list;
     int *pos_count;
+    int pos_optional; /* the command checks for a missing positional argument itself */
 } cli_spec;
 
 /* The fields every command sets: name, synopsis, description and its option

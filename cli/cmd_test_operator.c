@@ -13,7 +13,7 @@
 typedef struct topts {
     run_opts run;
     const char *sizes, *backends, *json, *csv, *dtype;
-    int list, no_peak, limit, threads;
+    int list, all, no_peak, limit, threads;
 } topts;
 
 /* ---- Targets ---- */
@@ -41,7 +41,7 @@ static int add_builtin(target *ts, int *n, const char *op, const char *backend, 
  * that is no backend, or one unavailable here, is a usage error (2); a
  * backend without the operator is bad input (3). */
 static int parse_targets(const char *op, const char *spec, double o_timeout, target *ts, int *n,
-                         int max)
+                         int max, int quiet)
 {
     char buf[2048];
     int rc;
@@ -74,7 +74,7 @@ static int parse_targets(const char *op, const char *spec, double o_timeout, tar
             (*n)++;
         } else if ((rc = cli_check_backends("test-operator", "backend", tok, 0)) >= 0) {
             return rc;
-        } else if (!add_builtin(ts, n, op, tok, 0)) {
+        } else if (!add_builtin(ts, n, op, tok, quiet)) {
             return D5_EXIT_INPUT;
         }
     }
@@ -87,7 +87,7 @@ static int parse_targets(const char *op, const char *spec, double o_timeout, tar
         return D5_EXIT_INPUT;
     }
     if (*n == 0) {
-        fprintf(stderr, "d5 test-operator: no backend of '%s' has %s here\n", spec, op);
+        if (!quiet) fprintf(stderr, "d5 test-operator: no backend of '%s' has %s here\n", spec, op);
         return D5_EXIT_INPUT;
     }
     return -1;
@@ -193,6 +193,7 @@ typedef struct sweep {
     d5_results *res;
     size_t step, steps, measured, unsupported;
     int tty, failed;
+    size_t rows_failed; /* rows that failed a check, crashed or could not run */
 } sweep;
 
 /* One row: the case in precision p on target t, printed and recorded. The
@@ -229,6 +230,7 @@ static d5_status sweep_row(sweep *sw, const op_case *base, const target *t, int 
     if ((r.validated && !r.valid) || (r.grad_checked && !r.grad_ok) ||
         strncmp(r.status, "crashed", 7) == 0 || strncmp(r.status, "timed out", 9) == 0)
         sw->failed = 1;
+    if (sw->failed || (!r.ok && !r.unsupported)) sw->rows_failed++;
     if (!r.ok) return d5_results_add_error(sw->res, name, r.status);
     sw->measured++;
     size_t idx;
@@ -249,9 +251,106 @@ static d5_status sweep_row(sweep *sw, const op_case *base, const target *t, int 
     return s;
 }
 
+static void close_targets(target *ts, int nt)
+{
+    for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
+}
+
+/* The table of one operator: every size, backend and precision. Returns an
+ * exit code; *rows_failed counts the rows that failed. */
+static int test_one(const topts *o, const char *op, const double *peaks, unsigned precisions,
+                    d5_results *res, size_t *rows_failed)
+{
+    target ts[16];
+    int nt = 0;
+    int rc = parse_targets(op, o->backends, o->run.timeout, ts, &nt, 16, o->all);
+    if (rc >= 0) return o->all && rc == D5_EXIT_INPUT && nt == 0 ? D5_EXIT_OK : rc;
+    op_case *cases;
+    size_t ncases;
+    d5_status s = sizes_load(op, ts[0].desc->min_inputs, o->sizes, &cases, &ncases);
+    if (s != D5_OK) {
+        close_targets(ts, nt);
+        if (o->all) {
+            printf("%s: no cases: %s\n", op, d5_last_error());
+            (*rows_failed)++;
+            return D5_EXIT_CHECK;
+        }
+        return cli_fail("test-operator", s);
+    }
+    if (o->limit > 0 && (size_t)o->limit < ncases) ncases = (size_t)o->limit;
+    if (o->all)
+        printf("\n## %s\n", op);
+    else
+        printf("#   %-14s = %s\n", "OP", op);
+    for (int p = 0; p < PREC_COUNT; p++)
+        if ((precisions & (1u << p)) && p == PREC_I8 && sizes_family(op) != FAMILY_SHAPE)
+            printf("# i8: %s runs as %s: %s uint8, %s int8, int32 out%s\n", op,
+                   sizes_family(op) == FAMILY_CONV ? "ConvInteger" : "MatMulInteger",
+                   sizes_family(op) == FAMILY_CONV ? "X" : "A [M,K]",
+                   sizes_family(op) == FAMILY_CONV ? "W" : "B [K,N]",
+                   strcmp(op, "Gemm") == 0 ? " (Gemm's transposes dropped)" : "");
+    int width = 4;
+    for (size_t i = 0; i < ncases; i++)
+        if ((int)strlen(cases[i].label) > width) width = (int)strlen(cases[i].label);
+    int speedups = (precisions & 1u) && (precisions & ~1u);
+    printf("%-*s %-14s %-5s %10s %-24s %5s %9s %7s %8s %*s%s%s\n", width, "size", "backend",
+           "dtype", "median", "95% CI", "n", "GFLOP/s", "%peak", "err", speedups ? 7 : 0,
+           speedups ? "vs f32" : "", speedups ? "  " : " ", "status");
+    sweep sw = {o, op, width, speedups, peaks, res, 0, 0, 0, 0, isatty(2), 0, 0};
+    for (int p = 0; p < PREC_COUNT; p++) sw.steps += (precisions >> p) & 1u;
+    sw.steps *= ncases * (size_t)nt;
+    for (size_t i = 0; s == D5_OK && i < ncases; i++)
+        for (int k = 0; s == D5_OK && k < nt; k++) {
+            double f32_median = 0;
+            for (int p = 0; s == D5_OK && p < PREC_COUNT; p++)
+                if (precisions & (1u << p)) s = sweep_row(&sw, &cases[i], &ts[k], p, &f32_median);
+        }
+    free(cases);
+    close_targets(ts, nt);
+    *rows_failed += sw.rows_failed;
+    if (s != D5_OK) return cli_fail("test-operator", s);
+    if (sw.measured == 0 && sw.unsupported == sw.steps) {
+        if (o->all) return D5_EXIT_OK; /* another precision's row said so */
+        fprintf(stderr,
+                "d5 test-operator: no backend here runs %s in --dtype %s; nothing was measured\n",
+                op, o->dtype);
+        return D5_EXIT_CHECK;
+    }
+    if (sw.measured == 0) {
+        fprintf(stderr, "d5 test-operator: %s: all %zu rows failed; nothing was measured\n", op,
+                sw.steps);
+        return D5_EXIT_CHECK;
+    }
+    return sw.failed || sw.rows_failed ? D5_EXIT_CHECK : D5_EXIT_OK;
+}
+
+/* --all: every built-in operator, once each, in the registry's order. */
+static int test_all(const topts *o, const double *peaks, unsigned precisions, d5_results *res)
+{
+    size_t ops = 0, failed_ops = 0, rows_failed = 0;
+    char failed[2048] = "";
+    for (size_t i = 0; i < d5_op_count(); i++) {
+        const char *op = d5_op_at(i)->name;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = strcmp(d5_op_at(j)->name, op) == 0;
+        if (seen) continue;
+        ops++;
+        if (!isatty(1)) fprintf(stderr, "[%zu] %s\n", ops, op);
+        int rc = test_one(o, op, peaks, precisions, res, &rows_failed);
+        if (rc == D5_EXIT_OK) continue;
+        if (rc != D5_EXIT_CHECK) return rc;
+        failed_ops++;
+        size_t used = strlen(failed);
+        if (used < sizeof failed - 1)
+            snprintf(failed + used, sizeof failed - used, "%s%s", used ? ", " : "", op);
+    }
+    printf("\n# %zu operators, %zu failed%s%s\n", ops, failed_ops, failed_ops ? ": " : "", failed);
+    return failed_ops ? D5_EXIT_CHECK : D5_EXIT_OK;
+}
+
 int cmd_test_operator(int argc, char **argv)
 {
-    topts o = {.run = {.max_time = 2.0, .validate_max_gflop = 20},
+    topts o = {.run = {.max_time = 0, .validate_max_gflop = 20},
                .sizes = "smoke",
                .backends = "all",
                .dtype = "f32"};
@@ -265,8 +364,10 @@ int cmd_test_operator(int argc, char **argv)
                  "custom:LIB:NAME or all (default: every available)");
     const cli_opt opts[] = {
         {"sizes", CLI_STRING, &o.sizes, "SPEC",
-         "smoke (default), deepbench-train, deepbench-infer, FILE.csv, or \"K=V,...[;K=V,...]\"", 0,
-         0},
+         "smoke (default: the operator's own cases), deepbench-train, deepbench-infer, FILE.csv, "
+         "\"K=V,...[;K=V,...]\", or cases \"f32[2,3] i64[1]={0} | axis=1[;...]\" "
+         "(docs/level0.md)",
+         0, 0},
         {"backend", CLI_STRING, &o.backends, "LIST", backend_help, 0, 0},
         {"dtype", CLI_STRING, &o.dtype, "LIST",
          "precisions: f32 (default), bf16, f16, i8 (Gemm and MatMul as MatMulInteger, Conv as "
@@ -278,12 +379,17 @@ int cmd_test_operator(int argc, char **argv)
          "check the backward pass against central finite differences (up to 256 elements of "
          "each input) and, for other backends, against ref's",
          0, 0},
+        {"all", CLI_FLAG, &o.all, NULL,
+         "every built-in operator on every backend of --backend, validated against ref (as "
+         "--validate), with its default cases; max-time 0.02 s unless given; exit 1 if any "
+         "row fails",
+         0, 0},
         {"validate-max-gflop", CLI_DOUBLE, &o.run.validate_max_gflop, "G",
          "skip validation of sizes above G GFLOP (default 20)", 0, 1e6},
         {"heatmap", CLI_STRING, &o.run.heatmap, "FILE",
          "write |output - ref| of the last validated run as CSV", 0, 0},
         {"max-time", CLI_DOUBLE, &o.run.max_time, "S",
-         "time budget per size and backend in seconds (default 2)", 0.001, 3600},
+         "time budget per size and backend in seconds (default 2; 0.02 with --all)", 0.001, 3600},
         {"timeout", CLI_DOUBLE, &o.run.timeout, "S",
          "kill a custom operator's run after S seconds (default 10 x max-time + 30)", 1, 86400},
         {"limit", CLI_INT, &o.limit, "N", "only the first N sizes", 0, 1000000},
@@ -300,77 +406,66 @@ int cmd_test_operator(int argc, char **argv)
         CLI_SPEC(
             "test-operator",
             "OP [--sizes SPEC] [--backend LIST] [--dtype LIST] [--validate] [--gradient] [--json "
-            "FILE] [--csv FILE] [--max-time S]",
+            "FILE] [--csv FILE] [--max-time S] | --all [--gradient] | --list",
             "Times operator OP (an ONNX operator name: Gemm, MatMul, Conv, Relu, ...) on each\n"
             "problem size, backend and precision: median with its 95% CI over adaptive\n"
             "repetitions, GFLOP/s (GOP/s for i8), % of the machine's measured peak of that\n"
             "precision, and with --validate the largest difference from the ref backend on the\n"
             "same values (bf16 and f16 against float32 within u(1 + sqrt(K)) of the largest\n"
             "output, u = 2^-8 or 2^-11 and K the length of each sum; i8 exactly). A backend\n"
-            "that cannot run a precision gets a row saying so. Sizes: Gemm/MatMul take\n"
-            "M,N,K[,a_t,b_t]; Conv takes DeepBench's W,H,C,N,K,S,R,pad_w,pad_h,wstride,hstride;\n"
-            "other operators take shape=AxBx... for every input. DeepBench's lists (Baidu\n"
-            "DeepBench, Apache-2.0) live in bench/deepbench. Custom operators (built with\n"
-            "'d5 compile-op') run in a child process: a crash or hang is reported as a row and\n"
-            "the sweep goes on. 'd5 test-operator --list x' lists the backends and operators.",
+            "that cannot run a precision gets a row saying so. Every operator has default\n"
+            "cases (--sizes smoke): its own typed inputs and attributes where it needs them\n"
+            "(Reshape's shape, Gather's indices, MaxPool's kernel), else its family's sizes.\n"
+            "Sizes: Gemm/MatMul take M,N,K[,a_t,b_t]; Conv takes DeepBench's\n"
+            "W,H,C,N,K,S,R,pad_w,pad_h,wstride,hstride; other operators take shape=AxBx... for\n"
+            "every input, or case specs such as \"f32[2,8,16,16] | kernel_shape=[3,3]\". The\n"
+            "recurrent cells' weights are drawn in +-1/sqrt(hidden), as frameworks initialise\n"
+            "them. DeepBench's lists (Baidu DeepBench, Apache-2.0) live in bench/deepbench.\n"
+            "--all runs every operator on every backend against ref, as a check of the whole\n"
+            "registry. Custom operators (built with 'd5 compile-op') run in a child process: a\n"
+            "crash or hang is reported as a row and the sweep goes on. 'd5 test-operator\n"
+            "--list' lists the backends and operators.",
             opts),
-        .positional = "OP", .pos_value = &op};
+        .positional = "OP", .pos_value = &op, .pos_optional = 1};
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     if (o.list) return list_operators();
+    if (!op && !o.all) {
+        fprintf(stderr, "d5 test-operator: missing OP (or --all, or --list)\n");
+        cli_usage(stderr, &spec);
+        return D5_EXIT_USAGE;
+    }
+    if (op && o.all) {
+        fprintf(stderr, "d5 test-operator: give OP or --all, not both\n");
+        return D5_EXIT_USAGE;
+    }
     unsigned precisions;
     if (precision_parse(o.dtype, &precisions) != D5_OK) {
         fprintf(stderr, "d5 test-operator: --dtype %s\n", d5_last_error());
         return D5_EXIT_USAGE;
     }
+    if (o.run.max_time == 0) o.run.max_time = o.all ? 0.02 : 2.0;
+    if (o.all) o.run.validate = 1;
     if (o.run.timeout == 0) o.run.timeout = 10 * o.run.max_time + 30;
-
-    target ts[16];
-    int nt = 0;
-    rc = parse_targets(op, o.backends, o.run.timeout, ts, &nt, 16);
-    if (rc >= 0) return rc;
-    op_case *cases;
-    size_t ncases;
-    d5_status s = sizes_load(op, ts[0].desc->min_inputs, o.sizes, &cases, &ncases);
-    if (s != D5_OK) {
-        for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
-        return cli_fail("test-operator", s);
+    if (op) { /* an unknown operator or backend fails before any work */
+        target ts[16];
+        int nt = 0;
+        rc = parse_targets(op, o.backends, o.run.timeout, ts, &nt, 16, 0);
+        close_targets(ts, nt);
+        if (rc >= 0) return rc;
     }
-    if (o.limit > 0 && (size_t)o.limit < ncases) ncases = (size_t)o.limit;
     cli_echo(stdout, &spec);
     if (!cli_output_ok("test-operator", "--json", o.json, 0) ||
         !cli_output_ok("test-operator", "--csv", o.csv, 0) ||
-        !cli_output_ok("test-operator", "--heatmap", o.run.heatmap, 0)) {
-        free(cases);
-        for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
+        !cli_output_ok("test-operator", "--heatmap", o.run.heatmap, 0))
         return D5_EXIT_INPUT;
-    }
-    printf("#   %-14s = %s\n", "OP", op);
-    if ((rc = cli_threads_apply("test-operator", o.threads)) >= 0) {
-        free(cases);
-        for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
-        return rc;
-    }
+    if ((rc = cli_threads_apply("test-operator", o.threads)) >= 0) return rc;
 
     double peaks[PREC_COUNT] = {0};
     if (!o.no_peak) measure_peaks(precisions, peaks);
-    for (int p = 0; p < PREC_COUNT; p++)
-        if ((precisions & (1u << p)) && p == PREC_I8 && sizes_family(op) != FAMILY_SHAPE)
-            printf("# i8: %s runs as %s: %s uint8, %s int8, int32 out%s\n", op,
-                   sizes_family(op) == FAMILY_CONV ? "ConvInteger" : "MatMulInteger",
-                   sizes_family(op) == FAMILY_CONV ? "X" : "A [M,K]",
-                   sizes_family(op) == FAMILY_CONV ? "W" : "B [K,N]",
-                   strcmp(op, "Gemm") == 0 ? " (Gemm's transposes dropped)" : "");
-    int width = 4;
-    for (size_t i = 0; i < ncases; i++)
-        if ((int)strlen(cases[i].label) > width) width = (int)strlen(cases[i].label);
-    int speedups = (precisions & 1u) && (precisions & ~1u);
-    printf("%-*s %-14s %-5s %10s %-24s %5s %9s %7s %8s %*s%s%s\n", width, "size", "backend",
-           "dtype", "median", "95% CI", "n", "GFLOP/s", "%peak", "err", speedups ? 7 : 0,
-           speedups ? "vs f32" : "", speedups ? "  " : " ", "status");
     d5_results *res = NULL;
-    s = d5_results_create(&res);
-    if (s == D5_OK) s = d5_results_context(res, "operator", op);
+    d5_status s = d5_results_create(&res);
+    if (s == D5_OK) s = d5_results_context(res, "operator", op ? op : "all");
     if (s == D5_OK) s = d5_results_context_number(res, "fp32_peak_gflops", peaks[PREC_F32]);
     for (int p = 1; s == D5_OK && p < PREC_COUNT; p++)
         if (precisions & (1u << p)) {
@@ -379,32 +474,18 @@ int cmd_test_operator(int argc, char **argv)
                      p == PREC_I8 ? "gops" : "gflops");
             s = d5_results_context_number(res, key, peaks[p]);
         }
-    sweep sw = {&o, op, width, speedups, peaks, res, 0, 0, 0, 0, isatty(2), 0};
-    for (int p = 0; p < PREC_COUNT; p++) sw.steps += (precisions >> p) & 1u;
-    sw.steps *= ncases * (size_t)nt;
-    for (size_t i = 0; s == D5_OK && i < ncases; i++)
-        for (int k = 0; s == D5_OK && k < nt; k++) {
-            double f32_median = 0;
-            for (int p = 0; s == D5_OK && p < PREC_COUNT; p++)
-                if (precisions & (1u << p)) s = sweep_row(&sw, &cases[i], &ts[k], p, &f32_median);
-        }
+    if (s != D5_OK) {
+        d5_results_free(res);
+        return cli_fail("test-operator", s);
+    }
+    size_t rows_failed = 0;
+    rc = o.all ? test_all(&o, peaks, precisions, res)
+               : test_one(&o, op, peaks, precisions, res, &rows_failed);
     cli_contention_end("test-operator", NULL);
-    if (s == D5_OK) s = cli_contention_context(res);
+    s = cli_contention_context(res);
     if (s == D5_OK && o.json) s = cli_json_write_results(&spec, NULL, res, o.json);
     if (s == D5_OK && o.csv) s = d5_results_write_csv(res, o.csv);
     d5_results_free(res);
-    free(cases);
-    for (int i = 0; i < nt; i++) d5_op_library_close(ts[i].lib);
     if (s != D5_OK) return cli_fail("test-operator", s);
-    if (sw.measured == 0 && sw.unsupported == sw.steps) {
-        fprintf(stderr,
-                "d5 test-operator: no backend here runs %s in --dtype %s; nothing was measured\n",
-                op, o.dtype);
-        return D5_EXIT_CHECK;
-    }
-    if (sw.measured == 0) {
-        fprintf(stderr, "d5 test-operator: all %zu rows failed; nothing was measured\n", sw.steps);
-        return D5_EXIT_CHECK;
-    }
-    return sw.failed ? D5_EXIT_CHECK : D5_EXIT_OK;
+    return rc;
 }

@@ -114,11 +114,35 @@ static double deepbench_flops(const char *op, const op_case *c, double own)
 
 /* ---- Cases in another precision (see op_runner.h) ---- */
 
-/* Values of the case's precision in one input. */
-static d5_status fill_input(const op_case *c, d5_tensor *t, d5_rng *rng)
+/* The values of input i: those of its spec (a range, or given values) in any
+ * precision, else the precision's own (see op_runner.h). */
+static d5_status fill_input(const op_case *c, int32_t i, d5_tensor *t, d5_rng *rng)
 {
     int64_t n = d5_tensor_desc_numel(&t->desc);
     d5_dtype dt = (d5_dtype)t->desc.dtype;
+    const case_fill *f = &c->fill[i];
+    int is_float = d5_dtype_is_float(dt);
+    if (f->kind != FILL_DEFAULT || (!is_float && dt != D5_U8 && dt != D5_I8) ||
+        (c->precision == PREC_F32 && !is_float)) {
+        /* Drawn or given in float64, converted once (integers: whole values). */
+        double *x = malloc((size_t)n * sizeof *x + 1);
+        if (!x) return d5_error(D5_ERR_NOMEM, "out of memory for %lld input values", (long long)n);
+        double lo = f->kind == FILL_RANGE ? f->lo : dt == D5_BOOL ? 0 : is_float ? -1 : -8;
+        double hi = f->kind == FILL_RANGE ? f->hi : dt == D5_BOOL ? 1 : is_float ? 1 : 8;
+        for (int64_t k = 0; k < n; k++) {
+            if (f->kind == FILL_VALUES) {
+                x[k] = f->values[f->nvalues == 1 ? 0 : k];
+            } else if (is_float) {
+                x[k] = lo + (hi - lo) * d5_rng_uniform(rng);
+            } else {
+                double v = floor(lo + (hi - lo + 1) * d5_rng_uniform(rng));
+                x[k] = v > hi ? hi : v;
+            }
+        }
+        d5_status s = d5_convert(x, D5_F64, t->data, dt, (size_t)n);
+        free(x);
+        return s;
+    }
     if (c->precision == PREC_F32 || (dt != D5_BF16 && dt != D5_F16 && dt != D5_U8 && dt != D5_I8)) {
         d5_tensor_fill_uniform(t, rng, -1, 1); /* as in float32 cases */
         return D5_OK;
@@ -126,7 +150,7 @@ static d5_status fill_input(const op_case *c, d5_tensor *t, d5_rng *rng)
     if (dt == D5_BF16 || dt == D5_F16) {
         float *x = malloc((size_t)n * sizeof *x + 1);
         if (!x) return d5_error(D5_ERR_NOMEM, "out of memory for %lld input values", (long long)n);
-        for (int64_t i = 0; i < n; i++) x[i] = (float)(2 * d5_rng_uniform(rng) - 1);
+        for (int64_t k = 0; k < n; k++) x[k] = (float)(2 * d5_rng_uniform(rng) - 1);
         d5_status s = d5_convert(x, D5_F32, t->data, dt, (size_t)n);
         free(x);
         return s;
@@ -135,15 +159,24 @@ static d5_status fill_input(const op_case *c, d5_tensor *t, d5_rng *rng)
      * int8 operators small values, so that sums and products stay in range. */
     int full = c->op[0] != '\0';
     int lo = dt == D5_U8 ? 0 : full ? -128 : -8, hi = dt == D5_U8 ? 255 : full ? 127 : 8;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t k = 0; k < n; k++) {
         int v = lo + (int)(d5_rng_uniform(rng) * (hi - lo + 1));
         v = v > hi ? hi : v;
         if (dt == D5_U8)
-            ((uint8_t *)t->data)[i] = (uint8_t)v;
+            ((uint8_t *)t->data)[k] = (uint8_t)v;
         else
-            ((int8_t *)t->data)[i] = (int8_t)v;
+            ((int8_t *)t->data)[k] = (int8_t)v;
     }
     return D5_OK;
+}
+
+/* The inputs whose values the operator sees at create, as a bit mask. */
+static uint32_t case_constants(const op_case *c)
+{
+    uint32_t m = 0;
+    for (int32_t i = 0; i < c->nin && i < 32; i++)
+        if (c->fill[i].known) m |= 1u << i;
+    return m;
 }
 
 /* The unit roundoff of the precision's significand (0 for the exact ones). */
@@ -281,25 +314,33 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
     memset(r, 0, sizeof *r);
     d5_attrs attrs = {c->attrs, c->nattrs};
     d5_op *op = NULL;
-    d5_status s = d5_op_create_desc(t->desc, c->in, c->nin, &attrs, 0, &op);
-    int32_t nout = s == D5_OK ? d5_op_noutputs(op) : 0;
-    d5_tensor *in = calloc((size_t)c->nin + 1, sizeof *in),
-              *out = calloc((size_t)nout + 1, sizeof *out);
+    d5_tensor *in = calloc((size_t)c->nin + 1, sizeof *in), known[CASE_MAX_INPUTS], *out = NULL;
     d5_rng rng;
     d5_rng_seed(&rng, 1);
     int lowp = c->precision != PREC_F32;
-    if (s != D5_OK && lowp) {
+    d5_status s = in ? D5_OK : d5_error(D5_ERR_NOMEM, "out of memory for the inputs");
+    /* The inputs first: constants (shapes, axes, indices) are seen at create. */
+    for (int32_t i = 0; s == D5_OK && i < c->nin; i++) {
+        if (c->in[i].dtype == D5_DTYPE_INVALID) { /* an omitted optional input */
+            in[i].desc = c->in[i];
+        } else {
+            s = d5_tensor_alloc(&c->in[i], &in[i]);
+            if (s == D5_OK) s = fill_input(c, i, &in[i], &rng);
+        }
+        known[i] = in[i];
+        if (!c->fill[i].known) known[i].data = NULL;
+    }
+    if (s == D5_OK) s = d5_op_create(t->desc, known, c->nin, &attrs, 0, &op);
+    int32_t nout = s == D5_OK ? d5_op_noutputs(op) : 0;
+    if (s == D5_OK && !(out = calloc((size_t)nout + 1, sizeof *out)))
+        s = d5_error(D5_ERR_NOMEM, "out of memory for the outputs");
+    if (s != D5_OK && lowp && in) {
         /* A backend without this precision: a row that says so, not a failure. */
         r->unsupported = 1;
         snprintf(r->status, sizeof r->status, "%s unsupported: %s",
                  d5_dtype_name(precision_dtype(c->precision)), d5_last_error());
-        free(in);
-        free(out);
+        free_tensors(in, c->nin);
         return;
-    }
-    for (int32_t i = 0; s == D5_OK && i < c->nin; i++) {
-        s = d5_tensor_alloc(&c->in[i], &in[i]);
-        if (s == D5_OK) s = fill_input(c, &in[i], &rng);
     }
     for (int32_t i = 0; s == D5_OK && i < nout; i++)
         s = d5_tensor_alloc(d5_op_output_desc(op, i), &out[i]);
@@ -351,9 +392,10 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         } else {
             d5_check_params cp = d5_check_default_params();
             cp.heatmap_csv = o->heatmap;
+            cp.constants = case_constants(c);
             d5_forward_check fc;
-            if (o->validate && (s = d5_validate_forward(t->desc, ref, c->in, c->nin, NULL, &attrs,
-                                                        0, &cp, &fc)) == D5_OK) {
+            if (o->validate && (s = d5_validate_forward(t->desc, ref, c->in, c->nin, in, &attrs, 0,
+                                                        &cp, &fc)) == D5_OK) {
                 r->validated = 1;
                 r->valid = fc.passed;
                 r->err_linf = fc.out[0].linf;
@@ -365,7 +407,7 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
                              fc.out[0].linf, fc.tol[0]);
             }
             if (s == D5_OK && o->gradient && t->desc->backward) {
-                s = d5_validate_backward(t->desc, ref, c->in, c->nin, NULL, &attrs, 0, &cp, &fc);
+                s = d5_validate_backward(t->desc, ref, c->in, c->nin, in, &attrs, 0, &cp, &fc);
                 if (s == D5_OK) {
                     r->grad_checked = 1;
                     r->grad_ok = fc.passed;
@@ -384,9 +426,10 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         r->flops <= o->validate_max_gflop * 1e9) {
         d5_gradient_params gp = d5_gradient_default_params();
         gp.max_elements = GRAD_ELEMENTS;
+        gp.constants = case_constants(c);
         d5_gradient_check gc;
         int against_ref = r->grad_checked, ref_ok = r->grad_ok;
-        s = d5_validate_gradient(t->desc, c->in, c->nin, NULL, &attrs, 0, &gp, &gc);
+        s = d5_validate_gradient(t->desc, c->in, c->nin, in, &attrs, 0, &gp, &gc);
         if (s == D5_OK) {
             r->grad_checked = 1;
             r->grad_fd_checked = gc.checked;

@@ -115,7 +115,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv)
         }
         if (!set_value(spec, o, v)) return D5_EXIT_USAGE;
     }
-    if (spec->positional && (spec->pos_list ? *spec->pos_count == 0 : !*spec->pos_value)) {
+    if (spec->positional && !spec->pos_optional &&
+        (spec->pos_list ? *spec->pos_count == 0 : !*spec->pos_value)) {
         usage_error(spec, "missing %s", spec->positional);
         return D5_EXIT_USAGE;
     }

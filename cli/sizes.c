@@ -4,6 +4,7 @@
 #include "sizes.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +78,32 @@ static int row_trans(const row *r, const char *key)
     return v && (v[0] == 'T' || v[0] == 't' || v[0] == '1');
 }
 
-static void add_ints(op_case *c, const char *name, const int64_t *v, int n)
+static d5_attr *add_attr(op_case *c, const char *name, int32_t type)
 {
     int k = c->nattrs++;
-    memcpy(c->ints[k], v, (size_t)n * sizeof *v);
-    c->attrs[k] = (d5_attr){.name = name, .type = D5_ATTR_INTS, .ints = c->ints[k], .count = n};
+    snprintf(c->names[k], sizeof c->names[k], "%s", name);
+    c->attrs[k] = (d5_attr){.name = c->names[k], .type = type};
+    return &c->attrs[k];
+}
+
+static void add_ints(op_case *c, const char *name, const int64_t *v, int n)
+{
+    d5_attr *a = add_attr(c, name, D5_ATTR_INTS);
+    memcpy(c->ints[c->nattrs - 1], v, (size_t)n * sizeof *v);
+    a->ints = c->ints[c->nattrs - 1];
+    a->count = n;
 }
 
 static void add_int(op_case *c, const char *name, int64_t v)
 {
-    c->attrs[c->nattrs++] = (d5_attr){.name = name, .type = D5_ATTR_INT, .i = v};
+    add_attr(c, name, D5_ATTR_INT)->i = v;
+}
+
+static void add_string(op_case *c, const char *name, const char *v)
+{
+    d5_attr *a = add_attr(c, name, D5_ATTR_STRING);
+    snprintf(c->strs[c->nattrs - 1], sizeof c->strs[0], "%s", v);
+    a->s = c->strs[c->nattrs - 1];
 }
 
 /* The recurrent operators take DeepBench's RNN sizes: the cell name of
@@ -134,11 +151,16 @@ static d5_status make_rnn_case(const char *op, const row *r, const char *where, 
     if (s == D5_OK) s = d5_tensor_desc_make(D5_F32, 2, (const int64_t[]){nd, 2 * g * h}, &c->in[3]);
     if (s != D5_OK) return s;
     add_int(c, "hidden_size", h);
-    c->attrs[c->nattrs++] = (d5_attr){.name = "direction", .type = D5_ATTR_STRING, .s = dirs[d]};
-    if (g == 1)
-        c->attrs[c->nattrs++] =
-            (d5_attr){.name = "activations", .type = D5_ATTR_STRING, .s = "Relu"};
+    add_string(c, "direction", dirs[d]);
+    if (g == 1) add_string(c, "activations", "Relu");
     if (g == 3) add_int(c, "linear_before_reset", 1);
+    /* Weights and biases drawn as frameworks initialise them (PyTorch:
+     * uniform in +-1/sqrt(hidden)): at DeepBench's sizes, weights in [-1, 1]
+     * make the recurrence chaotic, and comparing two kernels would compare
+     * how chaos amplifies their rounding. */
+    for (int i = 1; i < 4; i++)
+        c->fill[i] =
+            (case_fill){.kind = FILL_RANGE, .lo = -1 / sqrt((double)h), .hi = 1 / sqrt((double)h)};
     return D5_OK;
 }
 
@@ -245,12 +267,9 @@ static d5_status push(op_case **cases, size_t *n, size_t *cap, const op_case *c)
         *cases = g;
         *cap = nc;
     }
-    (*cases)[(*n)++] = *c;
-    /* INTS attributes point into their own case: repoint after every move. */
-    for (size_t i = 0; i < *n; i++)
-        for (int32_t k = 0; k < (*cases)[i].nattrs; k++)
-            if ((*cases)[i].attrs[k].type == D5_ATTR_INTS)
-                (*cases)[i].attrs[k].ints = (*cases)[i].ints[k];
+    case_copy(&(*cases)[(*n)++], c);
+    /* Attributes point into their own case: repoint after every move. */
+    for (size_t i = 0; i < *n; i++) case_copy(&(*cases)[i], &(*cases)[i]);
     return D5_OK;
 }
 
@@ -359,7 +378,10 @@ static const char *const smoke_gemm[] = {
 static const char *const smoke_conv[] = {
     "W=16,H=16,C=8,N=2,K=16,S=3,R=3,pad_w=1,pad_h=1,wstride=1,hstride=1",
     "W=28,H=28,C=16,N=4,K=32,S=5,R=5,pad_w=2,pad_h=2,wstride=2,hstride=2"};
-static const char *const smoke_shape[] = {"shape=2x16x32x32", "shape=1024x1024"};
+/* Small enough that --gradient's finite differences (two runs per element
+ * checked) take well under a second on the ref backend; larger shapes with
+ * --sizes shape=AxBx... */
+static const char *const smoke_shape[] = {"shape=2x16x32x32", "shape=64x1000"};
 /* Small rows in DeepBench's RNN columns, for tests (the DeepBench lists start
  * at hidden 256 and take seconds on the ref backend). */
 static const char *const smoke_rnn[] = {"hidden=32,batch=4,timesteps=8",
@@ -373,7 +395,17 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
     size_t cap = 0;
     size_family fam = sizes_family(op);
     d5_status s = D5_OK;
-    if (strcmp(spec, "smoke") == 0) {
+    const char *own[16];
+    size_t nown = d5_op_cases(op, own, 16);
+    if (strcmp(spec, "smoke") == 0 && nown > 0) {
+        for (size_t i = 0; s == D5_OK && i < nown && i < 16; i++) {
+            op_case c;
+            char where[96];
+            snprintf(where, sizeof where, "%s's default case %zu", op, i + 1);
+            s = case_spec_parse(own[i], where, &c);
+            if (s == D5_OK) s = push(cases, n, &cap, &c);
+        }
+    } else if (strcmp(spec, "smoke") == 0) {
         const char *const *list = rnn_cell(op)         ? smoke_rnn
                                   : fam == FAMILY_GEMM ? smoke_gemm
                                   : fam == FAMILY_CONV ? smoke_conv
@@ -400,6 +432,18 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
                                       : "conv",
                  train ? "training" : "inference");
         s = load_csv(op, min_inputs, path, cases, n, &cap);
+    } else if (strchr(spec, '[')) { /* case specs: "f32[4,6] i64[2]={6,4}[;...]" */
+        char buf[2048];
+        if (strlen(spec) >= sizeof buf)
+            return d5_error(D5_ERR_FORMAT, "--sizes: %zu characters; at most %zu", strlen(spec),
+                            sizeof buf - 1);
+        snprintf(buf, sizeof buf, "%s", spec);
+        for (char *save = NULL, *one = strtok_r(buf, ";", &save); s == D5_OK && one;
+             one = strtok_r(NULL, ";", &save)) {
+            op_case c;
+            s = case_spec_parse(one, "--sizes", &c);
+            if (s == D5_OK) s = push(cases, n, &cap, &c);
+        }
     } else if (strchr(spec, '=')) {
         char buf[2048];
         if (strlen(spec) >= sizeof buf)
@@ -467,11 +511,9 @@ d5_status precision_parse(const char *spec, unsigned *mask)
 
 void sizes_in_precision(const char *op, const op_case *in, int p, op_case *out)
 {
-    *out = *in;
+    case_copy(out, in);
     out->precision = p;
     out->op[0] = '\0';
-    for (int32_t k = 0; k < out->nattrs; k++) /* INTS attributes point into their own case */
-        if (out->attrs[k].type == D5_ATTR_INTS) out->attrs[k].ints = out->ints[k];
     if (p == PREC_F32) return;
     size_family fam = sizes_family(op);
     if (p == PREC_I8 && fam == FAMILY_GEMM) {

@@ -5,20 +5,56 @@
 
 #include "d5/d5.h"
 
-#define CASE_MAX_INPUTS 4
-#define CASE_MAX_ATTRS  8
+#define CASE_MAX_INPUTS 10
+#define CASE_MAX_ATTRS  12
+#define CASE_MAX_VALUES 32
+
+/* How an input's values are drawn (op_runner.c fills them). */
+typedef enum case_fill_kind {
+    FILL_DEFAULT, /* floats uniform in [-1, 1]; integers in [-8, 8]; bool 0 or 1 */
+    FILL_RANGE,   /* uniform in [lo, hi) for floats, integers lo..hi for the others */
+    FILL_VALUES   /* the given values (one value: every element) */
+} case_fill_kind;
+
+typedef struct case_fill {
+    int kind;  /* a case_fill_kind */
+    int known; /* the operator sees the values at create (a constant input): set for
+                  FILL_VALUES, for inputs that are not floating point, and by '!' */
+    double lo, hi;
+    int32_t nvalues;
+    double values[CASE_MAX_VALUES];
+} case_fill;
 
 typedef struct op_case {
-    char label[160]; /* "M=1760,N=128,K=1760,a_t=N,b_t=N" */
+    char label[160]; /* "M=1760,N=128,K=1760,a_t=N,b_t=N" or a case spec */
     int32_t nin;
-    d5_tensor_desc in[CASE_MAX_INPUTS];
+    d5_tensor_desc in[CASE_MAX_INPUTS]; /* dtype D5_DTYPE_INVALID: an omitted optional input */
+    case_fill fill[CASE_MAX_INPUTS];
     int32_t nattrs;
-    d5_attr attrs[CASE_MAX_ATTRS];
-    int64_t ints[CASE_MAX_ATTRS][8]; /* storage of INTS attributes */
-    int precision;                   /* a case_precision: PREC_F32 as loaded */
-    char op[32];                     /* the operator that runs the case when not the one asked for
-                                        ("MatMulInteger" for Gemm in int8), else "" */
+    d5_attr attrs[CASE_MAX_ATTRS]; /* their names and values point into the storage below:
+                                      copy a case with case_copy */
+    char names[CASE_MAX_ATTRS][32];
+    char strs[CASE_MAX_ATTRS][64];
+    int64_t ints[CASE_MAX_ATTRS][8];
+    double floats[CASE_MAX_ATTRS][8];
+    int precision; /* a case_precision: PREC_F32 as loaded */
+    char op[32];   /* the operator that runs the case when not the one asked for
+                      ("MatMulInteger" for Gemm in int8), else "" */
 } op_case;
+
+/* Copies a case, pointing the copy's attributes into its own storage. */
+void case_copy(op_case *dst, const op_case *src);
+
+/* Parses one case spec (docs/level0.md, "Default cases"):
+ *   INPUT... [| NAME=VALUE...]
+ * INPUT is "-" (an omitted optional input) or TYPE[D,...] with TYPE f32, f64,
+ * f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64 or bool (or d5's dtype
+ * names), then optionally ={v,...} (its values: as many as it has elements,
+ * or one for all) or ~[lo,hi] (drawn in that range), then optionally '!' (the
+ * operator sees the values at create). VALUE is an integer, a number with a
+ * '.' or an exponent, a [list] of either (or of words: ONNX STRINGS), a word,
+ * or a "quoted string". `where` prefixes error messages (D5_ERR_FORMAT). */
+d5_status case_spec_parse(const char *spec, const char *where, op_case *c);
 
 /* The precisions of `d5 test-operator --dtype`. */
 typedef enum case_precision { PREC_F32, PREC_BF16, PREC_F16, PREC_I8, PREC_COUNT } case_precision;

@@ -63,6 +63,29 @@ d5_status d5_op_find(const char *name, const char *backend, const d5_op_desc **o
                     name);
 }
 
+/* ---- Default test cases (D5_OP_CASE rows of ops.def) ---- */
+
+static const struct {
+    const char *op, *spec;
+} cases[] = {
+#define D5_OP(NAME, BACKEND)
+#define D5_OP_CASE(NAME, SPEC) {#NAME, SPEC},
+#include "ops.def"
+#undef D5_OP_CASE
+#undef D5_OP
+};
+
+size_t d5_op_cases(const char *name, const char **specs, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; name && i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(cases[i].op, name) != 0) continue;
+        if (n < max) specs[n] = cases[i].spec;
+        n++;
+    }
+    return n;
+}
+
 /* ---- Operator properties (meta.def) ---- */
 
 static const struct {

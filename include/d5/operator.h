@@ -158,6 +158,12 @@ D5_API const d5_op_desc *d5_op_at(size_t i);
  * device) return D5_ERR_NODEVICE. */
 D5_API D5_NODISCARD d5_status d5_op_find(const char *name, const char *backend,
                                          const d5_op_desc **out);
+/* The default test cases of built-in operator `name` (the D5_OP_CASE rows
+ * beside its registration): writes up to `max` of their specs to `specs`
+ * (static strings) and returns how many there are (0: the operator has none,
+ * or no such operator). A spec is a case of `d5 test-operator --sizes`:
+ * "f32[2,8,16,16] | kernel_shape=[3,3]" (grammar: docs/level0.md). */
+D5_API size_t d5_op_cases(const char *name, const char **specs, size_t max);
 /* ---- The registry of backends ----------------------------------------------------------- */
 
 /* Every backend is one row of level0_operators/backends.def: its name, a

@@ -31,6 +31,9 @@ typedef struct d5_check_params {
     double rtol;             /* (default 1e-4) */
     uint64_t seed;           /* for random inputs and output gradients (default 1) */
     const char *heatmap_csv; /* forward check: write |got - want| of output 0 as CSV rows */
+    uint32_t constants;      /* bit i: create sees input i's values (given in `inputs`) even
+                                when it is floating point, as a graph's constant (Resize's
+                                scales); integer inputs always are (default 0) */
 } d5_check_params;
 
 D5_API d5_check_params d5_check_default_params(void);
@@ -82,6 +85,7 @@ typedef struct d5_gradient_params {
     uint64_t seed;        /* random inputs and output gradients (default 1) */
     uint32_t wrt;         /* bit i: check input i (0: every floating-point input) */
     int64_t max_elements; /* per input, evenly spaced over it (0: every element) */
+    uint32_t constants;   /* as d5_check_params.constants; these inputs are not checked */
 } d5_gradient_params;
 
 D5_API d5_gradient_params d5_gradient_default_params(void);
