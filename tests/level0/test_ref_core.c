@@ -130,6 +130,63 @@ Test(validate, a_wrong_gradient_is_caught)
     cr_assert_eq(d5_validate_gradient(&sq, &d, 1, NULL, NULL, 1, NULL, &g), D5_ERR_UNSUPPORTED);
 }
 
+/* At 2^20 outputs, with inputs drawn from the seed that also draws the output
+ * gradients w (as `d5 test-operator` gave them), L = sum <w, y> of Identity is
+ * about 3.5e5: differencing two values of L lost L's rounding (4e-5 error on a
+ * gradient of 0.01, step 1e-6) and a correct gradient failed. The check sums
+ * the changes of the outputs instead. */
+Test(validate, the_gradient_check_holds_at_a_million_outputs)
+{
+    const d5_op_desc *identity;
+    cr_assert_eq(d5_op_find("Identity", "ref", &identity), D5_OK);
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(1 << 20), &d), D5_OK);
+    d5_tensor x;
+    cr_assert_eq(d5_tensor_alloc(&d, &x), D5_OK);
+    d5_rng rng;
+    d5_rng_seed(&rng, 1);
+    d5_tensor_fill_uniform(&x, &rng, -1, 1);
+    d5_gradient_params p = d5_gradient_default_params();
+    p.seed = 1;
+    p.max_elements = 256;
+    d5_gradient_check g;
+    cr_assert_eq(d5_validate_gradient(identity, &d, 1, &x, NULL, 1, &p, &g), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert(g.passed, "element %lld: %.9g against %.9g (error %.3g > %.3g)",
+              (long long)g.worst_index, g.analytic, g.numeric, g.error, g.tol);
+    cr_assert_geq(g.checked, 250);
+    d5_tensor_free(&x);
+}
+
+/* A floating-point input that decides the output's shape (Resize's scales)
+ * is seen at create when it is one of the check's constants, and is left out
+ * of the gradient check. */
+Test(validate, constant_float_inputs_are_seen_at_create)
+{
+    const d5_op_desc *resize;
+    cr_assert_eq(d5_op_find("Resize", "ref", &resize), D5_OK);
+    d5_tensor x = tf32(4, SHAPE(1, 1, 2, 2), VALS(1, 2, 3, 4));
+    d5_tensor scales = tf32(1, SHAPE(4), VALS(1, 1, 2, 2));
+    d5_tensor in[3];
+    memset(in, 0, sizeof in);
+    in[0] = x;
+    in[2] = scales;
+    d5_tensor_desc d[3] = {x.desc, {0}, scales.desc};
+    d5_attr a = {.name = "mode", .type = D5_ATTR_STRING, .s = "nearest"};
+    d5_attrs attrs = {&a, 1};
+    d5_forward_check r;
+    d5_check_params p = d5_check_default_params();
+    cr_assert_neq(d5_validate_forward(resize, resize, d, 3, in, &attrs, 1, &p, &r), D5_OK);
+    cr_assert(strstr(d5_last_error(), "scales"), "%s", d5_last_error());
+    p.constants = 1u << 2;
+    cr_assert_eq(d5_validate_forward(resize, resize, d, 3, in, &attrs, 1, &p, &r), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert(r.passed);
+    cr_assert_eq(r.out[0].n, 16);
+    d5_tensor_free(&x);
+    d5_tensor_free(&scales);
+}
+
 Test(validate, forward_check_compares_backends)
 {
     const d5_op_desc *gemm;
