@@ -3,8 +3,8 @@
  * last average, end with the same parameter bits on every worker (each rank
  * hashes its own parameters, and the hashes are compared here as well as by
  * the library every 10 steps); a worker whose parameters drift is named;
- * with a slow worker, asgd and ssp see stale gradients and ssp a lead that
- * stays within its bound; bad combinations are refused before anything
+ * with worker 1 held back, asgd and ssp see stale gradients and ssp a lead
+ * that stays within its bound; bad combinations are refused before anything
  * starts. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpi_check.h"
@@ -21,22 +21,43 @@ typedef struct run {
     int32_t scheme, servers, staleness;
     double bucket_mb;
     int32_t spoil_rank; /* this rank changes a weight after step 5 (-1: none) */
-    int32_t slow_rank;  /* this rank sleeps SLOW_MS after every step (-1: none) */
+    d5_comm *hold;      /* non-NULL: worker 1 is held back (below), on this communicator */
 } run;
 
-/* Long enough for the other workers to push while the slow one sleeps. */
-#define SLOW_MS 20
+/* Worker 1, after step HOLD, waits until worker 0 is about to push its
+ * gradient of step HOLD + 2, and HOLD_MS more for that push to reach the
+ * server: worker 0 is then a step ahead (ssp's bound of 1 allows it), and its
+ * gradient is applied between worker 1's pull and push. Messages on a
+ * communicator of their own, so as not to meet the scheme's. */
+#define HOLD    2
+#define HOLD_MS 200
+
+static d5_status before_push(d5_trainer *t, void *user, int64_t step, float *const *grads,
+                             float *const *params, const int64_t *sizes, int32_t n)
+{
+    (void)t;
+    (void)grads;
+    (void)params;
+    (void)sizes;
+    (void)n;
+    const run *r = user;
+    double go = 1;
+    if (r->hold && mpi_check_rank == 0 && step == HOLD + 2)
+        return d5_comm_send(r->hold, &go, 1, D5_F64, 1, 1, "hold");
+    return D5_OK;
+}
 
 static d5_status after_step(d5_trainer *t, void *user, int64_t step, double loss)
 {
     (void)loss;
     const run *r = user;
     if (step == 5 && r->spoil_rank == mpi_check_rank) d5_trainer_param(t, 0)[0] += 1e-3f;
-    if (r->slow_rank == mpi_check_rank) {
-        struct timespec ts = {0, SLOW_MS * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    return D5_OK;
+    double go = 0;
+    if (!r->hold || mpi_check_rank != 1 || step != HOLD) return D5_OK;
+    d5_status s = d5_comm_recv(r->hold, &go, 1, D5_F64, 0, 1, "hold");
+    struct timespec ts = {0, HOLD_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    return s;
 }
 
 /* FNV-1a of this rank's own parameters. */
@@ -94,13 +115,14 @@ static d5_status train(d5_comm *c, const run *r, d5_dist_result *res, uint64_t *
         sp.drop_last = 1;
         sp.rank = d5_dist_worker(d);
         sp.world = d5_dist_workers(d);
-        d5_trainer_hooks h = {.user = (void *)r, .after_step = after_step};
+        /* Before the scheme's hooks: before_push runs ahead of the push. */
+        d5_trainer_hooks h = {
+            .user = (void *)r, .after_backward = before_push, .after_step = after_step};
         d5_train_result tr;
         memset(&tr, 0, sizeof tr);
         s = d5_sampler_create(ds, &sp, &smp);
         if (s == D5_OK) s = d5_trainer_set_sampler(t, smp);
-        if (s == D5_OK && (r->spoil_rank >= 0 || r->slow_rank >= 0))
-            s = d5_trainer_add_hooks(t, "test", &h);
+        if (s == D5_OK && (r->spoil_rank >= 0 || r->hold)) s = d5_trainer_add_hooks(t, "test", &h);
         if (s == D5_OK) s = d5_dist_attach(d, t, opt);
         if (s == D5_OK) s = d5_trainer_run(t, NULL, NULL, 0, &tr);
         d5_train_result_free(&tr);
@@ -139,12 +161,13 @@ static void same_parameters(d5_comm *c, const d5_dist_result *res, uint64_t mine
     free(h);
 }
 
-static void scheme_trains(d5_comm *c, int32_t scheme, int32_t servers, double bucket_mb)
+static void scheme_trains(d5_comm *c, d5_comm *side, int32_t scheme, int32_t servers,
+                          double bucket_mb)
 {
     int32_t p = d5_comm_size(c);
     int async = scheme == D5_DIST_ASGD || scheme == D5_DIST_SSP;
-    /* With two workers or more, worker 1 is slow: the others push meanwhile. */
-    run r = {scheme, servers, 1, bucket_mb, -1, async && p >= 3 ? 1 : -1};
+    /* With two workers or more, worker 1 is held back. */
+    run r = {scheme, servers, 1, bucket_mb, -1, async && p >= 3 ? side : NULL};
     d5_dist_result res;
     memset(&res, 0, sizeof res);
     const char *name = d5_dist_scheme_name(scheme);
@@ -181,8 +204,9 @@ static void scheme_trains(d5_comm *c, int32_t scheme, int32_t servers, double bu
     if (scheme == D5_DIST_SSP) {
         CHECK(res.ssp_lead_max <= 1, "ssp: a worker ran %d steps ahead (bound 1)",
               (int)res.ssp_lead_max);
-        if (workers >= 2) /* worker 1 is slow: the others get ahead of it */
-            CHECK(res.ssp_lead_max > 0, "ssp: %d workers, one slow, but no lead", (int)workers);
+        if (workers >= 2) /* worker 0 got ahead of worker 1 */
+            CHECK(res.ssp_lead_max > 0, "ssp: %d workers, one held back, but no lead",
+                  (int)workers);
         int64_t pushes = 0;
         for (int k = 0; k < D5_DIST_MAX_STALENESS; k++) pushes += res.staleness[k];
         CHECK(pushes == (int64_t)workers * STEPS, "ssp: %lld gradients in the histogram",
@@ -191,9 +215,9 @@ static void scheme_trains(d5_comm *c, int32_t scheme, int32_t servers, double bu
     if (scheme == D5_DIST_ASGD || scheme == D5_DIST_SSP) {
         if (workers == 1)
             CHECK(res.staleness_max == 0, "one worker: staleness %d", (int)res.staleness_max);
-        else /* the slow worker's gradients arrive after the others' updates */
-            CHECK(res.staleness_max > 0, "%s: %d workers, one slow, but no stale gradient", name,
-                  (int)workers);
+        else /* worker 1's gradient of step HOLD + 1 is at least one update old */
+            CHECK(res.staleness_max > 0, "%s: %d workers, one held back, but no stale gradient",
+                  name, (int)workers);
     }
     d5_dist_result_free(&res);
 }
@@ -202,7 +226,7 @@ static void scheme_trains(d5_comm *c, int32_t scheme, int32_t servers, double bu
 static void drift_is_named(d5_comm *c)
 {
     if (d5_comm_size(c) < 2) return;
-    run r = {D5_DIST_DSGD, 0, 0, 25, 1, -1};
+    run r = {D5_DIST_DSGD, 0, 0, 25, 1, NULL};
     d5_dist_result res;
     memset(&res, 0, sizeof res);
     uint64_t hash = 0;
@@ -250,21 +274,23 @@ int main(void)
     }
     mpi_check_rank = d5_comm_rank(c);
     int32_t p = d5_comm_size(c);
+    d5_comm *side = mpi_check_open("mpi", 60); /* holds worker 1 back */
     CHECK_OK(d5_threads_set(1));
     combinations_are_checked(p);
-    scheme_trains(c, D5_DIST_LOCAL, -1, 25);
-    scheme_trains(c, D5_DIST_DSGD, -1, 25);
-    scheme_trains(c, D5_DIST_DSGD, -1, 0.01); /* several buckets in flight */
-    scheme_trains(c, D5_DIST_DSGD, -1, 0);    /* one allreduce after backpropagation */
-    scheme_trains(c, D5_DIST_PSSGD, 0, 25);
-    scheme_trains(c, D5_DIST_MAVG, -1, 25);
-    scheme_trains(c, D5_DIST_DPSGD, -1, 25);
+    scheme_trains(c, side, D5_DIST_LOCAL, -1, 25);
+    scheme_trains(c, side, D5_DIST_DSGD, -1, 25);
+    scheme_trains(c, side, D5_DIST_DSGD, -1, 0.01); /* several buckets in flight */
+    scheme_trains(c, side, D5_DIST_DSGD, -1, 0);    /* one allreduce after backpropagation */
+    scheme_trains(c, side, D5_DIST_PSSGD, 0, 25);
+    scheme_trains(c, side, D5_DIST_MAVG, -1, 25);
+    scheme_trains(c, side, D5_DIST_DPSGD, -1, 25);
     if (p >= 2) {
-        scheme_trains(c, D5_DIST_PSSGD, 1, 25);
-        scheme_trains(c, D5_DIST_ASGD, 1, 25);
-        scheme_trains(c, D5_DIST_SSP, 1, 25);
+        scheme_trains(c, side, D5_DIST_PSSGD, 1, 25);
+        scheme_trains(c, side, D5_DIST_ASGD, 1, 25);
+        scheme_trains(c, side, D5_DIST_SSP, 1, 25);
     }
     drift_is_named(c);
+    d5_comm_free(side);
     int rc = mpi_check_finish(c, "test_dist");
     d5_comm_free(c);
     return rc;
