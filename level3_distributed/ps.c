@@ -282,6 +282,18 @@ d5_status d5__ps_serve_sync(d5_dist *d)
     }
 }
 
+/* The pushes worker w had made beyond the slowest unfinished worker when the
+ * gradient now arriving was computed, at least: the slowest can only have
+ * caught up since. Measured here, apart from release's decision, so that a
+ * bound that is not kept shows in ssp_lead_max. */
+static int64_t lead_at_push(const ps_state *q, int32_t workers, int32_t w)
+{
+    int64_t slowest = q->clock[w];
+    for (int32_t v = 0; v < workers; v++)
+        if (!q->finished[v] && q->clock[v] < slowest) slowest = q->clock[v];
+    return q->clock[w] - slowest;
+}
+
 /* ssp: lets go every waiting worker no more than `bound` pushes ahead of the
  * slowest unfinished one (asgd: bound < 0, everyone at once). */
 static d5_status release(d5_dist *d, int32_t bound)
@@ -295,7 +307,6 @@ static d5_status release(d5_dist *d, int32_t bound)
         if (!q->waiting[w]) continue;
         int64_t lead = slowest < 0 ? 0 : q->clock[w] - slowest;
         if (bound >= 0 && lead > bound) continue;
-        if (lead > d->lead_max) d->lead_max = (int32_t)lead;
         q->waiting[w] = 0;
         s = reply(d, w);
     }
@@ -325,6 +336,8 @@ d5_status d5__ps_serve_async(d5_dist *d, int32_t bound)
             if (stale < 0) stale = 0;
             if (stale > d->staleness_max) d->staleness_max = (int32_t)stale;
             d->staleness[stale < D5_DIST_MAX_STALENESS ? stale : D5_DIST_MAX_STALENESS - 1]++;
+            int64_t lead = lead_at_push(q, d->workers, w);
+            if (lead > d->lead_max) d->lead_max = (int32_t)lead;
             if (s == D5_OK) s = apply(d, h[2]);
             q->clock[w]++;
             q->waiting[w] = 1;

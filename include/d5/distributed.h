@@ -475,7 +475,8 @@ typedef struct d5_dist_result {
     /* asgd, ssp: how many updates were applied between a worker's pull and
      * its push (staleness[k]: gradients k updates old, k < D5_DIST_MAX_STALENESS,
      * the last slot counting the rest), and for ssp the largest lead of a
-     * worker over the slowest seen when it was let go (<= staleness). */
+     * worker over the slowest unfinished one, in pushes, measured as each
+     * gradient arrives (<= staleness). */
     int64_t staleness[D5_DIST_MAX_STALENESS];
     int32_t staleness_max;
     int32_t ssp_lead_max;
