@@ -61,16 +61,31 @@ Test(machine, measure_gives_positive_rates)
  * independent chains of fused multiply-adds on the widest vectors that
  * /proc/cpuinfo's flags allow (AVX-512, AVX2 with FMA, else plain C), enough
  * chains to keep two FMA ports busy, timed with clock_gettime. A correct peak
- * is at least about the loop's rate; the check asks for half of it, so it
+ * is at least about the loop's rate; the check asks for 60% of it, so it
  * fails on a FLOP count, a timer or a kernel choice off by a factor of two or
  * more (a vector's lanes, an FMA counted as one FLOP), not on load: each side
  * keeps its best repetition on one thread (the loop: of 60, timed before and
  * after the measurement; the peak: fp32_core.max and, with threads = 1,
- * fp32_all.max), and a busy machine only slows some repetitions down, both
- * sides alike. The upper side needs no margin for load (load only lowers a
+ * fp32_all.max), over up to five rounds, and a busy machine only slows some
+ * repetitions down. The upper side needs no margin for load (load only lowers a
  * rate): per TSC tick a core does at most two FMAs of the kernel's width,
  * with twice that for turbo clocks above the TSC's. Under valgrind the rates
- * are those of its translation and its CPUID is not the host's: skipped. */
+ * are those of its translation and its CPUID is not the host's: skipped.
+ * Under AddressSanitizer both loops keep their chains in instrumented memory
+ * (0.5x to 2x of each other, at a fiftieth of the peak): their rates tell how
+ * each was instrumented, so only the kernel choice and the upper bound are
+ * checked there; so too in an unoptimised build (the debug preset), where
+ * both spill their chains to the stack. */
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+#define LOOPS_INSTRUMENTED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOPS_INSTRUMENTED 1
+#endif
+#endif
+#ifndef LOOPS_INSTRUMENTED
+#define LOOPS_INSTRUMENTED 0
+#endif
 #define LOOP_ITERS  50000u
 #define LOOP_CHAINS 12
 
@@ -149,38 +164,52 @@ Test(machine, fp32_peak_bounded_by_a_plain_loop_and_the_cpu)
         lanes = 8;
     }
 #endif
-    double best = loop_gflops(loop, lanes, 30);
     d5_machine_measure_params p = d5_machine_measure_default_params();
     p.max_time_s = 0.05;
     p.threads = 1;
     p.triad_bytes = 24u << 20;
     p.lowp = 0;
-    d5_machine_peaks r;
-    cr_assert_eq(d5_machine_measure(&p, &r), D5_OK, "%s", d5_last_error());
-    double after = loop_gflops(loop, lanes, 30);
-    if (after > best) best = after;
-    cr_assert_str_eq(r.fma_isa, want, "the FP32 kernel is %s, /proc/cpuinfo allows %s", r.fma_isa,
-                     want);
-    cr_log_info("fp32 peak, one thread: best %.1f GFLOP/s (%s); the test's loop: best %.1f",
-                r.fp32_core.max, r.fma_isa, best);
-    cr_assert_geq(r.fp32_core.max, best / 2,
-                  "fp32 peak of one core %.2f GFLOP/s (%s) is below half of the %.2f GFLOP/s "
-                  "of a plain loop",
-                  r.fp32_core.max, r.fma_isa, best);
-    cr_assert_geq(r.fp32_all.max, best / 2,
-                  "fp32 peak of all (1) threads %.2f GFLOP/s is below half of the %.2f GFLOP/s "
-                  "of a plain loop",
-                  r.fp32_all.max, best);
     d5_machine_info m;
     cr_assert_eq(d5_machine_query(&m), D5_OK);
-    if (m.tsc_ghz > 0) {
-        /* Two FMAs of `lanes` lanes (4 for plain C, which SSE may vectorise),
-         * 2 FLOP each, per tick, doubled for turbo. */
-        double most = 2.0 * 2 * (lanes > 4 ? lanes : 4) * 2 * m.tsc_ghz;
-        cr_assert_leq(r.fp32_core.max, most,
-                      "fp32 peak of one core %.1f GFLOP/s is more than %s can do at %.2f GHz "
-                      "(%.1f)",
-                      r.fp32_core.max, r.fma_isa, m.tsc_ghz, most);
+    /* Two FMAs of `lanes` lanes (4 for plain C, which SSE may vectorise), 2
+     * FLOP each, per tick, doubled for turbo. */
+    const double most = 2.0 * 2 * (lanes > 4 ? lanes : 4) * 2 * m.tsc_ghz;
+    /* Up to five rounds, each side keeping its best: other work that holds
+     * the cores through one 50 ms measurement (another test of the suite
+     * measuring its peaks beside this one) slows one side only; it does not
+     * last through five. A FLOP count off by two fails every round. */
+    double loop_best = 0, core_best = 0, all_best = 0;
+    for (int round = 0; round < 5; round++) {
+        double x = loop_gflops(loop, lanes, 30);
+        if (x > loop_best) loop_best = x;
+        d5_machine_peaks r;
+        cr_assert_eq(d5_machine_measure(&p, &r), D5_OK, "%s", d5_last_error());
+        x = loop_gflops(loop, lanes, 30);
+        if (x > loop_best) loop_best = x;
+        cr_assert_str_eq(r.fma_isa, want, "the FP32 kernel is %s, /proc/cpuinfo allows %s",
+                         r.fma_isa, want);
+        if (m.tsc_ghz > 0)
+            cr_assert_leq(r.fp32_core.max, most,
+                          "fp32 peak of one core %.1f GFLOP/s is more than %s can do at %.2f GHz "
+                          "(%.1f)",
+                          r.fp32_core.max, r.fma_isa, m.tsc_ghz, most);
+        if (r.fp32_core.max > core_best) core_best = r.fp32_core.max;
+        if (r.fp32_all.max > all_best) all_best = r.fp32_all.max;
+        cr_log_info("round %d: fp32 peak, one thread: best %.1f GFLOP/s (%s), all (1) threads "
+                    "%.1f; the test's loop: best %.1f",
+                    round, r.fp32_core.max, r.fma_isa, r.fp32_all.max, loop_best);
+        if (LOOPS_INSTRUMENTED || (core_best >= 0.6 * loop_best && all_best >= 0.6 * loop_best))
+            break;
+    }
+    if (!LOOPS_INSTRUMENTED) {
+        cr_assert_geq(core_best, 0.6 * loop_best,
+                      "fp32 peak of one core %.2f GFLOP/s (%s) is below 60%% of the %.2f GFLOP/s "
+                      "of a plain loop",
+                      core_best, want, loop_best);
+        cr_assert_geq(all_best, 0.6 * loop_best,
+                      "fp32 peak of all (1) threads %.2f GFLOP/s is below 60%% of the %.2f GFLOP/s "
+                      "of a plain loop",
+                      all_best, loop_best);
     }
 }
 
