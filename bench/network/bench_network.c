@@ -10,7 +10,8 @@
  * sides alternate in blocks (d5, ORT, d5, ORT, ...) with an equal share of the
  * time budget, their samples are pooled, and the table gives medians with 95%
  * confidence intervals, the ratio d5/ORT of the medians, the Mann-Whitney U
- * p-value and the largest difference between the two outputs. Then
+ * p-value and the largest difference between the two outputs, followed by the
+ * cost of one call through ORT's Node.js binding (binding_cost.c). Then
  * FrameworkOverhead of LeNet at batch 64 and CIFAR ResNet-20 at batch 32, and, measured first so
  * that the process's peak RSS is its own, the load time and memory of the largest built-in model.
  *
@@ -276,6 +277,7 @@ static void clean_up(const char *dir)
         if (bench_path(path, sizeof path, dir, file) == D5_OK) unlink(path);
     }
     if (bench_path(path, sizeof path, dir, "ort_stderr.txt") == D5_OK) unlink(path);
+    if (bench_path(path, sizeof path, dir, BENCH_IDENTITY_FILE) == D5_OK) unlink(path);
     rmdir(dir);
 }
 
@@ -375,6 +377,12 @@ int main(int argc, char **argv)
         }
     }
     if (b.ort_version[0]) printf("ORT: onnxruntime-node %s\n", b.ort_version);
+    /* The binding's own cost per call, beside the ratios: a small share of
+     * the ORT medians except for the smallest cases. */
+    if (b.ort && (s = bench_binding_cost(dir, b.ort, seconds / blocks, r)) != D5_OK) {
+        failures++;
+        report_failure("ort/binding", s, r);
+    }
 
     static const bench_case overhead_cases[] = {{"lenet", 64}, {"resnet20", 32}};
     for (size_t i = 0; i < sizeof overhead_cases / sizeof overhead_cases[0]; i++) {

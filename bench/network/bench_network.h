@@ -51,4 +51,13 @@ void bench_print_load(const char *when);
 d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds,
                             d5_optimize_level level, d5_results *r);
 
+/* The cost of one call through ONNX Runtime's Node.js binding (in
+ * binding_cost.c): ort_bench.js runs an Identity of one float, saved as
+ * BENCH_IDENTITY_FILE in dir, for `seconds`; prints its median with the 95%
+ * confidence interval and adds "ort/binding/identity" to r. A failed ORT run
+ * is printed and is not an error. */
+#define BENCH_IDENTITY_FILE    "identity.onnx"
+#define BENCH_BINDING_MAX_REPS 100000
+d5_status bench_binding_cost(const char *dir, const ort_side *ort, double seconds, d5_results *r);
+
 #endif

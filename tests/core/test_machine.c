@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__x86_64__) && defined(__linux__)
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -51,6 +52,165 @@ Test(machine, measure_gives_positive_rates)
     cr_assert_eq(r.triad_bytes, (size_t)(24u << 20) / 24 * 24);
     cr_assert_not_null(r.fma_isa);
     cr_assert_geq(r.fp32_core.n, 10);
+}
+
+/* ---- The FP32 peak against a plain loop and against the CPU's flags ----
+ *
+ * A peak is the most FP32 work a core can do per second, so any loop of known
+ * FLOP count is a lower bound on it. The test has its own loop: twelve
+ * independent chains of fused multiply-adds on the widest vectors that
+ * /proc/cpuinfo's flags allow (AVX-512, AVX2 with FMA, else plain C), enough
+ * chains to keep two FMA ports busy, timed with clock_gettime. A correct peak
+ * is at least about the loop's rate; the check asks for 60% of it, so it
+ * fails on a FLOP count, a timer or a kernel choice off by a factor of two or
+ * more (a vector's lanes, an FMA counted as one FLOP), not on load: each side
+ * keeps its best repetition on one thread (the loop: of 60, timed before and
+ * after the measurement; the peak: fp32_core.max and, with threads = 1,
+ * fp32_all.max), over up to five rounds, and a busy machine only slows some
+ * repetitions down. The upper side needs no margin for load (load only lowers a
+ * rate): per TSC tick a core does at most two FMAs of the kernel's width,
+ * with twice that for turbo clocks above the TSC's. Under valgrind the rates
+ * are those of its translation and its CPUID is not the host's: skipped.
+ * Under AddressSanitizer both loops keep their chains in instrumented memory
+ * (0.5x to 2x of each other, at a fiftieth of the peak): their rates tell how
+ * each was instrumented, so only the kernel choice and the upper bound are
+ * checked there; so too in an unoptimised build (the debug preset), where
+ * both spill their chains to the stack. */
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+#define LOOPS_INSTRUMENTED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOPS_INSTRUMENTED 1
+#endif
+#endif
+#ifndef LOOPS_INSTRUMENTED
+#define LOOPS_INSTRUMENTED 0
+#endif
+#define LOOP_ITERS  50000u
+#define LOOP_CHAINS 12
+
+static float loop_scalar(uint32_t iters, float seed)
+{
+    float a[LOOP_CHAINS];
+    for (int k = 0; k < LOOP_CHAINS; k++) a[k] = seed + (float)k;
+    for (uint32_t i = 0; i < iters; i++)
+        for (int k = 0; k < LOOP_CHAINS; k++) a[k] = a[k] * 0.9999999f + 1e-7f;
+    float s = 0;
+    for (int k = 0; k < LOOP_CHAINS; k++) s += a[k];
+    return s;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx512f"))) static float loop_avx512(uint32_t iters, float seed)
+{
+    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a[LOOP_CHAINS];
+    for (int k = 0; k < LOOP_CHAINS; k++) a[k] = _mm512_set1_ps(seed + (float)k);
+    for (uint32_t i = 0; i < iters; i++)
+        for (int k = 0; k < LOOP_CHAINS; k++) a[k] = _mm512_fmadd_ps(a[k], m, c);
+    for (int k = 1; k < LOOP_CHAINS; k++) a[0] = _mm512_add_ps(a[0], a[k]);
+    return _mm512_reduce_add_ps(a[0]);
+}
+
+__attribute__((target("avx2,fma"))) static float loop_avx2(uint32_t iters, float seed)
+{
+    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+    __m256 a[LOOP_CHAINS];
+    for (int k = 0; k < LOOP_CHAINS; k++) a[k] = _mm256_set1_ps(seed + (float)k);
+    for (uint32_t i = 0; i < iters; i++)
+        for (int k = 0; k < LOOP_CHAINS; k++) a[k] = _mm256_fmadd_ps(a[k], m, c);
+    for (int k = 1; k < LOOP_CHAINS; k++) a[0] = _mm256_add_ps(a[0], a[k]);
+    float v[8];
+    _mm256_storeu_ps(v, a[0]);
+    return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+}
+#endif
+
+/* GFLOP/s of the best of `reps` timed runs of a loop of `lanes` lanes. */
+static double loop_gflops(float (*loop)(uint32_t, float), int lanes, int reps)
+{
+    volatile float seed = 1.0f, sink = 0;
+    double best_ns = 0;
+    for (int r = 0; r < reps; r++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        sink += loop(LOOP_ITERS, seed);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+        if (ns > 0 && (best_ns == 0 || ns < best_ns)) best_ns = ns;
+    }
+    (void)sink;
+    return 2.0 * lanes * LOOP_CHAINS * LOOP_ITERS / best_ns;
+}
+
+static int cpuinfo_has(const char *flag);
+static int under_valgrind(void);
+
+Test(machine, fp32_peak_bounded_by_a_plain_loop_and_the_cpu)
+{
+    if (under_valgrind()) cr_skip_test("under valgrind: its CPUID and its own speed");
+    const char *want = "scalar";
+    float (*loop)(uint32_t, float) = loop_scalar;
+    int lanes = 1;
+#if defined(__x86_64__)
+    if (cpuinfo_has("avx512f")) {
+        want = "avx512f";
+        loop = loop_avx512;
+        lanes = 16;
+    } else if (cpuinfo_has("avx2") && cpuinfo_has("fma")) {
+        want = "avx2+fma";
+        loop = loop_avx2;
+        lanes = 8;
+    }
+#endif
+    d5_machine_measure_params p = d5_machine_measure_default_params();
+    p.max_time_s = 0.05;
+    p.threads = 1;
+    p.triad_bytes = 24u << 20;
+    p.lowp = 0;
+    d5_machine_info m;
+    cr_assert_eq(d5_machine_query(&m), D5_OK);
+    /* Two FMAs of `lanes` lanes (4 for plain C, which SSE may vectorise), 2
+     * FLOP each, per tick, doubled for turbo. */
+    const double most = 2.0 * 2 * (lanes > 4 ? lanes : 4) * 2 * m.tsc_ghz;
+    /* Up to five rounds, each side keeping its best: other work that holds
+     * the cores through one 50 ms measurement (another test of the suite
+     * measuring its peaks beside this one) slows one side only; it does not
+     * last through five. A FLOP count off by two fails every round. */
+    double loop_best = 0, core_best = 0, all_best = 0;
+    for (int round = 0; round < 5; round++) {
+        double x = loop_gflops(loop, lanes, 30);
+        if (x > loop_best) loop_best = x;
+        d5_machine_peaks r;
+        cr_assert_eq(d5_machine_measure(&p, &r), D5_OK, "%s", d5_last_error());
+        x = loop_gflops(loop, lanes, 30);
+        if (x > loop_best) loop_best = x;
+        cr_assert_str_eq(r.fma_isa, want, "the FP32 kernel is %s, /proc/cpuinfo allows %s",
+                         r.fma_isa, want);
+        if (m.tsc_ghz > 0)
+            cr_assert_leq(r.fp32_core.max, most,
+                          "fp32 peak of one core %.1f GFLOP/s is more than %s can do at %.2f GHz "
+                          "(%.1f)",
+                          r.fp32_core.max, r.fma_isa, m.tsc_ghz, most);
+        if (r.fp32_core.max > core_best) core_best = r.fp32_core.max;
+        if (r.fp32_all.max > all_best) all_best = r.fp32_all.max;
+        cr_log_info("round %d: fp32 peak, one thread: best %.1f GFLOP/s (%s), all (1) threads "
+                    "%.1f; the test's loop: best %.1f",
+                    round, r.fp32_core.max, r.fma_isa, r.fp32_all.max, loop_best);
+        if (LOOPS_INSTRUMENTED || (core_best >= 0.6 * loop_best && all_best >= 0.6 * loop_best))
+            break;
+    }
+    if (!LOOPS_INSTRUMENTED) {
+        cr_assert_geq(core_best, 0.6 * loop_best,
+                      "fp32 peak of one core %.2f GFLOP/s (%s) is below 60%% of the %.2f GFLOP/s "
+                      "of a plain loop",
+                      core_best, want, loop_best);
+        cr_assert_geq(all_best, 0.6 * loop_best,
+                      "fp32 peak of all (1) threads %.2f GFLOP/s is below 60%% of the %.2f GFLOP/s "
+                      "of a plain loop",
+                      all_best, loop_best);
+    }
 }
 
 Test(machine, bad_parameters)

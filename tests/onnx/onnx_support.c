@@ -167,6 +167,26 @@ char **testdata_models(const char *folder, size_t *count)
     return paths;
 }
 
+size_t testdata_representable(const char *folder, size_t *total)
+{
+    static const struct {
+        const char *folder;
+        size_t total, representable;
+    } survey[] = {
+        {"node", 932, 890},
+        {"simple", 23, 17},
+        {"pytorch-converted", 82, 82},
+        {"pytorch-operator", 35, 35},
+    };
+    for (size_t i = 0; i < sizeof survey / sizeof survey[0]; i++)
+        if (strcmp(folder, survey[i].folder) == 0) {
+            *total = survey[i].total;
+            return survey[i].representable;
+        }
+    *total = 0;
+    return 0;
+}
+
 void paths_free(char **paths)
 {
     for (size_t i = 0; paths && paths[i]; i++) free(paths[i]);

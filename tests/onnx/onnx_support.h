@@ -24,6 +24,12 @@ int net_diff(const d5_network *a, const d5_network *b, char *why, size_t size);
 char **testdata_models(const char *folder, size_t *count);
 void paths_free(char **paths);
 
+/* What `make_fixtures.py --survey` counts in a folder of libonnx-testdata: its
+ * models, and those d5 can represent (the others use tensor types, attribute
+ * types or graph forms that d5 does not support, and fail to load with
+ * D5_ERR_UNSUPPORTED). 0 for an unknown folder. */
+size_t testdata_representable(const char *folder, size_t *total);
+
 /* Runs onnx.checker.check_model(full_check=True) of Debian's python3 on every
  * file listed in list_file, one line each: "EXPORTED" or "EXPORTED<TAB>ORIGINAL"
  * (skipped when the original fails the checker too). Returns the exit status:
