@@ -27,6 +27,7 @@ Test(plugin, loads_once_and_gives_the_same_table)
     cr_assert_str_empty(why);
     cr_assert_eq(d5__plugin_load("fake", &again, why, sizeof why), D5_OK);
     cr_assert_eq(again, t);
+    cr_assert_eq(*(const int *)t, 42, "the plugin's entry was called again");
 }
 
 Test(plugin, a_plugin_not_built_is_named_with_its_path)
