@@ -59,8 +59,15 @@ static d5_status unavailable_forward(void *state, const d5_tensor *inputs, int32
 
 static const d5_op_desc stand_ins[] = {
 #define D5_PLUGIN_OP(NAME, BACKEND)                                                                \
-    {D5_OP_ABI_VERSION,  D5_OP_CUDA,          #NAME, #BACKEND, 0,   INT32_MAX, 1, INT32_MAX,       \
-     unavailable_create, unavailable_forward, NULL,  NULL,     NULL},
+    {.abi_version = D5_OP_ABI_VERSION,                                                             \
+     .flags = D5_OP_CUDA,                                                                          \
+     .name = #NAME,                                                                                \
+     .backend = #BACKEND,                                                                          \
+     .max_inputs = INT32_MAX,                                                                      \
+     .min_outputs = 1,                                                                             \
+     .max_outputs = INT32_MAX,                                                                     \
+     .create = unavailable_create,                                                                 \
+     .forward = unavailable_forward},
 #include "cuda/ops_cuda.def"
 #undef D5_PLUGIN_OP
 };
