@@ -12,6 +12,7 @@
 
 int d5__backend_check(const char *backend, char *why, size_t why_size);
 int d5__backend_always(char *why, size_t why_size);
+const char *d5__op_backend_at(size_t i); /* registry.c */
 
 /* The probes: in each backend's folder, or below when it is not built. */
 #define D5_BACKEND(NAME, PROBE, DTYPES, DESC) int PROBE(char *why, size_t why_size);
@@ -113,8 +114,8 @@ static void fill_info(const backend_row *r, d5_backend_info *out)
     out->dtypes = r->dtypes;
     out->available = probe(r, out->reason, sizeof out->reason);
     for (size_t i = 0; i < d5_op_count(); i++) {
+        if (strcmp(d5__op_backend_at(i), r->name) != 0) continue;
         const d5_op_desc *d = d5_op_at(i);
-        if (strcmp(d->backend, r->name) != 0) continue;
         out->operators++;
         if (d->flags & D5_OP_CUDA) out->device_operators++;
     }

@@ -24,14 +24,16 @@ typedef struct d5_gemm_dims {
  * optional C (any element type: the caller checks those). */
 d5_status d5__gemm_dims(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5_gemm_dims *out);
 
-d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in, int32_t nin,
-                          const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+/* d5__gemm_create and d5__gemm_destroy are exported for the cuda plugin. */
+D5_API d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in,
+                                 int32_t nin, const d5_attrs *attrs, d5_tensor_desc *out,
+                                 void **state);
 d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
                            int32_t nout);
 d5_status d5__gemm_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
                             int32_t nin, const d5_tensor *out, d5_tensor *gin);
 void d5__gemm_cost(void *state, double *flops, double *bytes);
-void d5__gemm_destroy(void *state);
+D5_API void d5__gemm_destroy(void *state);
 
 /* The operator table of Gemm on one backend. */
 #define D5_GEMM_OPERATOR(BACKEND, SGEMM)                                                           \

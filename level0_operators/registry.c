@@ -8,17 +8,50 @@
 #include <stdio.h>
 #include <string.h>
 
-#define D5_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
-#include "ops.def"
-#undef D5_OP
+#if D5_HAVE_CUDA
+#include "cuda_plugin.h"
+#endif
 
-static const d5_op_desc *const table[] = {
-#define D5_OP(NAME, BACKEND) &d5__op_##BACKEND##_##NAME,
+#define D5_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
+#define D5_PLUGIN_OP(NAME, BACKEND)
 #include "ops.def"
 #undef D5_OP
+#undef D5_PLUGIN_OP
+
+/* One row of ops.def. An operator of a plugin (D5_PLUGIN_OP) has no table
+ * here: its backend's d5__<backend>_plugin_op gives it, loading the plugin,
+ * so that nothing loads it before one of its operators is asked for; until
+ * then the row's names stand for the table's. */
+typedef struct op_row {
+    const char *name, *backend; /* of a D5_PLUGIN_OP row */
+    const d5_op_desc *desc;     /* of a D5_OP row */
+    const d5_op_desc *(*plugin_op)(const char *name);
+} op_row;
+
+static const op_row table[] = {
+#define D5_OP(NAME, BACKEND)        {NULL, NULL, &d5__op_##BACKEND##_##NAME, NULL},
+#define D5_PLUGIN_OP(NAME, BACKEND) {#NAME, #BACKEND, NULL, d5__##BACKEND##_plugin_op},
+#include "ops.def"
+#undef D5_OP
+#undef D5_PLUGIN_OP
 };
 
 #define NOPS (sizeof table / sizeof table[0])
+
+static const d5_op_desc *desc_of(const op_row *r)
+{
+    return r->desc ? r->desc : r->plugin_op(r->name);
+}
+
+static const char *name_of(const op_row *r)
+{
+    return r->desc ? r->desc->name : r->name;
+}
+
+static const char *backend_of(const op_row *r)
+{
+    return r->desc ? r->desc->backend : r->backend;
+}
 
 size_t d5_op_count(void)
 {
@@ -27,7 +60,15 @@ size_t d5_op_count(void)
 
 const d5_op_desc *d5_op_at(size_t i)
 {
-    return i < NOPS ? table[i] : NULL;
+    return i < NOPS ? desc_of(&table[i]) : NULL;
+}
+
+const char *d5__op_backend_at(size_t i);
+
+/* The backend of row i without loading a plugin (backends.c). */
+const char *d5__op_backend_at(size_t i)
+{
+    return i < NOPS ? backend_of(&table[i]) : NULL;
 }
 
 int d5__backend_check(const char *backend, char *why, size_t why_size); /* backends.c */
@@ -43,18 +84,18 @@ d5_status d5_op_find(const char *name, const char *backend, const d5_op_desc **o
     char have[256] = "";
     size_t used = 0;
     for (size_t i = 0; i < NOPS; i++) {
-        if (strcmp(table[i]->name, name) != 0) continue;
-        if (strcmp(table[i]->backend, backend) == 0) {
+        if (strcmp(name_of(&table[i]), name) != 0) continue;
+        if (strcmp(backend_of(&table[i]), backend) == 0) {
             char why[256];
             if (!d5__backend_check(backend, why, sizeof why))
                 return d5_error(D5_ERR_NODEVICE, "operator %s: backend %s is unavailable: %s", name,
                                 backend, why);
-            *out = table[i];
+            *out = desc_of(&table[i]);
             return D5_OK;
         }
         if (used < sizeof have)
             used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
-                                     table[i]->backend);
+                                     backend_of(&table[i]));
     }
     if (used)
         return d5_error(D5_ERR_UNSUPPORTED, "operator %s has no %s backend (it has: %s)", name,
@@ -69,9 +110,11 @@ static const struct {
     const char *op, *spec;
 } cases[] = {
 #define D5_OP(NAME, BACKEND)
+#define D5_PLUGIN_OP(NAME, BACKEND)
 #define D5_OP_CASE(NAME, SPEC) {#NAME, SPEC},
 #include "ops.def"
 #undef D5_OP_CASE
+#undef D5_PLUGIN_OP
 #undef D5_OP
 };
 

@@ -68,13 +68,14 @@ void d5__counters_free(d5__counters *k);
 /* The slot of a name, created when new; *slot -1 for NULL. D5_ERR_NOMEM. */
 d5_status d5__counters_slot(d5__counters *k, const char *name, int32_t *slot);
 /* `gen` is the generation in which `slot` was found: counts of an operation
- * that outlived a reset go to the kind only. */
-void d5__count(d5_comm *c, d5_comm_op op, int32_t slot, uint32_t gen, uint64_t sent, uint64_t recv,
-               uint64_t msgs_sent, uint64_t msgs_recv);
+ * that outlived a reset go to the kind only. d5__count, d5__count_payload
+ * and d5__mpi_fail are exported for the nccl plugin (backends/nccl_plugin.c). */
+D5_API void d5__count(d5_comm *c, d5_comm_op op, int32_t slot, uint32_t gen, uint64_t sent,
+                      uint64_t recv, uint64_t msgs_sent, uint64_t msgs_recv);
 void d5__count_call(d5_comm *c, d5_comm_op op, int32_t slot);
 /* A delegated collective's payload: one message each way when nonzero. */
-void d5__count_payload(d5_comm *c, d5_comm_op op, int32_t slot, uint32_t gen, uint64_t sent,
-                       uint64_t recv);
+D5_API void d5__count_payload(d5_comm *c, d5_comm_op op, int32_t slot, uint32_t gen, uint64_t sent,
+                              uint64_t recv);
 
 /* ---- The communicator ---- */
 
@@ -143,7 +144,7 @@ d5_status d5__check_usable(const d5_comm *c, const char *what);
 /* ---- Helpers (comm.c, p2p.c) ---- */
 
 /* D5_ERR_BACKEND: "rank R: WHAT: <MPI's message>". */
-d5_status d5__mpi_fail(const d5_comm *c, int rc, const char *fmt, ...) D5_PRINTF(3, 4);
+D5_API d5_status d5__mpi_fail(const d5_comm *c, int rc, const char *fmt, ...) D5_PRINTF(3, 4);
 MPI_Datatype d5__mpi_type(d5_dtype t);
 /* D5_ERR_RANGE when count elements do not fit MPI's int. */
 d5_status d5__check_int_count(const d5_comm *c, const char *what, size_t count);

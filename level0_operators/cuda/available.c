@@ -1,12 +1,13 @@
-/* Whether the cuda backend can run here: a CUDA device must answer. */
+/* Whether the cuda backend can run here: a CUDA device must answer (the
+ * plugin's probe; cuda_plugin.c loads the plugin first). */
 #include "d5/operator.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
-int d5__cuda_backend_check(char *why, size_t why_size);
+int d5__cuda_probe(char *why, size_t why_size);
 
-int d5__cuda_backend_check(char *why, size_t why_size)
+int d5__cuda_probe(char *why, size_t why_size)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);

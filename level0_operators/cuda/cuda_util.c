@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-int d5__cuda_backend_check(char *why, size_t why_size); /* available.c */
+int d5__cuda_probe(char *why, size_t why_size); /* available.c */
 
 d5_status d5__cuda_check(cudaError_t e, const char *op, const char *what)
 {
@@ -41,7 +41,7 @@ d5_status d5__cudnn_check(cudnnStatus_t st, const char *op, const char *what)
 d5_status d5__cuda_need_device(const char *op)
 {
     char why[256];
-    if (d5__cuda_backend_check(why, sizeof why)) return D5_OK;
+    if (d5__cuda_probe(why, sizeof why)) return D5_OK;
     return d5_error(D5_ERR_NODEVICE, "%s (cuda): %s", op, why);
 }
 

@@ -68,6 +68,15 @@ d5_status d5__cuda_sgemm_batched(cublasHandle_t h, const char *op, int ta, int t
                                  float beta, float *c, int64_t ldc, int64_t stride_c,
                                  int64_t batch);
 
+/* The plugin's implementation of ../device.h, whose functions of the same
+ * names (d5__cuda_tensor_alloc for d5__cuda_dev_alloc, ...) reach these
+ * through the plugin's table (../cuda_plugin.h). */
+d5_status d5__cuda_dev_alloc(const d5_tensor_desc *d, d5_tensor *dev);
+d5_status d5__cuda_dev_upload(const d5_tensor *host, d5_tensor *dev);
+d5_status d5__cuda_dev_download(const d5_tensor *dev, d5_tensor *host);
+void d5__cuda_dev_free(d5_tensor *dev);
+d5_status d5__cuda_dev_sync(void);
+
 /* A packed float32 cuDNN tensor descriptor of the given shape; ranks below 4
  * get trailing 1s (cuDNN's descriptors take 4 to 8 dimensions). At most
  * INT32_MAX elements. Free with cudnnDestroyTensorDescriptor (NULL-safe through

@@ -1,12 +1,12 @@
-/* Device memory for callers of CUDA operators: see ../device.h. */
-#include "../device.h"
+/* Device memory for callers of CUDA operators: the plugin's side of
+ * ../device.h (cuda_util.h). */
 #include "cuda_util.h"
 
 #include <string.h>
 
 static const char *const WHAT = "device tensor";
 
-d5_status d5__cuda_tensor_alloc(const d5_tensor_desc *d, d5_tensor *dev)
+d5_status d5__cuda_dev_alloc(const d5_tensor_desc *d, d5_tensor *dev)
 {
     if (!d || !dev) return d5_error(D5_ERR_INVALID, "d5__cuda_tensor_alloc: NULL argument");
     size_t bytes;
@@ -26,7 +26,7 @@ d5_status d5__cuda_tensor_alloc(const d5_tensor_desc *d, d5_tensor *dev)
     return D5_OK;
 }
 
-d5_status d5__cuda_tensor_upload(const d5_tensor *host, d5_tensor *dev)
+d5_status d5__cuda_dev_upload(const d5_tensor *host, d5_tensor *dev)
 {
     if (!host || !dev) return d5_error(D5_ERR_INVALID, "d5__cuda_tensor_upload: NULL argument");
     if (!host->data) {
@@ -41,20 +41,20 @@ d5_status d5__cuda_tensor_upload(const d5_tensor *host, d5_tensor *dev)
     size_t bytes;
     d5_tensor t;
     d5_status s = d5_tensor_desc_bytes(&host->desc, &bytes);
-    if (s == D5_OK) s = d5__cuda_tensor_alloc(&host->desc, &t);
+    if (s == D5_OK) s = d5__cuda_dev_alloc(&host->desc, &t);
     if (s != D5_OK) return s;
     if (bytes > 0)
         s = d5__cuda_check(cudaMemcpy(t.data, host->data, bytes, cudaMemcpyHostToDevice), WHAT,
                            "cudaMemcpy to the device");
     if (s != D5_OK) {
-        d5__cuda_tensor_free(&t);
+        d5__cuda_dev_free(&t);
         return s;
     }
     *dev = t;
     return D5_OK;
 }
 
-d5_status d5__cuda_tensor_download(const d5_tensor *dev, d5_tensor *host)
+d5_status d5__cuda_dev_download(const d5_tensor *dev, d5_tensor *host)
 {
     if (!dev || !host || !dev->data || !host->data)
         return d5_error(D5_ERR_INVALID, "d5__cuda_tensor_download: NULL argument or tensor data");
@@ -75,14 +75,14 @@ d5_status d5__cuda_tensor_download(const d5_tensor *dev, d5_tensor *host)
                           "cudaMemcpy from the device");
 }
 
-void d5__cuda_tensor_free(d5_tensor *dev)
+void d5__cuda_dev_free(d5_tensor *dev)
 {
     if (!dev || !dev->data) return;
     d5__cuda_free(dev->data);
     dev->data = NULL;
 }
 
-d5_status d5__cuda_sync(void)
+d5_status d5__cuda_dev_sync(void)
 {
     return d5__cuda_check(cudaDeviceSynchronize(), "device", "cudaDeviceSynchronize");
 }

@@ -58,9 +58,11 @@ typedef struct d5_conv_geometry {
  *                  stride + dk - in), its odd element at the end (SAME_UPPER)
  *                  or the beginning (SAME_LOWER),
  * with dk = (kernel - 1) * dilation + 1. pads may be given with auto_pad
- * other than NOTSET only when they are all zero. */
-d5_status d5__conv_geometry(const d5_tensor_desc *x, const d5_tensor_desc *w,
-                            const d5_tensor_desc *b, const d5_attrs *attrs, d5_conv_geometry *g);
+ * other than NOTSET only when they are all zero. d5__conv_geometry,
+ * d5__conv_output_desc and d5__conv_flops are exported for the cuda plugin. */
+D5_API d5_status d5__conv_geometry(const d5_tensor_desc *x, const d5_tensor_desc *w,
+                                   const d5_tensor_desc *b, const d5_attrs *attrs,
+                                   d5_conv_geometry *g);
 
 /* ConvTranspose: X (N, C, D1..Dn), W (C, M/group, k1..kn), optional B (M);
  * attributes as Conv's plus output_padding (each < its stride or dilation)
@@ -79,12 +81,12 @@ d5_status d5__conv_transpose_geometry(const d5_tensor_desc *x, const d5_tensor_d
                                       d5_conv_geometry *g);
 
 /* Sets y's ndim and shape to (N, M, out...); its dtype is left alone. */
-void d5__conv_output_desc(const d5_conv_geometry *g, d5_tensor_desc *y);
+D5_API void d5__conv_output_desc(const d5_conv_geometry *g, d5_tensor_desc *y);
 
 /* FLOPs of one forward call, two per multiply-add of the direct algorithm:
  * Conv 2 * N * M * prod(out) * (C / group) * prod(kernel); ConvTranspose
  * 2 * N * C * prod(in) * (M / group) * prod(kernel). The bias is not counted. */
-double d5__conv_flops(const d5_conv_geometry *g);
+D5_API double d5__conv_flops(const d5_conv_geometry *g);
 
 /* The sliding window as flat spatial positions within one channel. Conv:
  * output position `pos` reads, through kernel tap `k` (0 .. kernel_size - 1),

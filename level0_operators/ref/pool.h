@@ -35,12 +35,13 @@ typedef struct d5_pool {
 
 /* Reads the pooling attributes of `op` for input x (N x C x D1 x ... x Dn,
  * n >= 1), resolves auto_pad and fills `p` and y's ndim and shape. Errors name
- * the operator and the attribute. */
-d5_status d5__pool_init(const char *op, const d5_tensor_desc *x, const d5_attrs *attrs, d5_pool *p,
-                        d5_tensor_desc *y);
+ * the operator and the attribute. d5__pool_init and d5__pool_check_windows
+ * are exported for the cuda plugin. */
+D5_API d5_status d5__pool_init(const char *op, const d5_tensor_desc *x, const d5_attrs *attrs,
+                               d5_pool *p, d5_tensor_desc *y);
 /* D5_ERR_INVALID naming `op` when some window covers no input element (only
  * padding): a maximum or an average excluding padding is undefined there. */
-d5_status d5__pool_check_windows(const char *op, const d5_pool *p);
+D5_API d5_status d5__pool_check_windows(const char *op, const d5_pool *p);
 /* The window of output position o (flat within an output plane): writes to
  * idx (room for p->window values), in row-major kernel order, the flat offsets
  * within an input plane of its positions that lie inside the input, and

@@ -125,9 +125,10 @@ static inline int64_t d5__axis_row(const d5_axis_view *v, int64_t r)
  * sets out[0] to input 0's descriptor and allocates *state as a d5_axis_view.
  * Before opset 13 (Softmax, LogSoftmax, Hardmax), the input is instead seen as
  * the 2-d [prod(shape[:axis]), prod(shape[axis:])] with axis default 1, and
- * the view covers the whole second dimension (inner = 1). */
-d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
-                               const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+ * the view covers the whole second dimension (inner = 1). Exported for the cuda
+ * plugin. */
+D5_API d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
+                                      const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 /* Checks 1..N inputs of one dtype, floating point (float_only: Sum, Mean) or
  * any but bool (Max, Min), and broadcasts them all into out[0]. */
 d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,

@@ -3,7 +3,9 @@
  * d5_comm_params.device). MPI carries NCCL's unique id and the agreement that
  * every rank has a device. Operations run on one stream of the communicator;
  * blocking forms synchronise it, non-blocking forms record an event that
- * d5_comm_test queries. The counters record the payload (d5_comm_counter). */
+ * d5_comm_test queries. The counters record the payload (d5_comm_counter).
+ * This file is built into the nccl plugin (nccl_plugin.c), which d5 loads the
+ * first time the backend is asked for (nccl_load.c). */
 #include "../comm_internal.h"
 
 #include <cuda_runtime.h>
@@ -233,7 +235,7 @@ static d5_status mem_copy(d5_comm *c, void *dst, const void *src, size_t bytes, 
     return e == cudaSuccess ? D5_OK : cuda_fail(c, e, "cudaMemcpy");
 }
 
-const d5__comm_ops d5__comm_ops_nccl = {
+const d5__comm_ops d5__nccl_plugin_ops = {
     .init = init,
     .fini = fini,
     .allreduce = allreduce,

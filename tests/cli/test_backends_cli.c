@@ -71,6 +71,38 @@ Test(backends_cli, run_refuses_cuda_here, .init = setup, .fini = teardown)
     free(err);
 }
 
+/* The cuda backend is a plugin: `test-operator --list` and `machine` say why
+ * it cannot run, here (its probe's words) and where the plugin is missing. */
+Test(backends_cli, list_and_machine_say_why_cuda_cannot_run)
+{
+    char *out, *err, why[256];
+    int available = d5_backend_available("cuda", why, sizeof why);
+    if (strstr(why, "built without")) cr_skip_test("%s", why);
+    int rc = RUN(&out, &err, "test-operator", "x", "--list");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    if (!available) cr_assert(strstr(out, why), "'%s' not in:\n%s", why, out);
+    free(out);
+    free(err);
+
+    char *empty = tmpdir_make(), expect[512];
+    cr_assert_eq(setenv("D5_PLUGIN_DIR", empty, 1), 0);
+    snprintf(expect, sizeof expect, "plugin not built (no %s/libd5_cuda.so)", empty);
+    rc = RUN(&out, &err, "test-operator", "x", "--list");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, expect), "'%s' not in:\n%s", expect, out);
+    free(out);
+    free(err);
+    rc = RUN(&out, &err, "machine", "--no-measure");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    snprintf(expect, sizeof expect, "CUDA unavailable: plugin not built (no %s/libd5_cudart.so)",
+             empty);
+    cr_assert(strstr(out, expect), "'%s' not in:\n%s", expect, out);
+    free(out);
+    free(err);
+    rmtree(empty);
+    free(empty);
+}
+
 Test(backends_cli, run_refuses_node_backend_typos, .init = setup, .fini = teardown)
 {
     char *out, *err;

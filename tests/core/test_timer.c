@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -226,6 +227,23 @@ Test(timer, out_of_memory_is_reported_and_nothing_leaks)
                      failing_alloc_live());
     }
     failing_alloc_remove();
+}
+
+/* The CUDA-event clock lives in a plugin: where it is missing, the timer
+ * says so. */
+Test(timer, cuda_events_without_their_plugin_say_why)
+{
+    cr_assert_eq(setenv("D5_PLUGIN_DIR", "/nonexistent/d5-plugins", 1), 0);
+    d5_timer_params p = d5_timer_default_params();
+    p.clocks = D5_TIMER_CPU | D5_TIMER_CUDA;
+    d5_timer *t = NULL;
+    cr_assert_eq(d5_timer_create(&p, &t), D5_ERR_UNSUPPORTED);
+    cr_assert_null(t);
+    const char *e = d5_last_error();
+    cr_assert(strstr(e, "CUDA-event timing: plugin not built (no "
+                        "/nonexistent/d5-plugins/libd5_cudart.so)") ||
+                  strstr(e, "built without the CUDA toolkit"),
+              "%s", e);
 }
 
 Test(timer, cuda_events_run_on_a_device_or_say_why_not)

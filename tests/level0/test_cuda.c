@@ -85,6 +85,32 @@ Test(cuda, without_a_device_find_says_no_cuda_device)
     d5_tensor_free(&t);
 }
 
+/* Where the plugin is missing, the backend is listed, unavailable with the
+ * reason, and its tables and device memory refuse with the same words. */
+Test(cuda, without_its_plugin_the_backend_says_so)
+{
+    cr_assert_eq(setenv("D5_PLUGIN_DIR", "/nonexistent/d5-plugins", 1), 0);
+    const char *expect = "plugin not built (no /nonexistent/d5-plugins/libd5_cuda.so)";
+    d5_backend_info b;
+    cr_assert_eq(d5_backend_find("cuda", &b), D5_OK);
+    cr_assert_not(b.available);
+    cr_assert_str_eq(b.reason, expect);
+    cr_assert_eq(b.device_operators, b.operators);
+    cr_assert_gt(b.operators, 0);
+    const d5_op_desc *d;
+    cr_assert_eq(d5_op_find("Conv", "cuda", &d), D5_ERR_NODEVICE);
+    cr_assert(strstr(d5_last_error(), expect), "%s", d5_last_error());
+    d5_tensor_desc in[2] = {f32(2, SHAPE(4, 3)), f32(2, SHAPE(3, 5))};
+    d5_op *op = NULL;
+    cr_assert_eq(d5_op_create_desc(table("Gemm"), in, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), expect), "%s", d5_last_error());
+    cr_assert_null(op);
+    float x = 1;
+    d5_tensor t = {.desc = f32(1, SHAPE(1)), .data = &x}, dev;
+    cr_assert_eq(d5__cuda_tensor_upload(&t, &dev), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "device memory: plugin not built"), "%s", d5_last_error());
+}
+
 Test(cuda, every_operator_is_a_device_operator_with_backward)
 {
     static const char *const names[] = {"Gemm",        "MatMul",  "Conv",      "MaxPool",
