@@ -379,6 +379,10 @@ int cmd_test_operator(int argc, char **argv)
          "check the backward pass against central finite differences (up to 256 elements of "
          "each input) and, for other backends, against ref's",
          0, 0},
+        {"gradient-elements", CLI_INT, &o.run.grad_elements, "N",
+         "elements of each input checked against finite differences, evenly spaced (default "
+         "256; 32 with --all)",
+         0, 1 << 30},
         {"all", CLI_FLAG, &o.all, NULL,
          "every built-in operator on every backend of --backend, validated against ref (as "
          "--validate), with its default cases; max-time 0.02 s unless given; exit 1 if any "
@@ -446,6 +450,7 @@ int cmd_test_operator(int argc, char **argv)
     }
     if (o.run.max_time == 0) o.run.max_time = o.all ? 0.02 : 2.0;
     if (o.all) o.run.validate = 1;
+    if (o.run.grad_elements == 0) o.run.grad_elements = o.all ? 32 : 256;
     if (o.run.timeout == 0) o.run.timeout = 10 * o.run.max_time + 30;
     if (op) { /* an unknown operator or backend fails before any work */
         target ts[16];

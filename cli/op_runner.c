@@ -109,9 +109,6 @@ static double deepbench_flops(const char *op, const op_case *c, double own)
     return d * (2.0 * gates * t * n * h * h + (gates == 1 ? t * n * h : 0));
 }
 
-/* Elements of each input checked against finite differences by --gradient. */
-#define GRAD_ELEMENTS 256
-
 /* ---- Cases in another precision (see op_runner.h) ---- */
 
 /* The values of input i: those of its spec (a range, or given values) in any
@@ -421,11 +418,11 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         }
     }
     /* The gradient against central finite differences of the operator itself
-     * (ref included), on at most GRAD_ELEMENTS elements of each input. */
+     * (ref included), on at most o->grad_elements of each input (256 when 0). */
     if (s == D5_OK && !lowp && o->gradient && t->desc->backward && !(t->desc->flags & D5_OP_CUDA) &&
         r->flops <= o->validate_max_gflop * 1e9) {
         d5_gradient_params gp = d5_gradient_default_params();
-        gp.max_elements = GRAD_ELEMENTS;
+        gp.max_elements = o->grad_elements > 0 ? o->grad_elements : 256;
         gp.constants = case_constants(c);
         d5_gradient_check gc;
         int against_ref = r->grad_checked, ref_ok = r->grad_ok;

@@ -15,6 +15,8 @@ typedef struct target {
 typedef struct run_opts {
     double max_time;        /* budget per size and backend, seconds */
     int validate, gradient; /* compare forward / backward with ref (gradient: float32 cases) */
+    int grad_elements;      /* elements of each input checked against finite differences
+                               (evenly spaced; 0: 256) */
     double validate_max_gflop;
     const char *heatmap;
     double timeout; /* custom operators: seconds before the child is killed */
