@@ -115,9 +115,14 @@ int cli_bad_backend_option(const char *command, const char *flag, const char *va
 
 /* ---- Signals (signals.c) ---- */
 
+/* Blocks SIGINT, SIGTERM and SIGHUP. main() calls it first: the mask and a
+ * signal that arrives meanwhile survive the restart (execve) and wait for the
+ * handlers, so that d5 is never ended by one of them without its cleanup. */
+void cli_signals_block(void);
 /* On SIGINT, SIGTERM or SIGHUP: ends the registered children's process
  * groups, removes the registered unfinished files and folders, and exits with
- * 128 + the signal. Installed once by main(). */
+ * 128 + the signal. Installed once by main(), which then unblocks the signals
+ * (a pending one is handled at that moment). */
 void cli_signals_install(void);
 /* A child process group to end on a signal, and its end. */
 void cli_child_started(long pgid);
