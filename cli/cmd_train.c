@@ -669,6 +669,7 @@ int cmd_train(int argc, char **argv)
         doc = train_doc(&res, config, train_regions_json(timer), dist_block);
         if (doc) json_object_set_new(doc, "precision", train_precision_json(&prec, &res));
         if (!doc) s = d5_error(D5_ERR_NOMEM, "out of memory building the training document");
+        if (s == D5_OK) s = train_reports_json(&tr, doc);
         if (s == D5_OK && csv) s = train_out_epochs_csv(&res, csv);
         if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
     }
