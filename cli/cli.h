@@ -116,9 +116,14 @@ int cli_bad_backend_option(const char *command, const char *flag, const char *va
 
 /* ---- Signals (signals.c) ---- */
 
+/* Blocks SIGINT, SIGTERM and SIGHUP. main() calls it first: the mask and a
+ * signal that arrives meanwhile survive the restart (execve) and wait for the
+ * handlers, so that d5 is never ended by one of them without its cleanup. */
+void cli_signals_block(void);
 /* On SIGINT, SIGTERM or SIGHUP: ends the registered children's process
  * groups, removes the registered unfinished files and folders, and exits with
- * 128 + the signal. Installed once by main(). */
+ * 128 + the signal. Installed once by main(), which then unblocks the signals
+ * (a pending one is handled at that moment). */
 void cli_signals_install(void);
 /* A child process group to end on a signal, and its end. */
 void cli_child_started(long pgid);
@@ -181,9 +186,32 @@ int cmd_recipe(int argc, char **argv);
 /* Measures the cost of timer start+end pairs and of clock reads, adding one
  * benchmark per variant to `r` (ns per pair or per read). */
 d5_status d5_suite_timer_overhead(d5_results *r, const d5_measure_params *mp);
+/* The GFLOP/s of the operator benchmarks of a results set, by index, kept
+ * until the peak they are rated against is known (bench_peak.c). */
+#define CLI_RATES_MAX 64
+typedef struct cli_rates {
+    size_t n;
+    size_t index[CLI_RATES_MAX];
+    double gflops[CLI_RATES_MAX];
+} cli_rates;
+/* Adds one; D5_ERR_RANGE when full. */
+d5_status cli_rates_note(cli_rates *rates, size_t index, double gflops);
+/* Adds the counters pct_peak (% of peak_gflops) and, above 100%,
+ * peak_under_measured to every noted benchmark; nothing for a peak <= 0. */
+d5_status cli_rates_pct_peak(d5_results *r, const cli_rates *rates, double peak_gflops);
+/* The all-core FP32 peak that d5 bench rates its operators against: the
+ * higher median of the peaks measured before and after the suite (a
+ * contended measurement reads low); gflops 0 when neither was measured. */
+typedef struct cli_peak_choice {
+    double gflops;
+    const char *which; /* "before" or "after" the suite, or "none" */
+    const char *why;   /* a phrase for the output */
+} cli_peak_choice;
+cli_peak_choice cli_bench_peak(const d5_machine_peaks *before, const d5_machine_peaks *after);
 /* Times a DeepBench subset of GEMM and convolution on every available fast
- * backend, with GFLOP/s and % of `peak_gflops` (0: no % column). */
-d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops);
+ * backend, with GFLOP/s; each benchmark's GFLOP/s is noted in `rates` (may
+ * be NULL) for cli_rates_pct_peak. */
+d5_status d5_suite_operators(d5_results *r, double max_time, cli_rates *rates);
 /* Times LeNet (batch 64) and the CIFAR ResNet-20 (batch 32) inference on the
  * default backends, with FrameworkOverhead as counters (suite_network.c). */
 /* With `mem` (may be NULL), the memory report of one inference of the last

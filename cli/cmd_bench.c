@@ -30,6 +30,7 @@ typedef struct bench_out {
     const d5_machine_info *m;
     const d5_machine_peaks *p;
     const d5_machine_peaks *after; /* the peaks measured again after the suite */
+    cli_peak_choice peak;          /* the one %peak and the roofline use */
     const d5_results *r;
     d5_timer *suite;
     d5_sysmon *sys;               /* the stopped system sampler; NULL with --system-hz 0 */
@@ -53,7 +54,7 @@ static d5_status write_summary(const bench_out *o, FILE *f)
     d5_status s = d5_machine_print(f, o->m, o->p);
     fprintf(f,
             "\nbenchmarks (%s): timer start+end pairs and clock reads; operators on "
-            "DeepBench sizes (pct_peak: of the all-core FMA peak above)\n",
+            "DeepBench sizes (pct_peak: of the all-core FMA peak chosen below)\n",
             o->cfg->quick ? "quick run" : "full run");
     if (s == D5_OK) s = d5_results_print(f, o->r);
     fprintf(f,
@@ -64,8 +65,9 @@ static d5_status write_summary(const bench_out *o, FILE *f)
             100 * (o->after->fp32_all.median / o->p->fp32_all.median - 1),
             peak_moved(o->p, o->after) ? ": MOVED, so %peak figures are uncertain" : ": steady");
     if (o->p->contention.contended)
-        fprintf(f, "the first peak was measured under contention (%s): %%peak figures are high\n",
-                o->p->contention.reason);
+        fprintf(f, "the first peak was measured under contention (%s)\n", o->p->contention.reason);
+    fprintf(f, "%%peak and the roofline use %.1f GFLOP/s, the peak measured %s the suite (%s)\n",
+            o->peak.gflops, o->peak.which, o->peak.why);
     fprintf(f, "\nsuite sections\n");
     if (s == D5_OK) s = d5_report_table(f, o->suite);
     if (o->sys) {
@@ -280,7 +282,9 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
         cli_progress(3, steps, "operators: DeepBench GEMM and convolution on blas, dnnl, cuda");
         s = d5_timer_start(suite, "operators");
     }
-    if (s == D5_OK) s = d5_suite_operators(r, cfg->time_s, peaks.fp32_all.median);
+    cli_rates rates;
+    rates.n = 0;
+    if (s == D5_OK) s = d5_suite_operators(r, cfg->time_s, &rates);
     if (s == D5_OK) s = d5_timer_end(suite, "operators");
     if (s == D5_OK) {
         cli_progress(4, steps, "networks: LeNet and CIFAR ResNet-20 inference, FrameworkOverhead");
@@ -305,6 +309,9 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
     }
     if (s == D5_OK) s = d5_machine_measure(&mp, &after);
     if (s == D5_OK) s = d5_timer_end(suite, "machine-after");
+    /* %peak against the higher of the two peaks, now that both are known. */
+    cli_peak_choice peak = cli_bench_peak(&peaks, &after);
+    if (s == D5_OK) s = cli_rates_pct_peak(r, &rates, peak.gflops);
     /* A sampler stopped early (out of memory) keeps the samples it took. */
     if (sys && d5_sysmon_stop(sys) != D5_OK)
         fprintf(stderr, "d5 bench: the system sampler stopped early: %s\n", d5_last_error());
@@ -318,8 +325,11 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
         s = d5_results_context(r, "fp32_peak_moved", peak_moved(&peaks, &after) ? "yes" : "no");
     if (s == D5_OK)
         s = d5_results_context(r, "fp32_peak_contended", peaks.contention.contended ? "yes" : "no");
+    if (s == D5_OK) s = d5_results_context_number(r, "fp32_peak_used_gflops", peak.gflops);
+    if (s == D5_OK) s = d5_results_context(r, "fp32_peak_used", peak.which);
+    if (s == D5_OK) s = d5_results_context(r, "fp32_peak_used_why", peak.why);
 
-    bench_out o = {cfg, spec, &m, &peaks, &after, r, suite, sys, &mem};
+    bench_out o = {cfg, spec, &m, &peaks, &after, peak, r, suite, sys, &mem};
     if (s == D5_OK) {
         cli_progress(7, steps, "writing %s", out);
         s = cli_folder_write(out, outputs, NOUTPUTS, &o);

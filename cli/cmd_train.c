@@ -43,6 +43,21 @@ static d5_status open_model(const char *model, int64_t batch, int64_t classes, u
     return d5_model_build(model, &mp, net);
 }
 
+/* Refuses a batch that the training set of n samples cannot fill once in a
+ * worker's share (the sampler drops the last partial batch), as the trainer
+ * would, but before anything is built for that batch. */
+static d5_status check_full_batch(const char *name, int64_t n, const d5_sampler_params *sp)
+{
+    int64_t share = sp->kind == D5_SAMPLER_PARTITIONED ? n / sp->world : n;
+    int64_t need = sp->kind == D5_SAMPLER_SHARDED_BATCH ? sp->batch * sp->world : sp->batch;
+    if (share >= need) return D5_OK;
+    int64_t most = sp->kind == D5_SAMPLER_SHARDED_BATCH ? n / sp->world * sp->world : share;
+    return d5_error(D5_ERR_INVALID,
+                    "the training set %s of %lld samples holds no full batch of %lld (the last "
+                    "partial batch is dropped): no step would run; --batch %lld at most",
+                    name, (long long)n, (long long)need, (long long)most);
+}
+
 /* "name[:DIR]": mnist, fashion-mnist, cifar10, cifar100, synthetic. */
 static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t seed,
                               d5_dataset **train, d5_dataset **test)
@@ -499,6 +514,10 @@ int cmd_train(int argc, char **argv)
     sp.world = jb.workers;
     sp.seed = (uint64_t)seed;
     sp.drop_last = 1;
+    /* A batch the data cannot fill is refused before the executor, the
+     * optimizer and the trainer are built for it (gigabytes at a huge batch). */
+    if (s == D5_OK && !jb.server)
+        s = check_full_batch(d5_dataset_name(train), d5_dataset_size(train), &sp);
     if (s == D5_OK && sp.augment.normalize) s = train_channel_stats(train, &sp.augment);
     const d5_tensor_desc *sd = train ? d5_dataset_sample_desc(train) : NULL;
     int64_t channels = sd && sd->ndim == 3 ? sd->shape[0] : 1;
@@ -650,6 +669,7 @@ int cmd_train(int argc, char **argv)
         doc = train_doc(&res, config, train_regions_json(timer), dist_block);
         if (doc) json_object_set_new(doc, "precision", train_precision_json(&prec, &res));
         if (!doc) s = d5_error(D5_ERR_NOMEM, "out of memory building the training document");
+        if (s == D5_OK) s = train_reports_json(&tr, doc);
         if (s == D5_OK && csv) s = train_out_epochs_csv(&res, csv);
         if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
     }

@@ -64,6 +64,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0) return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
+            /* Signals wait from here until the handlers are in place, across
+             * the restart and the second loading of d5's libraries. */
+            cli_signals_block();
             if (commands[i].computes) cli_wait_policy_restart(argv);
             cli_signals_install();
             return commands[i].run(argc - 1, argv + 1);

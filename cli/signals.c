@@ -29,15 +29,32 @@ static void on_signal(int sig)
     _exit(128 + sig);
 }
 
+static void handled(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+void cli_signals_block(void)
+{
+    sigset_t set;
+    handled(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
 void cli_signals_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
+    /* One handler at a time: a second signal waits for the first's exit. */
+    handled(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigprocmask(SIG_UNBLOCK, &sa.sa_mask, NULL);
 }
 
 void cli_child_started(long pgid)

@@ -24,7 +24,7 @@ static int fast_backend(const char *op, const char *name, const d5_op_desc **d)
     return strcmp(name, "ref") != 0 && d5_op_find(op, name, d) == D5_OK;
 }
 
-d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops)
+d5_status d5_suite_operators(d5_results *r, double max_time, cli_rates *rates)
 {
     run_opts o = {.max_time = max_time, .validate_max_gflop = 0, .timeout = 10 * max_time + 30};
     d5_status s = D5_OK;
@@ -50,11 +50,7 @@ d5_status d5_suite_operators(d5_results *r, double max_time, double peak_gflops)
             double med = res.m.stats.median;
             s = d5_results_add(r, name, &res.m, "ns", &idx);
             if (s == D5_OK) s = d5_results_counter(r, idx, "GFLOP/s", res.flops / med, "GFLOP/s");
-            double pct = peak_gflops > 0 ? 100 * res.flops / med / peak_gflops : 0;
-            if (s == D5_OK && peak_gflops > 0) s = d5_results_counter(r, idx, "pct_peak", pct, "%");
-            /* Above 100% the peak was measured low: never a plain figure. */
-            if (s == D5_OK && pct > 100)
-                s = d5_results_counter(r, idx, "peak_under_measured", 1, "flag");
+            if (s == D5_OK && rates) s = cli_rates_note(rates, idx, res.flops / med);
             cli_contention_note(&res.m);
             d5_measurement_free(&res.m);
         }

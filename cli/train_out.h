@@ -88,6 +88,11 @@ d5_status train_reports_stop(train_reports *r, const d5_train_result *res);
 void train_reports_free(train_reports *r);
 /* The system line and the memory table. */
 d5_status train_reports_print(FILE *f, const train_reports *r);
+/* What train_reports_print prints, for the training document: sets "system"
+ * (the line's figures and the line itself, energy or why none) and "memory"
+ * (the recorded step's peak, plan, heap and operators) in doc, each when its
+ * report ran. D5_ERR_NOMEM or a sampler's status. */
+d5_status train_reports_json(const train_reports *r, json_t *doc);
 /* The sampler's series as MLflow system metrics. */
 d5_status train_reports_log(const train_reports *r, d5_runlog *log);
 /* The timer's trace with the sampler's and the memory report's counter tracks. */

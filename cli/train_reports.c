@@ -3,6 +3,7 @@
  * the trace and the results folder. */
 #include "train_out.h"
 
+#include <math.h>
 #include <string.h>
 
 d5_status train_reports_start(train_reports *r)
@@ -95,4 +96,84 @@ d5_status train_reports_memory_file(const train_reports *r, const char *path)
     if (s == D5_OK) s = d5_memory_profile_write_timeline(r->mem, csv);
     if (s == D5_OK) printf("memory report written to %s and %s\n", path, csv);
     return s;
+}
+
+/* A figure that was not measured is null. */
+static json_t *figure(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *energy_json(const d5_sysmon_energy *e, const d5_sysmon_energy_part *p)
+{
+    if (!p->available) return json_pack("{s:b, s:s}", "available", 0, "reason", p->reason);
+    return json_pack("{s:b, s:f, s:o, s:i}", "available", 1, "joules", p->joules, "joules_per_step",
+                     e->work > 0 ? json_real(p->joules / e->work) : json_null(), "devices",
+                     (int)p->devices);
+}
+
+static json_t *system_json(const d5_sysmon *m, d5_status *s)
+{
+    d5_sysmon_summary sm;
+    d5_sysmon_energy e;
+    if ((*s = d5_sysmon_summary_get(m, &sm)) != D5_OK) return NULL;
+    if ((*s = d5_sysmon_energy_get(m, &e)) != D5_OK) return NULL;
+    char line[1024];
+    d5_sysmon_summary_line(m, line, sizeof line);
+    return json_pack("{s:s, s:f, s:I, s:o, s:o, s:o, s:o, s:f, s:o, s:o}", "line", line, "hz",
+                     d5_sysmon_hz(m), "samples", (json_int_t)sm.samples, "cpu_percent_mean",
+                     figure(sm.cpu_percent_mean), "cpu_percent_max", figure(sm.cpu_percent_max),
+                     "peak_rss_bytes", figure(sm.peak_rss_bytes), "gpu_util_percent_mean",
+                     figure(sm.gpu_util_percent_mean), "seconds", e.seconds, "energy_cpu",
+                     energy_json(&e, &e.cpu), "energy_gpu", energy_json(&e, &e.gpu));
+}
+
+static json_t *memory_json(const d5_memory_profile *p, int64_t step)
+{
+    const d5_memory_row *peak =
+        p->peak_row >= 0 && p->peak_row < p->nrows ? &p->rows[p->peak_row] : NULL;
+    json_t *ops = json_array();
+    for (int32_t i = 0; ops && i < p->nrows; i++) {
+        const d5_memory_row *r = &p->rows[i];
+        if (r->start_ms < 0) continue; /* never ran */
+        json_array_append_new(
+            ops,
+            json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "node",
+                      r->name ? r->name : "", "operator", r->op_type ? r->op_type : "", "phase",
+                      d5_memory_phase_name(r->phase), "planned_bytes", (json_int_t)r->planned_bytes,
+                      "heap_allocated_bytes", (json_int_t)r->heap_allocated_bytes,
+                      "heap_freed_bytes", (json_int_t)r->heap_freed_bytes, "heap_peak_bytes",
+                      (json_int_t)r->heap_peak_bytes, "actual_bytes", (json_int_t)r->actual_bytes,
+                      "live_peak_bytes", (json_int_t)r->live_peak_bytes));
+    }
+    return json_pack(
+        "{s:I, s:{s:I, s:f, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I}, "
+        "s:i, s:o}",
+        "step", (json_int_t)step, "peak", "bytes", (json_int_t)p->peak_bytes, "time_ms", p->peak_ms,
+        "planned_bytes", (json_int_t)p->peak_planned_bytes, "heap_bytes",
+        (json_int_t)p->peak_heap_bytes, "row",
+        peak && peak->name ? json_string(peak->name) : json_null(), "plan", "arena_bytes",
+        (json_int_t)p->arena_bytes, "values_live_at_once_bytes", (json_int_t)p->planned_peak_bytes,
+        "without_reuse_bytes", (json_int_t)p->unshared_bytes, "parameter_bytes",
+        (json_int_t)p->param_bytes, "heap", "allocations", (json_int_t)p->heap.allocations,
+        "allocated_bytes", (json_int_t)p->heap.allocated_bytes, "peak_bytes",
+        (json_int_t)p->heap_peak_bytes, "frees", (json_int_t)p->heap.frees, "dropped_events",
+        (json_int_t)p->dropped_events, "executor_runs", (int)p->runs, "operators", ops);
+}
+
+d5_status train_reports_json(const train_reports *r, json_t *doc)
+{
+    d5_status s = D5_OK;
+    if (r->sys) {
+        json_t *o = system_json(r->sys, &s);
+        if (s != D5_OK) return s;
+        if (!o || json_object_set_new(doc, "system", o) != 0)
+            return d5_error(D5_ERR_NOMEM, "out of memory building the system block");
+    }
+    if (r->mem) {
+        json_t *o = memory_json(r->mem, r->memory_step);
+        if (!o || json_object_set_new(doc, "memory", o) != 0)
+            return d5_error(D5_ERR_NOMEM, "out of memory building the memory block");
+    }
+    return D5_OK;
 }

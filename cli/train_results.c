@@ -85,6 +85,16 @@ json_t *train_doc(const d5_train_result *r, json_t *config, json_t *regions, jso
                   number_or_null(r->time_to_accuracy_s >= 0 ? r->time_to_accuracy_s : NAN),
                   "final_test_accuracy", number_or_null(r->final_test_accuracy), "stop",
                   train_stop_name(r->stop));
+    /* The lines of the report that are not figures above. */
+    if (root)
+        json_object_set_new(root, "batchnorm",
+                            json_pack("{s:i, s:i}", "trained_with_batch_statistics",
+                                      (int)r->batchnorm_training, "kept_in_inference_form",
+                                      (int)r->batchnorm_frozen));
+    if (root)
+        json_object_set_new(root, "threads",
+                            json_pack("{s:i, s:i, s:s}", "min", (int)r->threads_min, "max",
+                                      (int)r->threads_max, "cores", r->contention.reason));
     if (root && dist)
         json_object_set_new(root, "distributed", dist);
     else

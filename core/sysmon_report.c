@@ -410,13 +410,11 @@ static void joules_text(const d5_sysmon_energy *e, const d5_sysmon_energy_part *
         snprintf(buf, size, "%.4g J", p->joules);
 }
 
-void d5_sysmon_summary_line(const d5_sysmon *m, char *buf, size_t size)
+d5_status d5_sysmon_summary_get(const d5_sysmon *m, d5_sysmon_summary *out)
 {
-    if (!buf || size == 0) return;
-    if (check_stopped(m, buf, "system summary") != D5_OK) {
-        snprintf(buf, size, "system report unavailable: %s", d5_last_error());
-        return;
-    }
+    if (!out) return d5_error(D5_ERR_INVALID, "d5_sysmon_summary_get: out is NULL");
+    d5_status s = check_stopped(m, out, "d5_sysmon_summary_get");
+    if (s != D5_OK) return s;
     double sum = 0, max = -INFINITY, rss = -INFINITY, gsum = 0;
     size_t k = 0, gk = 0;
     for (size_t i = 0; i < m->n; i++) {
@@ -433,6 +431,22 @@ void d5_sysmon_summary_line(const d5_sysmon *m, char *buf, size_t size)
                 gk++;
             }
     }
+    out->samples = m->n;
+    out->cpu_percent_mean = k ? sum / (double)k : NAN;
+    out->cpu_percent_max = k ? max : NAN;
+    out->peak_rss_bytes = isfinite(rss) ? rss : NAN;
+    out->gpu_util_percent_mean = gk ? gsum / (double)gk : NAN;
+    return D5_OK;
+}
+
+void d5_sysmon_summary_line(const d5_sysmon *m, char *buf, size_t size)
+{
+    if (!buf || size == 0) return;
+    d5_sysmon_summary sm;
+    if (d5_sysmon_summary_get(m, &sm) != D5_OK) {
+        snprintf(buf, size, "system report unavailable: %s", d5_last_error());
+        return;
+    }
     size_t at = 0;
 #define ADD(...)                                                                                   \
     do {                                                                                           \
@@ -441,14 +455,14 @@ void d5_sysmon_summary_line(const d5_sysmon *m, char *buf, size_t size)
             at += w_ > 0 ? (size_t)w_ : 0;                                                         \
         }                                                                                          \
     } while (0)
-    if (k)
-        ADD("CPU %.1f%% mean (max %.1f%%)", sum / (double)k, max);
+    if (isfinite(sm.cpu_percent_mean))
+        ADD("CPU %.1f%% mean (max %.1f%%)", sm.cpu_percent_mean, sm.cpu_percent_max);
     else
-        ADD("CPU unmeasured (%zu samples)", m->n);
+        ADD("CPU unmeasured (%zu samples)", sm.samples);
     char t[64];
-    d5_format_bytes(rss, t, sizeof t);
-    if (isfinite(rss)) ADD(", peak RSS %s", t);
-    if (gk) ADD(", GPU %.0f%% mean", gsum / (double)gk);
+    d5_format_bytes(sm.peak_rss_bytes, t, sizeof t);
+    if (isfinite(sm.peak_rss_bytes)) ADD(", peak RSS %s", t);
+    if (isfinite(sm.gpu_util_percent_mean)) ADD(", GPU %.0f%% mean", sm.gpu_util_percent_mean);
     d5_sysmon_energy e;
     if (d5_sysmon_energy_get(m, &e) != D5_OK) {
         ADD(", energy unavailable: %s", d5_last_error());

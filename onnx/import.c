@@ -327,6 +327,25 @@ static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t inde
 
 /* ---- The model ---- */
 
+/* Refuses an operator set newer than d5 knows (D5_ONNX_NEWEST_OPSET). Other
+ * domains are judged by their operators, when a node names one. */
+static d5_status check_opset(const Onnx__OperatorSetIdProto *o)
+{
+    static const struct {
+        const char *domain;
+        int64_t newest;
+    } known[] = {{"", D5_ONNX_NEWEST_OPSET}, {"ai.onnx.preview.training", 1}};
+    const char *domain = o->domain && strcmp(o->domain, "ai.onnx") != 0 ? o->domain : "";
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(domain, known[i].domain) == 0 && o->version > known[i].newest)
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "imports opset %lld of domain '%s', newer than the newest d5 knows "
+                            "(%lld): its operators may have changed meaning",
+                            (long long)o->version, domain[0] ? domain : "ai.onnx",
+                            (long long)known[i].newest);
+    return D5_OK;
+}
+
 static d5_status import_model(importer *im, const Onnx__ModelProto *m)
 {
     const Onnx__GraphProto *g = m->graph;
@@ -343,7 +362,8 @@ static d5_status import_model(importer *im, const Onnx__ModelProto *m)
         if (!o->has_version)
             return d5_error(D5_ERR_FORMAT, "opset import of domain '%s' has no version",
                             o->domain ? o->domain : "");
-        s = d5_network_set_opset(im->net, o->domain, o->version);
+        s = check_opset(o);
+        if (s == D5_OK) s = d5_network_set_opset(im->net, o->domain, o->version);
     }
     if (s == D5_OK) s = import_initializers(im, g);
     if (s == D5_OK) s = import_inputs(im, g);

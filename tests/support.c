@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -146,6 +147,11 @@ long failing_alloc_live(void)
 
 int run_d5(char **out, char **err, const char *const *args)
 {
+    return run_d5_peak(out, err, args, NULL);
+}
+
+int run_d5_peak(char **out, char **err, const char *const *args, long long *peak_bytes)
+{
     char outp[] = "/tmp/d5-out-XXXXXX", errp[] = "/tmp/d5-err-XXXXXX";
     int fo = mkstemp(outp), fe = mkstemp(errp);
     if (fo < 0 || fe < 0) return -1;
@@ -165,7 +171,10 @@ int run_d5(char **out, char **err, const char *const *args)
     close(fo);
     close(fe);
     int status = 0;
-    if (rc == 0) waitpid(pid, &status, 0);
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    if (rc == 0) wait4(pid, &status, 0, &ru);
+    if (peak_bytes) *peak_bytes = (long long)ru.ru_maxrss * 1024;
     if (out) *out = slurp(outp, NULL);
     if (err) *err = slurp(errp, NULL);
     unlink(outp);

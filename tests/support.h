@@ -45,6 +45,8 @@ long failing_alloc_live(void);
 /* Runs d5 with arguments (NULL-terminated); stdout and stderr are captured
  * into malloc'd strings. Returns the exit status, or -1 if it did not exit. */
 int run_d5(char **out, char **err, const char *const *args);
+/* The same, and the most memory d5 held (its peak resident set, in bytes). */
+int run_d5_peak(char **out, char **err, const char *const *args, long long *peak_bytes);
 
 /* A child process that busy-loops for up to `seconds` (a competitor for the
  * cores), started and given 0.2 s to get going; stop it with busy_stop. */

@@ -262,6 +262,16 @@ D5_API D5_NODISCARD d5_status d5_sysmon_to_runlog(const d5_sysmon *m, d5_runlog 
 D5_API D5_NODISCARD d5_status d5_sysmon_counter_tracks(const d5_sysmon *m, const d5_timer *t,
                                                        d5_counter_track **tracks, size_t *n);
 D5_API void d5_sysmon_counter_tracks_free(d5_counter_track *tracks, size_t n);
+/* The figures of d5_sysmon_summary_line, for a results file: NaN where
+ * nothing was measured (no CPU figure, no RSS, no GPU sampled). */
+typedef struct d5_sysmon_summary {
+    size_t samples;
+    double cpu_percent_mean, cpu_percent_max; /* all cores together, 0..100 */
+    double peak_rss_bytes;                    /* the process's resident set */
+    double gpu_util_percent_mean;             /* over GPUs and samples */
+} d5_sysmon_summary;
+/* D5_ERR_STATE while the sampler runs or before it ran; D5_ERR_INVALID for NULL. */
+D5_API D5_NODISCARD d5_status d5_sysmon_summary_get(const d5_sysmon *m, d5_sysmon_summary *out);
 /* One line for a console: "CPU 63.2% mean (max 98.1%), peak RSS 85.3 MiB,
  * 0.412 J per inference (CPU packages)", or with "energy unavailable: <reason>";
  * GPU utilisation and energy when sampled. Always NUL-terminated. */

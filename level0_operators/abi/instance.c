@@ -13,10 +13,12 @@ struct d5_op {
 static d5_status check_desc(const d5_op_desc *d)
 {
     if (!d) return d5_error(D5_ERR_INVALID, "operator table is NULL");
+    /* Nothing else is read from a table of another ABI: its layout may differ. */
     if (d->abi_version != D5_OP_ABI_VERSION)
         return d5_error(D5_ERR_UNSUPPORTED,
-                        "operator '%s' was built for operator ABI %u; this d5 speaks ABI %u",
-                        d->name ? d->name : "?", d->abi_version, D5_OP_ABI_VERSION);
+                        "operator table built for ABI version %u, this d5 has %u: rebuild it "
+                        "with 'd5 compile-op'",
+                        d->abi_version, D5_OP_ABI_VERSION);
     if (!d->name || !d->create || !d->forward)
         return d5_error(D5_ERR_INVALID, "operator table '%s' lacks a name, create or forward",
                         d->name ? d->name : "?");

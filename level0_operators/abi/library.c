@@ -36,27 +36,38 @@ d5_status d5_op_library_open(const char *path, d5_op_library **out)
     int32_t count = 0;
     uint32_t abi = 0;
     const d5_op_desc *const *ops = entry(&count, &abi);
-    if (abi == D5_OP_ABI_VERSION && (count < 0 || count > 100000 || (count > 0 && !ops))) {
+    /* The versions first, and nothing else from a table of another ABI, whose
+     * layout may differ; all is read before dlclose unmaps it. */
+    if (abi != D5_OP_ABI_VERSION) {
+        dlclose(h);
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "'%s' was built for ABI version %u, this d5 has %u: rebuild it with 'd5 "
+                        "compile-op'",
+                        path, abi, D5_OP_ABI_VERSION);
+    }
+    if (count < 0 || count > 100000 || (count > 0 && !ops)) {
         dlclose(h);
         return d5_error(D5_ERR_FORMAT,
                         "'%s': %s returned %s with a count of %d: expected a list of 0 to 100000 "
                         "operators",
                         path, D5_OP_ENTRY_SYMBOL, ops ? "a list" : "no list", (int)count);
     }
-    if (abi != D5_OP_ABI_VERSION) {
-        dlclose(h);
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "'%s' was built for operator ABI %u; this d5 speaks ABI %u: rebuild it "
-                        "with 'd5 compile-op'",
-                        path, abi, D5_OP_ABI_VERSION);
-    }
-    for (int32_t i = 0; i < count; i++)
-        if (!ops[i] || ops[i]->abi_version != D5_OP_ABI_VERSION || !ops[i]->name ||
-            !ops[i]->create || !ops[i]->forward) {
+    for (int32_t i = 0; i < count; i++) {
+        uint32_t v = ops[i] ? ops[i]->abi_version : 0;
+        if (ops[i] && v != D5_OP_ABI_VERSION) {
             dlclose(h);
-            return d5_error(D5_ERR_FORMAT, "'%s': operator %d is incomplete or of ABI %u", path, i,
-                            ops[i] ? ops[i]->abi_version : 0);
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "'%s': operator %d was built for ABI version %u, this d5 has %u: "
+                            "rebuild it with 'd5 compile-op'",
+                            path, (int)i, v, D5_OP_ABI_VERSION);
         }
+        if (!ops[i] || !ops[i]->name || !ops[i]->create || !ops[i]->forward) {
+            dlclose(h);
+            return d5_error(D5_ERR_FORMAT,
+                            "'%s': operator %d is incomplete (no table, name, create or forward)",
+                            path, (int)i);
+        }
+    }
     d5_op_library *lib = d5_calloc(1, sizeof *lib, "operator library");
     if (!lib) {
         dlclose(h);

@@ -313,6 +313,38 @@ Test(report_cli, bench_folder_roofline_intensity_from_the_sizes)
     report_free(&r);
 }
 
+/* A d5 bench folder whose context names the peak its %peak used (the higher
+ * of the two it measured): the roof is that peak, not machine.json's. */
+Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
+{
+    report r = {.t = tmpdir_make()};
+    char *in = path2(r.t, "in"), *res = path2(in, "results.json");
+    cr_assert_eq(mkdir(in, 0700), 0);
+    copy_data(in, "bench/*");
+    json_error_t je;
+    json_t *doc = json_load_file(res, 0, &je);
+    cr_assert_not_null(doc, "%s", je.text);
+    json_t *ctx = json_object_get(doc, "context");
+    json_object_set_new(ctx, "fp32_peak_used_gflops", json_real(389));
+    json_object_set_new(ctx, "fp32_peak_used", json_string("after"));
+    cr_assert_eq(json_dump_file(doc, res, JSON_INDENT(1)), 0);
+    json_decref(doc);
+    r.dir = path2(r.t, "r");
+    run_ok(in, r.dir, &r.out, &r.err);
+    char *texts = svg_texts(r.dir, "roofline");
+    expect_in(texts, "FP32 FMA peak %.4g GFLOP/s", 389.0);
+    char *html = page(r.dir), *sec = section(html, "roofline");
+    cr_assert(strstr(sec, "the higher of the two peaks d5 bench measured, the one after the "
+                          "suite (results.json)"),
+              "%s", sec);
+    free(sec);
+    free(html);
+    free(texts);
+    free(res);
+    free(in);
+    report_free(&r);
+}
+
 Test(report_cli, operator_folder_boxes_and_intensity_from_counters)
 {
     report r = report_of(DATA "/operator");

@@ -95,9 +95,10 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     char *dir = tmpdir_make(), *out, *err;
     char *folder = path_in(dir, "run"), *mlruns = path_in(dir, "mlruns");
     char *wandb = path_in(dir, "wandb");
+    char *json_path = path_in(dir, "train-json.json");
     int rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--batch", "16", "--max-batches",
                  "6", "--threads", "1", "--lr", "0.02", "--warmup", "4", "--out", folder,
-                 "--mlflow", mlruns, "--wandb", wandb);
+                 "--mlflow", mlruns, "--wandb", wandb, "--json", json_path);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     char want[4200];
     snprintf(want, sizeof want,
@@ -123,6 +124,49 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     json_t *peak = json_object_get(mem, "peak");
     cr_assert_gt(json_integer_value(json_object_get(peak, "bytes")), 0);
     cr_assert_gt(json_array_size(json_object_get(mem, "operators")), 0);
+
+    /* --json holds every figure of the system line and of the memory report
+     * that were printed. */
+    json_t *js = load(json_path), *sys = json_object_get(js, "system");
+    const char *line0 = strstr(out, "\nsystem: ") + 9, *line1 = strchr(line0, '\n');
+    cr_assert_not_null(sys, "no system block in --json");
+    cr_assert_eq(strlen(json_string_value(json_object_get(sys, "line"))), (size_t)(line1 - line0));
+    cr_assert(strncmp(json_string_value(json_object_get(sys, "line")), line0,
+                      (size_t)(line1 - line0)) == 0,
+              "%s", json_string_value(json_object_get(sys, "line")));
+    char figure[128];
+    snprintf(figure, sizeof figure, "CPU %.1f%% mean (max %.1f%%)",
+             json_number_value(json_object_get(sys, "cpu_percent_mean")),
+             json_number_value(json_object_get(sys, "cpu_percent_max")));
+    cr_assert(strncmp(line0, figure, strlen(figure)) == 0, "'%s' vs %.80s", figure, line0);
+    d5_format_bytes(json_number_value(json_object_get(sys, "peak_rss_bytes")), figure,
+                    sizeof figure);
+    cr_assert(strstr(line0, figure) && strstr(line0, figure) < line1, "peak RSS %s: %.200s", figure,
+              line0);
+    json_t *ecpu = json_object_get(sys, "energy_cpu");
+    if (json_is_true(json_object_get(ecpu, "available")))
+        cr_assert(json_number_value(json_object_get(ecpu, "joules_per_step")) > 0);
+    else
+        cr_assert(strstr(line0, json_string_value(json_object_get(ecpu, "reason"))),
+                  "the reason printed: %.300s", line0);
+    cr_assert_not_null(json_object_get(sys, "energy_gpu"));
+    json_t *jmem = json_object_get(js, "memory");
+    cr_assert_eq(json_integer_value(json_object_get(jmem, "step")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(jmem, "peak"), "bytes")),
+                 json_integer_value(json_object_get(peak, "bytes")));
+    double b = (double)json_integer_value(json_object_get(json_object_get(jmem, "peak"), "bytes"));
+    int u = 0;
+    for (; b >= 1024 && u < 4; u++) b /= 1024; /* as the memory report prints bytes */
+    snprintf(figure, sizeof figure, u ? "%.2f %s" : "%.0f %s", b,
+             (const char *[]){"B", "KiB", "MiB", "GiB", "TiB"}[u]);
+    char printed[160];
+    snprintf(printed, sizeof printed, "memory peak %s (planned ", figure);
+    cr_assert(strstr(out, printed), "'%s' not printed", printed);
+    size_t nops = json_array_size(json_object_get(jmem, "operators"));
+    cr_assert(nops > 0 && nops <= json_array_size(json_object_get(mem, "operators")), "%zu", nops);
+    cr_assert_not_null(json_object_get(json_object_get(js, "threads"), "cores"));
+    json_decref(js);
+    free(json_path);
     json_decref(mem);
     p0 = path_in(folder, "memory_timeline.csv");
     t0 = slurp(p0, NULL);

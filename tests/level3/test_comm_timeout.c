@@ -219,17 +219,21 @@ static void late(const late_case *k, float *buf, size_t n)
         snprintf(me, sizeof me, "rank %d: ", rank);
         CHECK(s == D5_ERR_TIMEOUT, "%s %s: %s (expected D5_ERR_TIMEOUT): %s", k->backend, k->what,
               d5_status_name(s), msg);
-        CHECK(took >= k->timeout_s * 0.999 && took < k->timeout_s + 2,
+        /* Not before the time-out; how much later depends on the machine's
+         * load, and a time-out at all means the late rank was not waited for. */
+        CHECK(took >= k->timeout_s * 0.999,
               "%s %s: timed out after %.3f s, the time-out being %g s", k->backend, k->what, took,
               k->timeout_s);
         CHECK(strncmp(msg, me, strlen(me)) == 0 && strstr(msg, k->what) &&
                   strstr(msg, "did not complete within") &&
                   strstr(msg, "a rank has crashed, hangs or is far behind"),
               "%s: the message: '%s'", k->what, msg);
-        /* From now on every call fails at once, naming the first. */
-        t0 = now_s();
+        /* From now on every call fails at once, naming the first: "not
+         * started" (a barrier that waited, rank 1 still asleep, would time
+         * out in its turn instead). */
         s = d5_comm_barrier(c);
-        CHECK(s == D5_ERR_TIMEOUT && now_s() - t0 < 0.1 && strstr(d5_last_error(), k->what) &&
+        CHECK(s == D5_ERR_TIMEOUT && strstr(d5_last_error(), k->what) &&
+                  strstr(d5_last_error(), "barrier: not started: ") &&
                   strstr(d5_last_error(), "earlier time-out"),
               "%s: a barrier after it: %s: '%s'", k->what, d5_status_name(s), d5_last_error());
         float more[4] = {0};

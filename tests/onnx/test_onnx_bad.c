@@ -230,3 +230,41 @@ Test(onnx_bad, out_of_memory)
     }
     cr_expect(done);
 }
+
+/* A one-Relu model importing opset `version` of `domain`, written to path. */
+static void save_with_opset(const char *path, const char *domain, int64_t version)
+{
+    d5_network *net;
+    cr_assert_eq(d5_network_create("opset", &net), D5_OK);
+    int64_t shape[2] = {1, 4};
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, shape, &d), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
+    const char *x[] = {"x"}, *y[] = {"y"};
+    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
+    cr_assert_eq(d5_network_set_opset(net, domain, version), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_onnx_save(net, path), D5_OK, "%s", d5_last_error());
+    d5_network_free(net);
+}
+
+/* An opset newer than d5 knows is refused, naming the file, domain and version. */
+Test(onnx_bad, opsets_newer_than_known)
+{
+    char *dir = tmpdir_make(), path[4200];
+    snprintf(path, sizeof path, "%s/opset.onnx", dir);
+    save_with_opset(path, "", D5_ONNX_NEWEST_OPSET);
+    d5_network *net = NULL;
+    cr_assert_eq(d5_onnx_load(path, &net), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_opset(net, ""), D5_ONNX_NEWEST_OPSET);
+    d5_network_free(net);
+    save_with_opset(path, "ai.onnx", D5_ONNX_NEWEST_OPSET + 1);
+    expect_load(path, D5_ERR_UNSUPPORTED,
+                "imports opset 23 of domain 'ai.onnx', newer than the newest d5 knows (22)");
+    save_with_opset(path, "", 999);
+    expect_load(path, D5_ERR_UNSUPPORTED, "opset 999 of domain 'ai.onnx'");
+    save_with_opset(path, "ai.onnx.preview.training", 2);
+    expect_load(path, D5_ERR_UNSUPPORTED, "opset 2 of domain 'ai.onnx.preview.training'");
+    rmtree(dir);
+    free(dir);
+}
