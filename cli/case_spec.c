@@ -130,6 +130,20 @@ static d5_status parse_input(const char *tok, const char *where, d5_tensor_desc 
     return D5_OK;
 }
 
+/* Copies what `v` encloses (its first character, then `close` at its end)
+ * into dst, refusing what does not fit. */
+static d5_status put_enclosed(char *dst, size_t cap, const char *v, char close, const char *what,
+                              const char *where, const char *tok)
+{
+    size_t len = strlen(v);
+    if (len < 2 || v[len - 1] != close || len - 2 >= cap)
+        return d5_error(D5_ERR_FORMAT, "%s: attribute '%s': %s of at most %zu characters", where,
+                        tok, what, cap - 1);
+    memcpy(dst, v + 1, len - 2);
+    dst[len - 2] = '\0';
+    return D5_OK;
+}
+
 /* One attribute: NAME=VALUE into slot k of the case. */
 static d5_status parse_attr(const char *tok, const char *where, op_case *c)
 {
@@ -156,13 +170,8 @@ static d5_status parse_attr(const char *tok, const char *where, op_case *c)
             return d5_error(D5_ERR_FORMAT, "%s: attribute '%s': unexpected '%s'", where, tok, p);
         if (s != D5_OK && isalpha((unsigned char)v[1])) { /* [Sigmoid,Tanh]: ONNX STRINGS */
             d5_error_clear();
-            if (len < 2 || v[len - 1] != ']' || len - 2 >= sizeof c->strs[0])
-                return d5_error(D5_ERR_FORMAT,
-                                "%s: attribute '%s': a list of at most %zu "
-                                "characters in [ ]",
-                                where, tok, sizeof c->strs[0] - 1);
-            memcpy(c->strs[k], v + 1, len - 2);
-            c->strs[k][len - 2] = '\0';
+            s = put_enclosed(c->strs[k], sizeof c->strs[0], v, ']', "a [list]", where, tok);
+            if (s != D5_OK) return s;
             a->type = D5_ATTR_STRING;
             a->count = 1;
             for (const char *q = c->strs[k]; *q; q++) a->count += *q == ',';
@@ -177,13 +186,9 @@ static d5_status parse_attr(const char *tok, const char *where, op_case *c)
             }
         }
     } else if (v[0] == '"') {
-        if (len < 2 || v[len - 1] != '"' || len - 2 >= sizeof c->strs[0])
-            return d5_error(D5_ERR_FORMAT,
-                            "%s: attribute '%s': a \"string\" of at most %zu "
-                            "characters",
-                            where, tok, sizeof c->strs[0] - 1);
-        memcpy(c->strs[k], v + 1, len - 2);
-        c->strs[k][len - 2] = '\0';
+        d5_status s =
+            put_enclosed(c->strs[k], sizeof c->strs[0], v, '"', "a \"string\"", where, tok);
+        if (s != D5_OK) return s;
         a->type = D5_ATTR_STRING;
     } else if (errno = 0, a->i = strtoll(v, &end, 10), *v && !*end && !errno) {
         a->type = D5_ATTR_INT;
