@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,11 +92,16 @@ static d5_status parse_input(const char *tok, const char *where, d5_tensor_desc 
     s = parse_numbers(&p, ']', where, "dims", dims, D5_MAX_DIMS, &nd, &ints);
     if (s != D5_OK) return s;
     int64_t shape[D5_MAX_DIMS];
+    double elements = 1;
     for (int32_t i = 0; i < nd; i++) {
         if (!ints || dims[i] < 0 || dims[i] > (double)(1LL << 40))
             return d5_error(D5_ERR_FORMAT, "%s: input '%s': dims must be sizes >= 0", where, tok);
         shape[i] = (int64_t)dims[i];
+        elements *= dims[i] > 0 ? dims[i] : 1; /* every partial product counts */
     }
+    if (elements > (double)(1LL << 40))
+        return d5_error(D5_ERR_FORMAT, "%s: input '%s': its sizes multiply to %.3g; at most 2^40",
+                        where, tok, elements);
     s = d5_tensor_desc_make(dt, nd, shape, d);
     if (s != D5_OK) return s;
     int64_t numel = d5_tensor_desc_numel(d);
@@ -181,7 +187,10 @@ static d5_status parse_attr(const char *tok, const char *where, op_case *c)
             a->type = ints ? D5_ATTR_INTS : D5_ATTR_FLOATS;
             a->count = n;
             for (int32_t i = 0; i < n; i++) {
-                c->ints[k][i] = (int64_t)x[i];
+                if (ints && !(fabs(x[i]) < 0x1p63))
+                    return d5_error(D5_ERR_FORMAT, "%s: attribute '%s': %g is beyond int64", where,
+                                    tok, x[i]);
+                if (ints) c->ints[k][i] = (int64_t)x[i];
                 c->floats[k][i] = x[i];
             }
         }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef D5_SOURCE_DIR
 #define D5_SOURCE_DIR "."
@@ -432,7 +433,8 @@ d5_status sizes_load(const char *op, int32_t min_inputs, const char *spec, op_ca
                                       : "conv",
                  train ? "training" : "inference");
         s = load_csv(op, min_inputs, path, cases, n, &cap);
-    } else if (strchr(spec, '[')) { /* case specs: "f32[4,6] i64[2]={6,4}[;...]" */
+    } else if (strchr(spec, '[') && access(spec, F_OK) != 0) {
+        /* case specs, "f32[4,6] i64[2]={6,4}[;...]", unless a file has that name */
         char buf[2048];
         if (strlen(spec) >= sizeof buf)
             return d5_error(D5_ERR_FORMAT, "--sizes: %zu characters; at most %zu", strlen(spec),

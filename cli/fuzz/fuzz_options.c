@@ -61,10 +61,11 @@ static const cli_opt opts[] = {
     {"json", CLI_STRING, &json, "FILE", "results file", 0, 0},
 };
 
-static const cli_spec one = {
-    "fuzz", "[options] OP", "Fuzzes the option parser.", opts, 4, "OP", &op, NULL, NULL};
+static const cli_spec one = {CLI_SPEC("fuzz", "[options] OP", "Fuzzes the option parser.", opts),
+                             .positional = "OP", .pos_value = &op};
 static const cli_spec many = {
-    "fuzz", "[options] DIR...", "Fuzzes the option parser.", opts, 4, "DIR", NULL, &dirs, &ndirs};
+    CLI_SPEC("fuzz", "[options] DIR...", "Fuzzes the option parser.", opts), .positional = "DIR",
+    .pos_list = &dirs, .pos_count = &ndirs};
 
 /* 1 when p is one of the arguments. */
 static int is_arg(const char *p, int argc, char **argv)

@@ -3,11 +3,12 @@
  * with a status, never crash, leak, hang or read out of bounds. The first
  * byte picks the operator (bits 0-1: Gemm, Conv, Relu with 1 input, Add with
  * 2) and the mode (bit 2: the rest is a CSV file's content; clear: an inline
- * spec, which goes to a CSV file too when it has no '=', as sizes_load would
- * take it for a path). Cases that load must be well formed: 1 to
- * CASE_MAX_INPUTS float32 inputs of at most D5_MAX_DIMS non-negative sizes
- * (an empty shape= is a scalar), at most CASE_MAX_ATTRS attributes, a
- * NUL-terminated label. */
+ * spec, which goes to a CSV file too when it has neither '=' nor '[', as
+ * sizes_load would take it for a path; with '[' it is a case spec). Cases
+ * that load must be well formed: at most CASE_MAX_INPUTS inputs of valid
+ * types and at most D5_MAX_DIMS non-negative sizes (an empty shape= is a
+ * scalar), fills within their bounds, at most CASE_MAX_ATTRS attributes whose
+ * names and values point into the case's own storage, a NUL-terminated label. */
 #define _POSIX_C_SOURCE 200809L
 #include "sizes.h"
 
@@ -51,17 +52,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void check_case(const op_case *c)
 {
-    if (c->nin < 1 || c->nin > CASE_MAX_INPUTS || c->nattrs < 0 || c->nattrs > CASE_MAX_ATTRS ||
+    if (c->nin < 0 || c->nin > CASE_MAX_INPUTS || c->nattrs < 0 || c->nattrs > CASE_MAX_ATTRS ||
         !memchr(c->label, '\0', sizeof c->label))
         abort();
     for (int32_t i = 0; i < c->nin; i++) {
         const d5_tensor_desc *d = &c->in[i];
-        if (d->dtype != D5_F32 || d->ndim < 0 || d->ndim > D5_MAX_DIMS) abort();
+        const case_fill *f = &c->fill[i];
+        if (d->dtype < 0 || d->dtype >= D5_DTYPE_COUNT || d->ndim < 0 || d->ndim > D5_MAX_DIMS)
+            abort();
         for (int32_t j = 0; j < d->ndim; j++)
             if (d->shape[j] < 0) abort();
+        if (f->kind == FILL_VALUES && (f->nvalues < 1 || f->nvalues > CASE_MAX_VALUES)) abort();
+        if (f->kind == FILL_RANGE && !(f->lo <= f->hi)) abort();
     }
-    for (int32_t k = 0; k < c->nattrs; k++)
-        if (c->attrs[k].type == D5_ATTR_INTS && c->attrs[k].ints != c->ints[k]) abort();
+    for (int32_t k = 0; k < c->nattrs; k++) {
+        const d5_attr *a = &c->attrs[k];
+        if (a->name != c->names[k] || !memchr(c->names[k], '\0', sizeof c->names[k])) abort();
+        if (a->type == D5_ATTR_INTS && (a->ints != c->ints[k] || a->count > 8)) abort();
+        if (a->type == D5_ATTR_FLOATS && (a->floats != c->floats[k] || a->count > 8)) abort();
+        if (a->type == D5_ATTR_STRING &&
+            (a->s != c->strs[k] || !memchr(c->strs[k], '\0', sizeof c->strs[k])))
+            abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!spec) abort();
     memcpy(spec, rest, len);
     spec[len] = '\0';
-    if (csv || !strchr(spec, '=')) {
+    if (csv || (!strchr(spec, '=') && !strchr(spec, '['))) {
         FILE *f = fopen(csv_path, "wb");
         if (!f || fwrite(rest, 1, len, f) != len || fclose(f) != 0) {
             perror("fuzz_sizes: writing the CSV file");

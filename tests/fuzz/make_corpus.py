@@ -157,6 +157,10 @@ def make_sizes():
         "relu-bad-shape": (RELU, "shape=2xx3"),
         "csv-field-count": (GEMM | CSV, "M,N,K\n1,2\n"),
         "csv-header-only": (ADD | CSV, "shape\n"),
+        "case-typed": (RELU, "f32[2,8,16,16] i64[2]={24,-1} - bool[4]~[0,1]! | "
+                             "kernel_shape=[3,3] alpha=0.5 mode=nearest eq=\"ij,jk->ik\" "
+                             "acts=[Sigmoid,Tanh] f=[0.5,1.0]"),
+        "case-attrs-only": (ADD, "| value_floats=[1.0,2.0,3.0];f32[] ~[1,2]"),
     }
     for name, (ctl, text) in seeds.items():
         write(d, name, bytes([ctl]) + text.encode())
