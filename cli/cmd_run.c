@@ -72,6 +72,55 @@ static void print_breakdown(const d5_executor *ex, const d5_overhead *o)
     }
 }
 
+/* ---- Copies between host and device memory ---- */
+
+typedef struct copy_run {
+    d5_executor *ex;
+    int32_t i;
+} copy_run;
+
+static d5_status run_copy(void *ctx)
+{
+    const copy_run *c = ctx;
+    return d5_executor_run_copy(c->ex, c->i);
+}
+
+/* Each copy of the schedule timed alone (they run inside every inference and
+ * count in FrameworkOverhead); m[i] receives copy i's measurement. */
+static d5_status measure_copies(d5_executor *ex, double seconds, d5_measurement *m)
+{
+    int32_t n = d5_executor_copy_count(ex);
+    d5_measure_params mp = d5_measure_default_params();
+    mp.max_time_s = seconds / (n > 0 ? n : 1);
+    d5_status s = D5_OK;
+    printf("\ncopies between memories (each timed alone; part of every run):\n");
+    printf("  %-28s %-14s %10s %12s %10s  %s\n", "value", "from -> to", "bytes", "median", "GB/s",
+           "when");
+    for (int32_t i = 0; i < n && s == D5_OK; i++) {
+        d5_exec_copy c;
+        d5_executor_copy_at(ex, i, &c);
+        copy_run cr = {ex, i};
+        s = d5_measure_run(run_copy, &cr, &mp, &m[i]);
+        if (s != D5_OK) break;
+        char way[64], bytes[32], t[32];
+        snprintf(way, sizeof way, "%s -> %s", c.from, c.to);
+        d5_format_bytes((double)c.bytes, bytes, sizeof bytes);
+        d5_format_duration(m[i].stats.median, t, sizeof t);
+        printf("  %-28.28s %-14s %10s %12s %10.2f  %s\n", c.value, way, bytes, t,
+               m[i].stats.median > 0 ? (double)c.bytes / m[i].stats.median : 0,
+               c.once       ? "first run only"
+               : c.node < 0 ? "after the graph"
+                            : "every run");
+    }
+    return s;
+}
+
+static void free_copies(d5_measurement *m, const d5_executor *ex)
+{
+    for (int32_t i = 0; m && i < d5_executor_copy_count(ex); i++) d5_measurement_free(&m[i]);
+    free(m);
+}
+
 /* FrameworkOverhead as a result when its flag is OK; otherwise the value is
  * shown marked with the flag and its reason, never as a confident result. */
 static void print_overhead(const d5_overhead *o)
@@ -203,7 +252,7 @@ static d5_status record_memory(d5_executor *ex, int backprop, const char *model,
 static d5_status write_json(const char *path, const char *model, int64_t batch, const char *backend,
                             const d5_measurement *m, const d5_executor *ex, const d5_overhead *o,
                             const d5_memory_plan *plan, double load_ms, int backprop,
-                            const char *optimized)
+                            const char *optimized, const d5_measurement *copies)
 {
     d5_results *r = NULL;
     size_t idx;
@@ -220,6 +269,17 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
     if (s == D5_OK)
         s = d5_results_context_number(r, "blocked_values", (double)plan->blocked_values);
     if (s == D5_OK) s = d5_results_context_number(r, "peak_rss_bytes", peak_rss_bytes());
+    if (s == D5_OK && plan->device_bytes)
+        s = d5_results_context_number(r, "device_bytes", (double)plan->device_bytes);
+    for (int32_t i = 0; s == D5_OK && copies && i < d5_executor_copy_count(ex); i++) {
+        d5_exec_copy c;
+        char name[512];
+        d5_executor_copy_at(ex, i, &c);
+        snprintf(name, sizeof name, "copy/%s/%s->%s", c.value, c.from, c.to);
+        s = d5_results_add(r, name, &copies[i], "ns", &idx);
+        if (s == D5_OK) s = d5_results_counter(r, idx, "bytes", (double)c.bytes, "B");
+        if (s == D5_OK) s = d5_results_counter(r, idx, "once", c.once, "bool");
+    }
     if (s == D5_OK)
         s = d5_results_add(r, backprop ? "run/inference_and_backprop" : "run/inference", m, "ns",
                            &idx);
@@ -385,6 +445,10 @@ int cmd_run(int argc, char **argv)
             "throughput. Then each node is timed alone: a per-operator breakdown and\n"
             "FrameworkOverhead (whole graph against the sum of its nodes). Peak memory is the\n"
             "planned activation arena plus the parameters; peak RSS is the process's.\n\n"
+            "A device backend in the list (--backend cuda,ref) runs its nodes on device\n"
+            "memory: values stay on the device between them, and are copied only at graph\n"
+            "inputs and outputs and where a node falls back to a host backend (the copies\n"
+            "are listed and timed alone; constants go up once, at the first run).\n\n"
             "While the latency is measured (and for more runs, counted, until five sampling\n"
             "periods have passed), a sampler records the machine (--system-hz): CPU, memory,\n"
             "disk and network traffic, GPUs, and the energy per inference where RAPL or NVML\n"
@@ -420,6 +484,7 @@ int cmd_run(int argc, char **argv)
     int32_t nin = 0;
     d5_measurement m = {0};
     d5_sysmon *sys = NULL;
+    d5_measurement *copies = NULL;
     d5_overhead o;
     memset(&o, 0, sizeof o);
     struct stat st;
@@ -486,6 +551,24 @@ int cmd_run(int argc, char **argv)
     if (plan.blocked_values > 0)
         printf("layout      %d values kept in oneDNN's blocked layout between its operators\n",
                (int)plan.blocked_values);
+    if (d5_executor_copy_count(ex) > 0) {
+        size_t every = 0, once = 0;
+        int32_t nevery = 0;
+        for (int32_t i = 0; i < d5_executor_copy_count(ex); i++) {
+            d5_exec_copy cp;
+            d5_executor_copy_at(ex, i, &cp);
+            if (cp.once)
+                once += cp.bytes;
+            else
+                every += cp.bytes, nevery++;
+        }
+        d5_format_bytes((double)every, a, sizeof a);
+        d5_format_bytes((double)once, c, sizeof c);
+        d5_format_bytes((double)plan.device_bytes, d, sizeof d);
+        printf("device      %s of device arena; %d copies (%s) every run between host and "
+               "device, constants (%s) at the first run\n",
+               d, (int)nevery, a, c);
+    }
 
     d5_measure_params mp = d5_measure_default_params();
     mp.max_time_s = seconds;
@@ -523,6 +606,15 @@ int cmd_run(int argc, char **argv)
         print_breakdown(ex, &o);
         print_overhead(&o);
     }
+    int32_t ncopies = d5_executor_copy_count(ex);
+    if (ncopies > 0) {
+        copies = calloc((size_t)ncopies, sizeof *copies);
+        if (!copies) {
+            s = d5_error(D5_ERR_NOMEM, "run: the copies' measurements");
+            goto fail;
+        }
+        if ((s = measure_copies(ex, seconds, copies)) != D5_OK) goto fail;
+    }
     d5_format_bytes((double)plan.arena_bytes, a, sizeof a);
     d5_format_bytes((double)plan.unshared_bytes, c, sizeof c);
     d5_format_bytes((double)plan.param_bytes, d, sizeof d);
@@ -543,9 +635,11 @@ int cmd_run(int argc, char **argv)
         if (s != D5_OK) goto fail;
     }
     cli_contention_end("run", NULL);
-    if (json && (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
-                                load_ms + optimize_ms + compile_ms, backprop, opt_text)) != D5_OK)
+    if (json &&
+        (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
+                        load_ms + optimize_ms + compile_ms, backprop, opt_text, copies)) != D5_OK)
         goto fail;
+    free_copies(copies, ex);
     d5_sysmon_free(sys);
     d5_overhead_free(&o);
     d5_measurement_free(&m);
@@ -556,6 +650,7 @@ int cmd_run(int argc, char **argv)
     return D5_EXIT_OK;
 fail:;
     int code = cli_fail("run", s);
+    free_copies(copies, ex);
     d5_sysmon_free(sys);
     d5_overhead_free(&o);
     d5_measurement_free(&m);

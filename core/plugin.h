@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 /* Bumped whenever a plugin table or a type it passes changes. */
-#define D5__PLUGIN_ABI 1u
+#define D5__PLUGIN_ABI 2u
 
 typedef const void *(*d5__plugin_entry_fn)(uint32_t abi);
 

@@ -123,3 +123,14 @@ d5_status d5__cuda_sync(void)
     d5_status s = need(WHAT, &p);
     return s == D5_OK ? p->sync() : s;
 }
+
+d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out)
+{
+    *out = NULL;
+    if (strcmp(backend, "cuda") != 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "backend '%s' has no device memory", backend);
+    const d5__cuda_plugin *p;
+    d5_status s = need(WHAT, &p);
+    if (s == D5_OK) *out = p->memory;
+    return s;
+}

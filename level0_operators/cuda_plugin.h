@@ -21,6 +21,8 @@ typedef struct d5__cuda_plugin {
     d5_status (*tensor_download)(const d5_tensor *dev, d5_tensor *host);
     void (*tensor_free)(d5_tensor *dev);
     d5_status (*sync)(void);
+    /* The backend's device memory, for the executor (d5_backend_memory). */
+    const d5_device_memory *memory;
 } d5__cuda_plugin;
 
 /* The table of the cuda operator `name` (a D5_PLUGIN_OP row of ops.def):

@@ -12,7 +12,7 @@
 #ifndef D5_LEVEL0_DEVICE_H
 #define D5_LEVEL0_DEVICE_H
 
-#include "d5/core.h"
+#include "d5/operator.h"
 
 /* A new device tensor of descriptor `d`, zeroed. */
 D5_API d5_status d5__cuda_tensor_alloc(const d5_tensor_desc *d, d5_tensor *dev);
@@ -25,5 +25,10 @@ D5_API d5_status d5__cuda_tensor_download(const d5_tensor *dev, d5_tensor *host)
 D5_API void d5__cuda_tensor_free(d5_tensor *dev);
 /* Waits for all work on the current device. */
 D5_API d5_status d5__cuda_sync(void);
+
+/* The device memory of device backend `backend` for d5_backend_memory
+ * (registry.c), which has checked that the backend is available;
+ * D5_ERR_UNSUPPORTED for a backend without one. */
+d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out);
 
 #endif

@@ -38,3 +38,9 @@ d5_status d5__cuda_sync(void)
 {
     return none();
 }
+
+d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out)
+{
+    *out = NULL;
+    return d5_error(D5_ERR_UNSUPPORTED, "backend '%s' has no device memory in this build", backend);
+}

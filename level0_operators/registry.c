@@ -149,3 +149,20 @@ void d5_op_meta_get(const char *op_type, d5_op_meta *out)
             return;
         }
 }
+
+/* ---- Device memory ---------------------------------------------------------------------- */
+
+d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out); /* device.h */
+
+d5_status d5_backend_memory(const char *backend, const d5_device_memory **out)
+{
+    if (!backend || !out) return d5_error(D5_ERR_INVALID, "d5_backend_memory: NULL argument");
+    *out = NULL;
+    d5_backend_info info;
+    d5_status s = d5_backend_find(backend, &info);
+    if (s != D5_OK || info.device_operators == 0) return s;
+    if (!info.available)
+        return d5_error(D5_ERR_NODEVICE, "backend '%s' is unavailable here: %s", info.name,
+                        info.reason);
+    return d5__device_memory_of(info.name, out);
+}

@@ -41,34 +41,9 @@ d5_status d5__unsupported(const d5__node *node)
 
 /* ---- Checks of the backend options ---------------------------------------------------- */
 
-/* D5_ERR_UNSUPPORTED when every operator of a backend takes device memory. */
-static d5_status check_host(const char *name)
-{
-    d5_backend_info info;
-    d5_status s = d5_backend_find(name, &info);
-    if (s != D5_OK) return s;
-    if (info.operators > 0 && info.device_operators == info.operators)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "backend '%s' runs its operators on device memory; the executor runs "
-                        "networks on host memory (time its operators with 'd5 test-operator OP "
-                        "--backend %s')",
-                        info.name, info.name);
-    return D5_OK;
-}
-
 d5_status d5_executor_check_backends(const char *list)
 {
-    d5_status s = d5_backend_check_list(list, 1);
-    if (s != D5_OK || strcmp(list, "auto") == 0) return s;
-    for (const char *p = list; p && s == D5_OK;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
-        s = check_host(name);
-        p = end ? end + 1 : NULL;
-    }
-    return s;
+    return d5_backend_check_list(list, 1);
 }
 
 /* "a, b, c": the network's node names, the first ones when they are many. */
@@ -128,7 +103,6 @@ static d5_status check_override(const d5_network *net, const char *spec, const c
     snprintf(backend, sizeof backend, "%.*s",
              (int)(blen < sizeof backend ? blen : sizeof backend - 1), eq + 1);
     d5_status s = d5_backend_check_list(backend, 0);
-    if (s == D5_OK) s = check_host(backend);
     if (s != D5_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", d5_last_error());
@@ -180,7 +154,6 @@ static void consider(const char *op_type, const char *b, int need_backward, cand
 {
     const d5_op_desc *desc = NULL;
     if (*n >= MAX_CANDIDATES || d5_op_find(op_type, b, &desc) != D5_OK) return;
-    if (desc->flags & D5_OP_CUDA) return; /* the executor runs on host memory */
     if (need_backward && !(desc->flags & D5_OP_HAS_BACKWARD)) return;
     for (int i = 0; i < *n; i++)
         if (c[i].desc == desc) return;

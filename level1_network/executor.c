@@ -48,6 +48,7 @@ void d5_executor_free(d5_executor *ex)
     d5__timer_detach(ex);
     for (int32_t i = 0; i < ex->nnodes; i++) node_free(&ex->nodes[i]);
     for (int32_t v = 0; v < ex->nvals; v++) d5_free(ex->vals[v].owned);
+    d5__device_free(ex);
     d5_free(ex->nodes);
     d5_free(ex->vals);
     d5_free(ex->bufs);
@@ -94,7 +95,7 @@ static d5_status init_values(d5_executor *ex)
     for (int32_t v = 0; v < ex->nvals; v++) {
         const d5__value *val = &net->values[v];
         xval *x = &ex->vals[v];
-        x->buf = x->grad_buf = x->alias = x->grad_root = -1;
+        x->buf = x->grad_buf = x->alias = x->grad_root = x->host_copy = -1;
         if (val->kind == D5_VALUE_INITIALIZER) {
             x->kind = XV_INIT;
             x->desc = val->desc;
@@ -296,6 +297,7 @@ static void bind(d5_executor *ex)
             n->tout[k].data = ex->vals[n->out[k]].data;
         }
     }
+    d5__device_bind(ex);
 }
 
 /* Lifetimes of the forward values and the plan. */
@@ -371,7 +373,7 @@ static d5_status find_in_place(d5_executor *ex)
         if (other || last[r] != i || rv->kind != XV_ACT || yv->kind != XV_ACT || yv->alias >= 0 ||
             ex->net->values[r].is_output || ex->net->values[z].is_output ||
             ex->net->values[y].is_output || zv->bytes != yv->bytes ||
-            zv->desc.dtype != yv->desc.dtype || zv->blocked != yv->blocked)
+            zv->desc.dtype != yv->desc.dtype || zv->blocked != yv->blocked || rv->mem != n->mem)
             continue;
         /* Y, and the views of Y, now share r; so do their readers. */
         for (int32_t v = 0; v < ex->nvals; v++)
@@ -394,7 +396,8 @@ static d5_status plan(d5_executor *ex)
     }
     int32_t F = ex->nnodes;
     find_views(ex);
-    d5_status s = find_in_place(ex);
+    d5_status s = d5__device_assign(ex);
+    if (s == D5_OK) s = find_in_place(ex);
     for (int32_t v = 0; v < ex->nvals; v++) def[v] = last[v] = -1;
     for (int32_t i = 0; i < F; i++) {
         const xnode *n = &ex->nodes[i];
@@ -422,8 +425,10 @@ static d5_status plan(d5_executor *ex)
         if (x->kind != XV_ACT || x->alias >= 0 || def[v] < 0) continue;
         int32_t end = last[v] < 0 ? D5__STEP_END : last[v];
         s = d5__plan_add(ex, x->bytes, def[v], end, &x->buf);
+        if (s == D5_OK) ex->bufs[x->buf].mem = x->mem;
     }
     if (s == D5_OK && ex->opt.backprop) s = d5__backprop_prepare(ex);
+    if (s == D5_OK) s = d5__device_copies(ex);
     if (s == D5_OK) s = d5__plan_place(ex);
     if (s == D5_OK) bind(ex);
     d5_free(def);
@@ -575,9 +580,14 @@ d5_status d5_executor_fetch(const d5_executor *ex, const char *name, d5_tensor *
                         "value '%s' is not kept after a run (its memory is reused): make it a "
                         "graph output, or create the executor with keep_values",
                         name);
+    if (x->mem != 0 && x->host_copy < 0)
+        return d5_error(D5_ERR_STATE,
+                        "value '%s' lives in %s device memory: make it a graph output, which is "
+                        "copied to the host after each run",
+                        name, ex->devs[x->mem]->name);
     memset(view, 0, sizeof *view);
     view->desc = x->desc;
-    view->data = x->data;
+    view->data = x->host_copy >= 0 ? ex->copies[x->host_copy].data : x->data;
     return D5_OK;
 }
 
@@ -594,34 +604,59 @@ d5_status d5_executor_bind_param(d5_executor *ex, const char *name, void *data)
     for (int32_t w = 0; w < ex->nvals; w++)
         if (ex->vals[w].alias == v) ex->vals[w].data = data;
     bind(ex);
+    d5__device_invalidate(ex, v);
     for (int32_t i = 0; i < ex->nnodes; i++)
         for (int32_t k = 0; k < ex->nodes[i].nin; k++)
-            if (ex->nodes[i].in[k] == v) ex->nodes[i].tin[k].data = data;
+            if (ex->nodes[i].in[k] == v && ex->nodes[i].mem == ex->vals[v].mem)
+                ex->nodes[i].tin[k].data = data;
     return D5_OK;
+}
+
+/* The copies before node i (from *c on), or those after the forward pass
+ * (i < 0), with their events when handlers listen. */
+static d5_status run_copies(d5_executor *ex, int32_t i, int32_t *c)
+{
+    d5_status s = D5_OK;
+    for (; s == D5_OK && *c < ex->ncopies && ex->copies[*c].node == i; ++*c) {
+        if (ex->copies[*c].once && ex->copies[*c].done) continue;
+        if (ex->nhandlers) s = d5__emit_copy(ex, D5_EVENT_BEFORE_COPY, *c);
+        if (s == D5_OK) s = d5__device_copy(ex, *c);
+        if (s == D5_OK && ex->nhandlers) s = d5__emit_copy(ex, D5_EVENT_AFTER_COPY, *c);
+    }
+    return s;
 }
 
 static d5_status run_forward(d5_executor *ex)
 {
     d5_status s = D5_OK;
+    int32_t c = 0;
     if (ex->nhandlers == 0) {
         for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
             xnode *n = &ex->nodes[i];
             if (n->alias) continue;
+            if (c < ex->ncopies && (s = run_copies(ex, i, &c)) != D5_OK) break;
             s = d5_op_forward(n->op, n->tin, n->tout);
             if (s != D5_OK) s = d5__node_error(&ex->net->nodes[n->net_index], s);
         }
+        if (s == D5_OK && ex->ndevs) s = run_copies(ex, -1, &c);
+        if (s == D5_OK && ex->ndevs) s = d5__device_sync(ex, -1);
         return s;
     }
     for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
         xnode *n = &ex->nodes[i];
         if (n->alias) continue;
-        s = d5__emit(ex, D5_EVENT_BEFORE_NODE, D5_PHASE_FORWARD, i);
+        if (c < ex->ncopies) s = run_copies(ex, i, &c);
+        if (s == D5_OK) s = d5__emit(ex, D5_EVENT_BEFORE_NODE, D5_PHASE_FORWARD, i);
         if (s == D5_OK) {
             s = d5_op_forward(n->op, n->tin, n->tout);
             if (s != D5_OK) s = d5__node_error(&ex->net->nodes[n->net_index], s);
         }
+        /* A device's operators queue their work: the node ends when it is done. */
+        if (s == D5_OK && n->mem) s = d5__device_sync(ex, n->mem);
         if (s == D5_OK) s = d5__emit(ex, D5_EVENT_AFTER_NODE, D5_PHASE_FORWARD, i);
     }
+    if (s == D5_OK && ex->ndevs) s = run_copies(ex, -1, &c);
+    if (s == D5_OK && ex->ndevs) s = d5__device_sync(ex, -1);
     if (s == D5_OK) s = d5__emit(ex, D5_EVENT_AFTER_INFERENCE, D5_PHASE_FORWARD, -1);
     return s;
 }
@@ -721,6 +756,7 @@ d5_status d5_executor_run_node(d5_executor *ex, int32_t i)
     xnode *n = &ex->nodes[i];
     if (n->alias) return D5_OK;
     d5_status s = d5_op_forward(n->op, n->tin, n->tout);
+    if (s == D5_OK && n->mem) s = d5__device_sync(ex, n->mem);
     return s == D5_OK ? s : d5__node_error(&ex->net->nodes[n->net_index], s);
 }
 

@@ -33,6 +33,8 @@ typedef struct xval {
     int32_t grad_root;    /* the value whose gradient memory this one's shares, -1 */
     void *grad;
     int32_t blocked; /* held in a backend's blocked layout (layout.c): not fetchable */
+    int32_t mem;       /* memory: 0 host, else the device memory ex->devs[mem] (device.c) */
+    int32_t host_copy; /* a graph output on a device: its copy on the host, else -1 */
 } xval;
 
 typedef struct xnode {
@@ -50,7 +52,22 @@ typedef struct xnode {
     int32_t backward;
     d5_tensor *tgout, *tgin;
     int32_t *scratch; /* per input slot: plan buffer of a scratch gradient, -1 direct */
+    int32_t mem;      /* the memory its operator runs on (device.c) */
 } xnode;
+
+/* A value copied into another memory (device.c). */
+typedef struct xcopy {
+    int32_t value;    /* the (root) value copied */
+    int32_t from, to; /* memories */
+    int32_t node;     /* the scheduled node it runs before; -1: after the forward pass */
+    int32_t once;     /* a constant: copied at the first run, then kept */
+    int32_t done;
+    int32_t buf; /* plan buffer of the copy; -1: owned (a graph output's host copy) */
+    void *data, *owned;
+    size_t bytes;
+} xcopy;
+
+#define D5__MAX_DEVICES 4 /* device memories of one executor */
 
 typedef struct xhandler {
     d5_event_fn fn;
@@ -76,6 +93,14 @@ struct d5_executor {
     int32_t nbufs, buf_cap;
     void *zeros; /* gradient of outputs that do not reach the loss */
     d5_memory_plan plan;
+    /* Device memory (device.c): memories 1..ndevs, their arenas, the copies
+     * in schedule order (those after the forward pass last). */
+    const d5_device_memory *devs[D5__MAX_DEVICES + 1];
+    const char *dev_backends[D5__MAX_DEVICES + 1];
+    void *dev_arena[D5__MAX_DEVICES + 1];
+    int32_t ndevs;
+    xcopy *copies;
+    int32_t ncopies, copy_cap;
     /* Events. */
     xhandler *handlers;
     int32_t nhandlers;
@@ -87,6 +112,7 @@ typedef struct xbuf {
     size_t bytes;
     int32_t first, last;
     size_t offset;
+    int32_t mem; /* the memory whose arena holds it (0: the host's) */
 } xbuf;
 
 /* Steps: forward node i runs at step i, its backward at 2 * nnodes - 1 - i;
@@ -115,6 +141,8 @@ d5_status d5__backprop_reach(d5_executor *ex, const int32_t *order);
 
 /* Events (events.c). */
 d5_status d5__emit(d5_executor *ex, int32_t event, int32_t phase, int32_t node);
+/* The events of copy `copy` (device.c). */
+d5_status d5__emit_copy(d5_executor *ex, int32_t event, int32_t copy);
 void d5__timer_detach(d5_executor *ex);
 /* Removes the handler added with (fn, user); nothing when there is none
  * (executor.c). */
@@ -135,6 +163,21 @@ int d5__fold_candidate(const d5__node *node, int all_const);
  * node is then scheduled like any other. */
 d5_status d5__fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
                    const d5_attrs *attrs, int *folded);
+/* Device memory (device.c). After find_views: the memory of every node and
+ * value; an error for backprop through device operators. */
+d5_status d5__device_assign(d5_executor *ex);
+/* After the lifetimes: the copies between memories and their plan buffers. */
+d5_status d5__device_copies(d5_executor *ex);
+/* After bind: copies' data and the node tensors that read them. */
+void d5__device_bind(d5_executor *ex);
+/* Runs copy c (a constant's only once). */
+d5_status d5__device_copy(d5_executor *ex, int32_t c);
+/* Waits for device memory `mem`'s queued work (-1: every device's). */
+d5_status d5__device_sync(d5_executor *ex, int32_t mem);
+/* Value v's data changed on the host: its copies run again. */
+void d5__device_invalidate(d5_executor *ex, int32_t v);
+void d5__device_free(d5_executor *ex);
+
 /* Layout propagation (layout.c): after backends are chosen, before the plan. */
 d5_status d5__layout_propagate(d5_executor *ex);
 

@@ -4,7 +4,8 @@
  * that fits), which is within a few percent of the optimum on CNNs. Each
  * buffer is checked only against the placed buffers alive during its own
  * life, found through per-step lists, so a long chain costs time linear in its
- * length. The arena is one 64-byte aligned block. */
+ * length. The arena is one 64-byte aligned block; each device memory the
+ * schedule uses has an arena of its own, planned the same way (device.c). */
 #include "executor_internal.h"
 
 #include <stdlib.h>
@@ -27,6 +28,7 @@ d5_status d5__plan_add(d5_executor *ex, size_t bytes, int32_t first, int32_t las
     b->first = first;
     b->last = last;
     b->offset = 0;
+    b->mem = 0;
     *index = ex->nbufs++;
     return D5_OK;
 }
@@ -85,7 +87,9 @@ static int32_t clamp_step(int32_t t, int32_t n)
     return t < 0 ? 0 : t >= n ? n - 1 : t;
 }
 
-d5_status d5__plan_place(d5_executor *ex)
+/* Places the buffers of memory `mem` (0: the host) from offset 0 of its own
+ * arena; *total is the arena's size. */
+static d5_status place(d5_executor *ex, int32_t mem, size_t *total, size_t *unshared)
 {
     int32_t n = ex->nbufs, nsteps = 1;
     for (int32_t i = 0; i < n; i++) {
@@ -102,14 +106,16 @@ d5_status d5__plan_place(d5_executor *ex)
                 d5_calloc((size_t)nsteps, sizeof *st.cap, "memory plan"), nsteps};
     d5_status s = D5_OK;
     if (!by_size || !seen || !near || !st.at || !st.len || !st.cap) s = D5_ERR_NOMEM;
-    for (int32_t i = 0; s == D5_OK && i < n; i++) by_size[i] = (keyed){ex->bufs[i].bytes, i};
-    if (s == D5_OK) qsort(by_size, (size_t)n, sizeof *by_size, by_size_desc);
-    size_t total = 0, unshared = 0;
-    for (int32_t i = 0; s == D5_OK && i < n; i++) {
+    int32_t m = 0;
+    for (int32_t i = 0; s == D5_OK && i < n; i++)
+        if (ex->bufs[i].mem == mem) by_size[m++] = (keyed){ex->bufs[i].bytes, i};
+    if (s == D5_OK) qsort(by_size, (size_t)m, sizeof *by_size, by_size_desc);
+    *total = *unshared = 0;
+    for (int32_t i = 0; s == D5_OK && i < m; i++) {
         int32_t bi = by_size[i].index;
         xbuf *b = &ex->bufs[bi];
-        unshared += b->bytes;
-        size_t at = ex->opt.keep_values ? unshared - b->bytes : 0;
+        *unshared += b->bytes;
+        size_t at = ex->opt.keep_values ? *unshared - b->bytes : 0;
         int32_t t0 = clamp_step(b->first, nsteps), t1 = clamp_step(b->last, nsteps);
         if (!ex->opt.keep_values) {
             /* The placed buffers alive with this one, by offset: one sweep
@@ -130,13 +136,20 @@ d5_status d5__plan_place(d5_executor *ex)
             }
         }
         b->offset = at;
-        if (at + b->bytes > total) total = at + b->bytes;
+        if (at + b->bytes > *total) *total = at + b->bytes;
         for (int32_t t = t0; s == D5_OK && t <= t1; t++) s = steps_add(&st, t, bi);
     }
     d5_free(by_size);
     d5_free(seen);
     d5_free(near);
     steps_free(&st);
+    return s;
+}
+
+d5_status d5__plan_place(d5_executor *ex)
+{
+    size_t total = 0, unshared = 0;
+    d5_status s = place(ex, 0, &total, &unshared);
     if (s != D5_OK) return s;
     /* Never empty: a value of zero elements still needs an address. */
     d5_allocator a = d5_allocator_get();
@@ -149,7 +162,17 @@ d5_status d5__plan_place(d5_executor *ex)
     ex->arena_bytes = total;
     ex->plan.arena_bytes = total;
     ex->plan.unshared_bytes = unshared;
-    ex->plan.buffers = n;
+    ex->plan.buffers = ex->nbufs;
+    ex->plan.device_bytes = 0;
+    for (int32_t m = 1; m <= ex->ndevs; m++) {
+        size_t dev_total = 0, dev_unshared = 0;
+        if ((s = place(ex, m, &dev_total, &dev_unshared)) != D5_OK) return s;
+        s = ex->devs[m]->alloc(dev_total > 0 ? dev_total : ALIGN, &ex->dev_arena[m]);
+        if (s != D5_OK)
+            return d5_error(s, "the %zu-byte activation arena in %s memory: %s", dev_total,
+                            ex->devs[m]->name, d5_last_error());
+        ex->plan.device_bytes += dev_total;
+    }
     ex->plan.blocked_values = 0;
     for (int32_t v = 0; v < ex->nvals; v++) ex->plan.blocked_values += ex->vals[v].blocked != 0;
     for (int32_t v = 0; v < ex->nvals; v++) {
@@ -162,5 +185,6 @@ d5_status d5__plan_place(d5_executor *ex)
 
 void *d5__plan_ptr(const d5_executor *ex, int32_t buf)
 {
-    return ex->arena + ex->bufs[buf].offset;
+    const xbuf *b = &ex->bufs[buf];
+    return (b->mem ? (unsigned char *)ex->dev_arena[b->mem] : ex->arena) + b->offset;
 }

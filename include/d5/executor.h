@@ -45,7 +45,9 @@ typedef enum d5_event {
     D5_EVENT_BEFORE_NODE,         /* before a node's forward (or backward, see phase) */
     D5_EVENT_AFTER_NODE,
     D5_EVENT_AFTER_INFERENCE, /* all forward nodes ran */
-    D5_EVENT_AFTER_BACKPROP   /* all backward nodes ran */
+    D5_EVENT_AFTER_BACKPROP,  /* all backward nodes ran */
+    D5_EVENT_BEFORE_COPY,     /* before a value is copied between memories (copy index in .copy) */
+    D5_EVENT_AFTER_COPY
 } d5_event;
 
 typedef enum d5_phase { D5_PHASE_FORWARD = 0, D5_PHASE_BACKWARD = 1 } d5_phase;
@@ -55,6 +57,11 @@ typedef struct d5_event_info {
     int32_t phase; /* a d5_phase */
     int32_t node;  /* index in the schedule (d5_executor_node_at); -1 for graph events */
     const char *node_name, *op_type, *backend; /* NULL for graph events */
+    /* Copy events: the copy (d5_executor_copy_at), its value and bytes; node
+     * is the node it runs before (-1: after the forward pass). Else -1. */
+    int32_t copy;
+    const char *value;
+    size_t bytes;
 } d5_event_info;
 
 /* A handler returns D5_OK to go on; any other status stops the run, which
@@ -116,8 +123,9 @@ D5_API d5_executor_options d5_executor_default_options(void);
 D5_API D5_NODISCARD d5_status d5_executor_create(const d5_network *net,
                                                  const d5_executor_options *opt, d5_executor **out);
 /* Checks a preference list as options.backend: d5_backend_check_list with
- * "auto" allowed, and D5_ERR_UNSUPPORTED for a backend whose operators all
- * take device memory (cuda): the executor runs networks on host memory. */
+ * "auto" allowed. A device backend (cuda) may be listed: its nodes keep their
+ * values in device memory, with copies where the schedule changes memory
+ * (d5_executor_copy_at). */
 D5_API D5_NODISCARD d5_status d5_executor_check_backends(const char *list);
 /* Checks per-node overrides "NODE=BACKEND,..." as options.node_backends
  * against `net` (NULL or "" is no override). D5_ERR_NOTFOUND when NODE is not
@@ -215,6 +223,27 @@ D5_API int32_t d5_executor_folded_count(const d5_executor *ex);
  * metric times nodes this way). */
 D5_API D5_NODISCARD d5_status d5_executor_run_node(d5_executor *ex, int32_t i);
 
+/* Copies between host and device memory. A node on a device backend (cuda)
+ * reads and writes device memory; a value that one memory produces and
+ * another reads is copied once per run, before its first reader there; a
+ * constant or initializer once, at the first run; a graph output produced on
+ * a device to the host after the forward pass (d5_executor_fetch reads that
+ * copy). The copies are part of every run and of FrameworkOverhead (which
+ * times nodes alone, without them); each has events and a timer region
+ * "copy VALUE to MEMORY". None on a schedule that runs on the host only. */
+typedef struct d5_exec_copy {
+    const char *value;    /* the value copied */
+    const char *from, *to; /* "host" or the device memory's name ("cuda") */
+    size_t bytes;
+    int32_t node; /* the scheduled node it runs before; -1: after the forward pass */
+    int32_t once; /* a constant: copied at the first run only */
+} d5_exec_copy;
+D5_API int32_t d5_executor_copy_count(const d5_executor *ex);
+/* Copy i; all zero for i out of range. */
+D5_API void d5_executor_copy_at(const d5_executor *ex, int32_t i, d5_exec_copy *out);
+/* Runs copy i alone (a constant's too), to time it. */
+D5_API D5_NODISCARD d5_status d5_executor_run_copy(d5_executor *ex, int32_t i);
+
 typedef struct d5_memory_plan {
     size_t arena_bytes;    /* planned activation (and gradient) memory: the peak */
     size_t unshared_bytes; /* what it would be without reuse */
@@ -224,6 +253,9 @@ typedef struct d5_memory_plan {
     /* Values passed between two dnnl convolutions in oneDNN's blocked layout
      * (layout propagation: never reordered to ONNX's layout and back). */
     int32_t blocked_values;
+    /* Device memory (nodes on a device backend): the arenas of the devices,
+     * activations and copies of host values read there. */
+    size_t device_bytes;
 } d5_memory_plan;
 D5_API void d5_executor_memory(const d5_executor *ex, d5_memory_plan *out);
 

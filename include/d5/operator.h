@@ -87,7 +87,7 @@ D5_API D5_NODISCARD d5_status d5_attrs_ints(const d5_attrs *a, const char *name,
 
 enum {
     D5_OP_HAS_BACKWARD = 1u << 0, /* backward is implemented */
-    D5_OP_CUDA = 1u << 1,         /* runs on CUDA device memory */
+    D5_OP_CUDA = 1u << 1,         /* runs on its backend's device memory (d5_device_memory) */
     D5_OP_F64 = 1u << 2,          /* accepts float64 as well as float32 */
     /* Input 3 (FusedConv's Z) may share output 0's memory when both are in
      * the same layout: the executor then writes Y over a Z nobody reads
@@ -223,6 +223,47 @@ D5_API int d5_backend_available(const char *backend, char *why, size_t why_size)
 
 /* The CPU backends' threads are set with d5_threads_set (d5/threads.h). */
 
+/* ---- Device memory ------------------------------------------------------------------------ */
+
+/* The memory of a backend whose operators run on a device (tables flagged
+ * D5_OP_CUDA): the executor keeps the values such operators produce and read
+ * in it, in one device arena, and copies values between host and device only
+ * where a node on the host reads a device value or the reverse, at graph
+ * inputs and at graph outputs. Pointers are the device's; the executor never
+ * reads them. The copies are synchronous with respect to the operators'
+ * queued work (cudaMemcpy's rule); `sync` waits for that work, so that a
+ * host clock around an operator and `sync` measures the operator. */
+typedef struct d5_device_memory {
+    const char *name; /* the device's label in reports: "cuda" (static storage) */
+    int32_t device;   /* the d5_device its tensors carry (D5_DEVICE_CUDA) */
+    /* `bytes` (>= 1) of zeroed device memory, aligned for any element type. */
+    d5_status (*alloc)(size_t bytes, void **ptr);
+    void (*free)(void *ptr); /* NULL is a no-op */
+    d5_status (*to_device)(void *dst, const void *src, size_t bytes); /* host -> device */
+    d5_status (*to_host)(void *dst, const void *src, size_t bytes);   /* device -> host */
+    d5_status (*sync)(void);
+} d5_device_memory;
+
+/* The device memory of built-in backend `backend`: *out is NULL for a backend
+ * on host memory (ref, blas, dnnl). For a device backend that cannot run here
+ * (cuda without a device or without the plugin), D5_ERR_NODEVICE with the
+ * reason; D5_ERR_UNSUPPORTED for a name that is no backend. */
+D5_API D5_NODISCARD d5_status d5_backend_memory(const char *backend,
+                                                const d5_device_memory **out);
+
+/* A custom operator library whose operators run on device memory exports its
+ * memory too, with D5_DEVICE_MEMORY_EXPORT(&table) beside D5_OPERATOR_EXPORT;
+ * the executor asks d5_op_library_memory for it (NULL: host memory). */
+typedef const d5_device_memory *(*d5_device_memory_fn)(uint32_t *abi_version);
+#define D5_DEVICE_MEMORY_SYMBOL "d5_device_memory_entry"
+#define D5_DEVICE_MEMORY_EXPORT(table)                                                             \
+    D5__EXTERN_C __attribute__((visibility("default"))) const d5_device_memory *                   \
+    d5_device_memory_entry(uint32_t *abi_version)                                                  \
+    {                                                                                              \
+        *abi_version = D5_OP_ABI_VERSION;                                                          \
+        return (table);                                                                            \
+    }
+
 /* ---- Operator properties for the graph layers ------------------------------------------ */
 
 typedef struct d5_op_meta {
@@ -246,6 +287,9 @@ D5_API D5_NODISCARD d5_status d5_op_library_open(const char *path, d5_op_library
 D5_API void d5_op_library_close(d5_op_library *lib);
 D5_API int32_t d5_op_library_count(const d5_op_library *lib);
 D5_API const d5_op_desc *d5_op_library_at(const d5_op_library *lib, int32_t i);
+/* The library's device memory (D5_DEVICE_MEMORY_EXPORT), or NULL when its
+ * operators run on host memory. */
+D5_API const d5_device_memory *d5_op_library_memory(const d5_op_library *lib);
 /* Finds an operator of the library by name. */
 D5_API D5_NODISCARD d5_status d5_op_library_find(const d5_op_library *lib, const char *name,
                                                  const d5_op_desc **out);

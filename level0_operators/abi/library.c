@@ -10,7 +10,33 @@ struct d5_op_library {
     void *handle;
     const d5_op_desc *const *ops;
     int32_t count;
+    const d5_device_memory *memory; /* NULL: host memory */
 };
+
+/* The optional device memory of a library (D5_DEVICE_MEMORY_EXPORT): NULL
+ * without the symbol; an error for another ABI or an incomplete table. */
+static d5_status read_memory(void *h, const char *path, const d5_device_memory **out)
+{
+    *out = NULL;
+    void *sym = dlsym(h, D5_DEVICE_MEMORY_SYMBOL);
+    if (!sym) return D5_OK;
+    d5_device_memory_fn entry;
+    memcpy(&entry, &sym, sizeof entry);
+    uint32_t abi = 0;
+    const d5_device_memory *m = entry(&abi);
+    if (abi != D5_OP_ABI_VERSION)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "'%s': its device memory was built for ABI version %u, this d5 has %u: "
+                        "rebuild it with 'd5 compile-op'",
+                        path, abi, D5_OP_ABI_VERSION);
+    if (!m || !m->name || !m->alloc || !m->free || !m->to_device || !m->to_host || !m->sync)
+        return d5_error(D5_ERR_FORMAT,
+                        "'%s': %s returned an incomplete table (it needs a name, alloc, free, "
+                        "to_device, to_host and sync)",
+                        path, D5_DEVICE_MEMORY_SYMBOL);
+    *out = m;
+    return D5_OK;
+}
 
 d5_status d5_op_library_open(const char *path, d5_op_library **out)
 {
@@ -68,11 +94,18 @@ d5_status d5_op_library_open(const char *path, d5_op_library **out)
                             path, (int)i);
         }
     }
+    const d5_device_memory *memory = NULL;
+    d5_status s = read_memory(h, path, &memory);
+    if (s != D5_OK) {
+        dlclose(h);
+        return s;
+    }
     d5_op_library *lib = d5_calloc(1, sizeof *lib, "operator library");
     if (!lib) {
         dlclose(h);
         return D5_ERR_NOMEM;
     }
+    lib->memory = memory;
     lib->handle = h;
     lib->ops = ops;
     lib->count = count;
@@ -90,6 +123,11 @@ void d5_op_library_close(d5_op_library *lib)
 int32_t d5_op_library_count(const d5_op_library *lib)
 {
     return lib ? lib->count : 0;
+}
+
+const d5_device_memory *d5_op_library_memory(const d5_op_library *lib)
+{
+    return lib ? lib->memory : NULL;
 }
 
 const d5_op_desc *d5_op_library_at(const d5_op_library *lib, int32_t i)

@@ -86,3 +86,41 @@ d5_status d5__cuda_dev_sync(void)
 {
     return d5__cuda_check(cudaDeviceSynchronize(), "device", "cudaDeviceSynchronize");
 }
+
+/* ---- The backend's device memory (d5_device_memory) ---- */
+
+static d5_status mem_alloc(size_t bytes, void **ptr)
+{
+    d5_status s = d5__cuda_need_device(WHAT);
+    if (s == D5_OK) s = d5__cuda_malloc(ptr, bytes, WHAT, "arena");
+    if (s == D5_OK && bytes > 0) s = d5__cuda_check(cudaMemset(*ptr, 0, bytes), WHAT, "cudaMemset");
+    if (s != D5_OK) {
+        d5__cuda_free(*ptr);
+        *ptr = NULL;
+    }
+    return s;
+}
+
+static d5_status mem_to_device(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return D5_OK;
+    return d5__cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), WHAT,
+                          "cudaMemcpy to the device");
+}
+
+static d5_status mem_to_host(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return D5_OK;
+    return d5__cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), WHAT,
+                          "cudaMemcpy from the device");
+}
+
+const d5_device_memory d5__cuda_memory = {
+    .name = "cuda",
+    .device = D5_DEVICE_CUDA,
+    .alloc = mem_alloc,
+    .free = d5__cuda_free,
+    .to_device = mem_to_device,
+    .to_host = mem_to_host,
+    .sync = d5__cuda_dev_sync,
+};

@@ -4,6 +4,7 @@
 #include "cuda_util.h"
 
 int d5__cuda_probe(char *why, size_t why_size); /* available.c */
+extern const d5_device_memory d5__cuda_memory;  /* device.c */
 
 #define D5_PLUGIN_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
 #include "ops_cuda.def"
@@ -28,6 +29,7 @@ const void *d5_plugin_cuda(uint32_t abi)
         .tensor_download = d5__cuda_dev_download,
         .tensor_free = d5__cuda_dev_free,
         .sync = d5__cuda_dev_sync,
+        .memory = &d5__cuda_memory,
     };
     return abi == D5__PLUGIN_ABI ? &table : NULL;
 }
