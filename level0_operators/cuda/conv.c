@@ -16,8 +16,14 @@
  * when that fails, and its workspace is allocated then; the backward ones the
  * same way on the first backward call, growing the workspace if they need
  * more. The math type is CUDNN_FMA_MATH: float32 arithmetic without TF32
- * tensor cores, so that results compare with ref at float32 tolerances. */
+ * tensor cores, so that results compare with ref at float32 tolerances.
+ *
+ * FusedConv (d5's fuse-conv-activation pass: Y = activation(Conv(X, W, B) +
+ * Z), ../ref/fusedconv.c) is the same convolution accumulated onto Z (beta
+ * 1: cuDNN's Y = conv + beta Y, with Z copied into Y first unless the
+ * executor placed Y over Z), the bias added, then ReLU in place. */
 #include "../ref/conv_shape.h"
+#include "../ref/fusedconv.h"
 #include "cuda_util.h"
 
 #include <string.h>
@@ -34,6 +40,8 @@ typedef struct cconv {
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     void *ws; /* workspace, shared by the three */
     size_t ws_size;
+    d5__fusion f;                     /* FusedConv: Z and ReLU */
+    cudnnActivationDescriptor_t relu; /* FusedConv with ReLU */
 } cconv;
 
 static const char *const OP = "Conv";
@@ -47,6 +55,7 @@ static void destroy(void *state)
     d5__cudnn_tensor_free(c->bias);
     if (c->w) (void)cudnnDestroyFilterDescriptor(c->w);
     if (c->conv) (void)cudnnDestroyConvolutionDescriptor(c->conv);
+    if (c->relu) (void)cudnnDestroyActivationDescriptor(c->relu);
     d5__cuda_free(c->ws);
     d5__cudnn_free(c->h);
     d5_free(c);
@@ -342,6 +351,79 @@ static void cost(void *state, double *flops, double *bytes)
                         (double)g->kernel_size +
                     (double)g->batch * (double)g->out_channels * (double)g->out_size);
 }
+
+/* ---- FusedConv ---- */
+
+static d5_status fused_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              d5_tensor_desc *out, int32_t nout, void **state)
+{
+    d5__fusion f;
+    d5_status s = d5__fusion_read(in, nin, attrs, &f);
+    if (s == D5_OK && f.sum) s = d5__cuda_need_f32("FusedConv", in, nin, 3);
+    if (s == D5_OK) s = create(in, nin < 3 ? nin : 3, attrs, out, nout, state);
+    if (s != D5_OK) return s;
+    cconv *c = *state;
+    c->f = f;
+    s = d5__fusion_check_z(in, nin, &out[0]);
+    if (s == D5_OK && f.relu)
+        s = d5__cudnn_check(cudnnCreateActivationDescriptor(&c->relu), "FusedConv",
+                            "cudnnCreateActivationDescriptor");
+    if (s == D5_OK && f.relu)
+        s = d5__cudnn_check(
+            cudnnSetActivationDescriptor(c->relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+            "FusedConv", "cudnnSetActivationDescriptor");
+    if (s != D5_OK) {
+        destroy(c);
+        *state = NULL;
+    }
+    return s;
+}
+
+static d5_status fused_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                               int32_t nout)
+{
+    cconv *c = state;
+    const float one = 1.0f, zero = 0.0f;
+    float beta = 0.0f;
+    d5_status s = d5__cuda_on_device("FusedConv", "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device("FusedConv", "output", out, nout);
+    if (s == D5_OK && c->f.sum) {
+        beta = 1.0f;
+        if (in[3].data != out[0].data)
+            s = d5__cuda_check(
+                cudaMemcpyAsync(out[0].data, in[3].data,
+                                (size_t)d5_tensor_desc_numel(&out[0].desc) * sizeof(float),
+                                cudaMemcpyDeviceToDevice, 0),
+                "FusedConv", "cudaMemcpyAsync of Z");
+    }
+    if (s == D5_OK)
+        s = d5__cudnn_check(cudnnConvolutionForward(c->h, &one, c->x, in[0].data, c->w, in[1].data,
+                                                    c->conv, c->fwd, c->ws, c->ws_size, &beta, c->y,
+                                                    out[0].data),
+                            "FusedConv", "cudnnConvolutionForward");
+    if (s == D5_OK && c->g.has_bias)
+        s = d5__cudnn_check(
+            cudnnAddTensor(c->h, &one, c->bias, in[2].data, &one, c->y, out[0].data), "FusedConv",
+            "cudnnAddTensor (bias)");
+    if (s == D5_OK && c->f.relu)
+        s = d5__cudnn_check(cudnnActivationForward(c->h, c->relu, &one, c->y, out[0].data, &zero,
+                                                   c->y, out[0].data),
+                            "FusedConv", "cudnnActivationForward (ReLU)");
+    return s;
+}
+
+const d5_op_desc d5__op_cuda_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
+                                          .flags = D5_OP_CUDA | D5_OP_Z_IN_PLACE,
+                                          .name = "FusedConv",
+                                          .backend = "cuda",
+                                          .min_inputs = 2,
+                                          .max_inputs = 4,
+                                          .min_outputs = 1,
+                                          .max_outputs = 1,
+                                          .create = fused_create,
+                                          .forward = fused_forward,
+                                          .destroy = destroy,
+                                          .cost = cost};
 
 const d5_op_desc d5__op_cuda_Conv = {D5_OP_ABI_VERSION,
                                      D5_OP_CUDA | D5_OP_HAS_BACKWARD,

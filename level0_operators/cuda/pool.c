@@ -1,4 +1,5 @@
-/* MaxPool (ONNX opset 12) and AveragePool (opset 19) on cuDNN, float32,
+/* MaxPool (ONNX opset 12), AveragePool (opset 19), GlobalMaxPool and
+ * GlobalAveragePool (one window over all spatial axes) on cuDNN, float32,
  * device memory, forward and backward, 1 to 3 spatial axes (1-d as 2-d with
  * a trailing axis of 1): kernel_shape, strides, pads and auto_pad through the
  * window arithmetic of ../ref/pool.h, and AveragePool's count_include_pad
@@ -232,3 +233,59 @@ const d5_op_desc d5__op_cuda_AveragePool = {D5_OP_ABI_VERSION,
                                             backward,
                                             destroy,
                                             cost};
+
+/* The global poolings: one window as large as the spatial axes. */
+static d5_status global_create(const char *name, int max, const d5_tensor *in, int32_t nin,
+                               const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout,
+                               void **state)
+{
+    (void)attrs;
+    if (nin < 1 || in[0].desc.ndim < 3 || in[0].desc.ndim > 5)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s (cuda): the input needs 3 to 5 dimensions", name);
+    int64_t kernel[3];
+    for (int32_t d = 2; d < in[0].desc.ndim; d++) kernel[d - 2] = in[0].desc.shape[d];
+    d5_attr a = {
+        .name = "kernel_shape", .type = D5_ATTR_INTS, .ints = kernel, .count = in[0].desc.ndim - 2};
+    d5_attrs window = {&a, 1};
+    return pool_create(name, max, in, nin, &window, out, nout, state);
+}
+
+static d5_status globalmaxpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                      d5_tensor_desc *out, int32_t nout, void **state)
+{
+    return global_create("GlobalMaxPool", 1, in, nin, attrs, out, nout, state);
+}
+
+static d5_status globalaveragepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                          d5_tensor_desc *out, int32_t nout, void **state)
+{
+    return global_create("GlobalAveragePool", 0, in, nin, attrs, out, nout, state);
+}
+
+const d5_op_desc d5__op_cuda_GlobalMaxPool = {.abi_version = D5_OP_ABI_VERSION,
+                                              .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                              .name = "GlobalMaxPool",
+                                              .backend = "cuda",
+                                              .min_inputs = 1,
+                                              .max_inputs = 1,
+                                              .min_outputs = 1,
+                                              .max_outputs = 1,
+                                              .create = globalmaxpool_create,
+                                              .forward = forward,
+                                              .backward = backward,
+                                              .destroy = destroy,
+                                              .cost = cost};
+
+const d5_op_desc d5__op_cuda_GlobalAveragePool = {.abi_version = D5_OP_ABI_VERSION,
+                                                  .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                                  .name = "GlobalAveragePool",
+                                                  .backend = "cuda",
+                                                  .min_inputs = 1,
+                                                  .max_inputs = 1,
+                                                  .min_outputs = 1,
+                                                  .max_outputs = 1,
+                                                  .create = globalaveragepool_create,
+                                                  .forward = forward,
+                                                  .backward = backward,
+                                                  .destroy = destroy,
+                                                  .cost = cost};

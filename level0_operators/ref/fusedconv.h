@@ -9,11 +9,12 @@ typedef struct d5__fusion {
     int sum;  /* Z given: added before the activation */
 } d5__fusion;
 
-/* Reads the activation attribute (Relu or none; others D5_ERR_UNSUPPORTED)
- * and whether input 3 (Z) is given. */
-d5_status d5__fusion_read(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, d5__fusion *f);
+/* Exported for the cuda plugin. Reads the activation attribute (Relu or none; others
+ * D5_ERR_UNSUPPORTED) and whether input 3 (Z) is given. */
+D5_API d5_status d5__fusion_read(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                 d5__fusion *f);
 /* D5_ERR_SHAPE unless Z, when given, has the descriptor y of the output. */
-d5_status d5__fusion_check_z(const d5_tensor *in, int32_t nin, const d5_tensor_desc *y);
+D5_API d5_status d5__fusion_check_z(const d5_tensor *in, int32_t nin, const d5_tensor_desc *y);
 
 /* A FusedConv made of a backend's Conv (`conv_op`) followed by one pass that
  * adds Z and applies the activation: the operator functions of the ref and
