@@ -63,6 +63,23 @@ static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
                   r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got, r.out[i].want);
 }
 
+/* Forward only (the operators of inference graphs), on the given inputs
+ * (NULL: random in [-1, 1]). */
+static void forward_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
+                           const d5_tensor *inputs, const d5_attrs *attrs)
+{
+    need_device();
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    d5_check_params p = d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, inputs, attrs, 1, &p, &r), D5_OK,
+                 "%s forward: %s", name, d5_last_error());
+    cr_assert(r.passed, "%s forward: linf %.3g > %.3g at %lld (got %g want %g)", name,
+              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
+}
+
 /* ---- Without a device (these run everywhere) ---- */
 
 Test(cuda, without_a_device_find_says_no_cuda_device)
@@ -122,6 +139,32 @@ Test(cuda, every_operator_is_a_device_operator_with_backward)
                      "%s", names[i]);
         cr_assert_not_null(d->backward, "%s", names[i]);
     }
+}
+
+/* The operators of inference graphs: on the device, forward only. */
+Test(cuda, inference_operators_are_device_operators)
+{
+    static const char *const names[] = {
+        "FusedConv", "BatchNormalization", "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub",
+        "Mul"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        cr_assert(table(names[i])->flags & D5_OP_CUDA, "%s", names[i]);
+    cr_assert(table("FusedConv")->flags & D5_OP_Z_IN_PLACE);
+    /* Broadcasts cuDNN cannot take are declined before any device call. */
+    d5_tensor_desc first[2] = {f32(1, SHAPE(8)), f32(2, SHAPE(6, 8))};
+    d5_op *op = NULL;
+    cr_assert_eq(d5_op_create_desc(table("Sub"), first, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "first input's shape"), "%s", d5_last_error());
+    d5_tensor_desc both[2] = {f32(2, SHAPE(6, 1)), f32(2, SHAPE(1, 8))};
+    cr_assert_eq(d5_op_create_desc(table("Add"), both, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    d5_tensor_desc bn[5] = {f32(4, SHAPE(2, 3, 4, 4)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
+                            f32(1, SHAPE(3)), f32(1, SHAPE(3))};
+    d5_attr training[] = {attr_int("training_mode", 1)};
+    d5_attrs t = {training, 1};
+    cr_assert_eq(d5_op_create_desc(table("BatchNormalization"), bn, 5, &t, 0, &op),
+                 D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "inference only"), "%s", d5_last_error());
+    cr_assert_null(op);
 }
 
 /* Refusals decided from shapes and attributes alone: D5_ERR_UNSUPPORTED, so
@@ -357,4 +400,58 @@ Test(cuda, softmax_and_logsoftmax_on_every_axis)
         same_as_ref("LogSoftmax", x, 1, &a);
     }
     same_as_ref("Softmax", x, 1, NULL);
+}
+
+Test(cuda, fusedconv_with_bias_sum_and_relu)
+{
+    d5_tensor_desc in[4] = {f32(4, SHAPE(2, 3, 8, 8)), f32(4, SHAPE(4, 3, 3, 3)), f32(1, SHAPE(4)),
+                            f32(4, SHAPE(2, 4, 8, 8))};
+    d5_attr items[] = {attr_ints("pads", SHAPE(1, 1, 1, 1), 4), attr_string("activation", "Relu")};
+    d5_attrs relu = {items, 2}, plain = {items, 1};
+    forward_as_ref("FusedConv", in, 4, NULL, &relu);
+    forward_as_ref("FusedConv", in, 3, NULL, &relu);
+    forward_as_ref("FusedConv", in, 4, NULL, &plain);
+}
+
+Test(cuda, batchnormalization_inference)
+{
+    need_device();
+    d5_tensor_desc in[5] = {f32(4, SHAPE(2, 3, 5, 4)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
+                            f32(1, SHAPE(3)), f32(1, SHAPE(3))};
+    d5_tensor t[5];
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);
+        float *v = t[i].data;
+        for (int64_t k = 0; k < d5_tensor_desc_numel(&in[i]); k++)
+            v[k] = i == 4 ? 0.5f + 0.25f * (float)k : (float)((k * 7 + i) % 11) / 5.0f - 1.0f;
+    }
+    d5_attr eps[] = {attr_float("epsilon", 1e-3)};
+    d5_attrs a = {eps, 1};
+    forward_as_ref("BatchNormalization", in, 5, t, &a);
+    forward_as_ref("BatchNormalization", in, 5, t, NULL);
+    for (int i = 0; i < 5; i++) d5_tensor_free(&t[i]);
+}
+
+Test(cuda, global_poolings)
+{
+    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 5, 7, 6))};
+    forward_as_ref("GlobalAveragePool", x, 1, NULL, NULL);
+    forward_as_ref("GlobalMaxPool", x, 1, NULL, NULL);
+    d5_tensor_desc x3[1] = {f32(3, SHAPE(2, 5, 9))};
+    forward_as_ref("GlobalAveragePool", x3, 1, NULL, NULL);
+}
+
+Test(cuda, add_sub_mul_with_broadcasting)
+{
+    static const char *const ops[] = {"Add", "Sub", "Mul"};
+    d5_tensor_desc same[2] = {f32(3, SHAPE(2, 3, 4)), f32(3, SHAPE(2, 3, 4))};
+    d5_tensor_desc bias[2] = {f32(4, SHAPE(2, 3, 4, 5)), f32(3, SHAPE(3, 1, 1))};
+    d5_tensor_desc row[2] = {f32(2, SHAPE(6, 8)), f32(1, SHAPE(8))};
+    d5_tensor_desc first[2] = {f32(1, SHAPE(8)), f32(2, SHAPE(6, 8))};
+    for (int i = 0; i < 3; i++) {
+        forward_as_ref(ops[i], same, 2, NULL, NULL);
+        forward_as_ref(ops[i], bias, 2, NULL, NULL);
+        forward_as_ref(ops[i], row, 2, NULL, NULL);
+        if (i != 1) forward_as_ref(ops[i], first, 2, NULL, NULL); /* they commute */
+    }
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""PyTorch eager on the GPU: the peer of `d5 run MODEL --backend cuda,ref` in
+scripts/gpu_check.sh.
+
+Times inference of torchvision's ResNet-50 (or ResNet-18) at a batch size, and
+optionally one training step (forward, cross-entropy, backward, SGD), in
+float32 with TF32 off (d5's cuda backend computes in float32 FMA math) and
+cudnn.benchmark on, or in bfloat16 under autocast. Each repetition is timed
+alone with CUDA events after warm-up; the median, its 95% confidence interval
+(order statistics, as d5's) and the repetitions are printed as one JSON line,
+and written to --json.
+
+    python3 bench/gpu/torch_peer.py --model resnet50 --batch 64 [--train]
+        [--precision f32|bf16] [--compile] [--time S] [--json FILE]
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+
+def median_ci(xs):
+    """Median and the 95% interval of order statistics around it."""
+    xs = sorted(xs)
+    n = len(xs)
+    med = xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+    half = 1.96 * math.sqrt(n) / 2
+    lo = max(0, int(math.floor(n / 2 - half)) - 1)
+    hi = min(n - 1, int(math.ceil(n / 2 + half)))
+    return med, xs[lo], xs[hi]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="resnet50", choices=["resnet18", "resnet50"])
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--train", action="store_true", help="time a training step instead")
+    p.add_argument("--precision", default="f32", choices=["f32", "bf16"])
+    p.add_argument("--compile", action="store_true", help="torch.compile the model first")
+    p.add_argument("--time", type=float, default=3.0, help="seconds of timed repetitions")
+    p.add_argument("--json", help="write the result here too")
+    a = p.parse_args()
+
+    import torch
+    import torchvision
+
+    if not torch.cuda.is_available():
+        print("torch_peer.py: no CUDA device", file=sys.stderr)
+        return 1
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(1)
+    dev = torch.device("cuda")
+    model = getattr(torchvision.models, a.model)(weights=None, num_classes=a.classes).to(dev)
+    model.train(a.train)
+    x = torch.randn(a.batch, 3, 224, 224, device=dev)
+    y = torch.randint(0, a.classes, (a.batch,), device=dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01) if a.train else None
+    run = torch.compile(model) if a.compile else model
+    dtype = torch.bfloat16 if a.precision == "bf16" else None
+
+    def step():
+        with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
+            if a.train:
+                loss = torch.nn.functional.cross_entropy(run(x), y)
+        if a.train:
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        else:
+            with torch.no_grad(), torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
+                run(x)
+
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.monotonic()
+    while (time.monotonic() - t0 < a.time or len(times) < 10) and len(times) < 100000:
+        start.record()
+        step()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e6)  # ns
+    med, lo, hi = median_ci(times)
+    out = {
+        "peer": "pytorch %s eager%s" % (torch.__version__, " + torch.compile" if a.compile else ""),
+        "model": a.model, "batch": a.batch, "mode": "train_step" if a.train else "inference",
+        "precision": a.precision, "median_ns": med, "ci_low_ns": lo, "ci_high_ns": hi,
+        "reps": len(times), "device": torch.cuda.get_device_name(0),
+    }
+    print(json.dumps(out))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
