@@ -134,3 +134,20 @@ d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out
     if (s == D5_OK) *out = p->memory;
     return s;
 }
+
+d5_status d5_gpu_peaks_measure(int32_t size, double max_time_s, d5_gpu_peaks *out)
+{
+    if (!out) return d5_error(D5_ERR_INVALID, "d5_gpu_peaks_measure: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (size < 256 || size > 32768)
+        return d5_error(D5_ERR_INVALID, "d5_gpu_peaks_measure: size %d outside 256..32768",
+                        (int)size);
+    const d5__cuda_plugin *p;
+    d5_status s = need("GPU peaks", &p);
+    if (s == D5_OK) {
+        char why[256];
+        if (!p->probe(why, sizeof why)) return d5_error(D5_ERR_NODEVICE, "GPU peaks: %s", why);
+        s = p->peaks(size, max_time_s > 0 ? max_time_s : 0.5, out);
+    }
+    return s;
+}

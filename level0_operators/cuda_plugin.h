@@ -5,7 +5,7 @@
 #ifndef D5_LEVEL0_CUDA_PLUGIN_H
 #define D5_LEVEL0_CUDA_PLUGIN_H
 
-#include "d5/operator.h"
+#include "d5/precision.h"
 
 #define D5__CUDA_PLUGIN "cuda"
 
@@ -23,6 +23,8 @@ typedef struct d5__cuda_plugin {
     d5_status (*sync)(void);
     /* The backend's device memory, for the executor (d5_backend_memory). */
     const d5_device_memory *memory;
+    /* d5_gpu_peaks_measure (d5/precision.h), its size already checked. */
+    d5_status (*peaks)(int32_t size, double max_time_s, d5_gpu_peaks *out);
 } d5__cuda_plugin;
 
 /* The table of the cuda operator `name` (a D5_PLUGIN_OP row of ops.def):

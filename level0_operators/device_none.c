@@ -1,5 +1,8 @@
 /* Device memory without the cuda backend: see device.h. */
 #include "device.h"
+#include "d5/precision.h"
+
+#include <string.h>
 
 static d5_status none(void)
 {
@@ -43,4 +46,13 @@ d5_status d5__device_memory_of(const char *backend, const d5_device_memory **out
 {
     *out = NULL;
     return d5_error(D5_ERR_UNSUPPORTED, "backend '%s' has no device memory in this build", backend);
+}
+
+d5_status d5_gpu_peaks_measure(int32_t size, double max_time_s, d5_gpu_peaks *out)
+{
+    (void)size, (void)max_time_s;
+    if (out) memset(out, 0, sizeof *out);
+    return d5_error(D5_ERR_UNSUPPORTED,
+                    "GPU peaks: d5 was built without the cuda backend (it needs the CUDA toolkit "
+                    "and cuDNN)");
 }

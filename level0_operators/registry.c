@@ -1,5 +1,6 @@
 /* The registry of built-in operators, generated from ops.def. */
 #include "d5/operator.h"
+#include "d5/precision.h"
 
 #ifndef D5_HAVE_DNNL
 #define D5_HAVE_DNNL 0
@@ -165,4 +166,11 @@ d5_status d5_backend_memory(const char *backend, const d5_device_memory **out)
         return d5_error(D5_ERR_NODEVICE, "backend '%s' is unavailable here: %s", info.name,
                         info.reason);
     return d5__device_memory_of(info.name, out);
+}
+
+const char *d5_gpu_peak_name(int kind)
+{
+    static const char *const names[D5_GPU_PEAK_KINDS] = {"FP32", "TF32", "BF16",
+                                                         "FP16", "FP8",  "INT8"};
+    return kind >= 0 && kind < D5_GPU_PEAK_KINDS ? names[kind] : "?";
 }

@@ -75,6 +75,48 @@ typedef struct d5_op_impl {
  * does not tell). Not thread safe against a concurrent call on the same op. */
 D5_API void d5_op_impl_get(const d5_op *op, d5_op_impl *out);
 
+/* ---- GPU peaks (the cuda backend) ------------------------------------------------------ */
+
+/* The precisions of a GPU's matrix units, measured as square products on
+ * cuBLAS (cuBLASLt for FP8): FP32 on FMA units, then the tensor cores. */
+typedef enum d5_gpu_peak_kind {
+    D5_GPU_PEAK_FP32 = 0, /* cublasSgemm, no TF32 */
+    D5_GPU_PEAK_TF32,     /* float32 operands, CUBLAS_COMPUTE_32F_FAST_TF32 */
+    D5_GPU_PEAK_BF16,     /* bfloat16 in and out, float32 accumulation */
+    D5_GPU_PEAK_FP16,     /* float16 in and out, float32 accumulation */
+    D5_GPU_PEAK_FP8,      /* E4M3 in, bfloat16 out (cuBLASLt) */
+    D5_GPU_PEAK_INT8,     /* int8 in, int32 out */
+    D5_GPU_PEAK_KINDS
+} d5_gpu_peak_kind;
+
+typedef struct d5_gpu_peak {
+    int32_t measured; /* 0: see note */
+    int32_t size;     /* the products were size^3 */
+    double median;    /* FLOP/s (OP/s for INT8): 2 size^3 / median time */
+    double best;      /* the same of the fastest run */
+    char note[256];   /* why it was not measured */
+} d5_gpu_peak;
+
+typedef struct d5_gpu_peaks {
+    char device[256];                    /* the GPU's name (device 0) */
+    d5_gpu_peak peak[D5_GPU_PEAK_KINDS]; /* indexed by d5_gpu_peak_kind */
+    /* Device memory: a device-to-device copy of copy_bytes, bytes read plus
+     * bytes written per second. */
+    size_t copy_bytes;
+    double bandwidth_median, bandwidth_best;
+} d5_gpu_peaks;
+
+/* "FP32", "TF32", "BF16", "FP16", "FP8", "INT8"; "?" for another value. */
+D5_API const char *d5_gpu_peak_name(int kind);
+/* Measures the peaks of CUDA device 0: products of size^3 (8192 in d5
+ * machine), each timed with CUDA events after warm-up until max_time_s has
+ * passed (at least five runs), and the copy bandwidth. A precision the device
+ * or cuBLAS refuses is left unmeasured with the reason in its note.
+ * D5_ERR_NODEVICE without a device, D5_ERR_UNSUPPORTED in a build without the
+ * cuda backend; D5_ERR_INVALID for a size outside 256..32768. */
+D5_API D5_NODISCARD d5_status d5_gpu_peaks_measure(int32_t size, double max_time_s,
+                                                   d5_gpu_peaks *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,8 +3,9 @@
 #include "../cuda_plugin.h"
 #include "cuda_util.h"
 
-int d5__cuda_probe(char *why, size_t why_size); /* available.c */
-extern const d5_device_memory d5__cuda_memory;  /* device.c */
+int d5__cuda_probe(char *why, size_t why_size);                               /* available.c */
+d5_status d5__cuda_peaks(int32_t size, double max_time_s, d5_gpu_peaks *out); /* peaks.c */
+extern const d5_device_memory d5__cuda_memory;                                /* device.c */
 
 #define D5_PLUGIN_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
 #include "ops_cuda.def"
@@ -30,6 +31,7 @@ const void *d5_plugin_cuda(uint32_t abi)
         .tensor_free = d5__cuda_dev_free,
         .sync = d5__cuda_dev_sync,
         .memory = &d5__cuda_memory,
+        .peaks = d5__cuda_peaks,
     };
     return abi == D5__PLUGIN_ABI ? &table : NULL;
 }
