@@ -3,7 +3,8 @@
 # the bundle that scripts/gpu_bundle.sh made (or uses D5_GPU_PREFIX, an
 # install of d5 built with CUDA), then, each step under its own time limit and
 # the whole inside 8 minutes:
-#   1. the GPU as d5 sees it (d5 machine) and nvidia-smi;
+#   1. the GPU as d5 sees it (d5 machine: its peaks and bandwidth) beside an
+#      8192^3 bf16 product and a copy timed by PyTorch, and nvidia-smi;
 #   2. the device tests: test_level0_cuda (every cuda operator against ref),
 #      the executor's device and backend tests, the CLI's backend tests;
 #   3. every operator on the cuda backend against ref, forward and gradients
@@ -78,7 +79,11 @@ step() {
     return 0
 }
 
-step "machine" 60 "${run_d5[@]}" "$d5" machine
+step "machine" 90 "${run_d5[@]}" "$d5" machine --time 0.5 --json "$out/machine.json"
+if [ -n "$py" ]; then
+    step "PyTorch bf16 8192^3 product and copy" 60 "$py" "$here/bench/gpu/torch_peer.py" --peaks \
+        --time 1 --json "$out/torch_peaks.json"
+fi
 step "nvidia-smi" 20 nvidia-smi
 for t in "$prefix"/tests/test_*; do
     [ -x "$t" ] || continue
@@ -135,6 +140,21 @@ if rm and t:
     rows.append(("ResNet-50 b64 inference f32: d5 / PyTorch eager",
                  "%.3f (%.2f ms / %.2f ms)" % (rm / t["median_ns"], rm / 1e6, t["median_ns"] / 1e6),
                  "<= 1.0"))
+m, tp = load("machine.json"), load("torch_peaks.json")
+gp = (m or {}).get("gpu_peaks")
+if gp and tp:
+    bf = gp["products"]["BF16"]
+    if bf.get("measured"):
+        rows.append(("d5 machine BF16 peak / PyTorch bf16 8192^3",
+                     "%.3f (%.0f / %.0f TFLOP/s)" % (bf["median_per_s"] / tp["bf16_matmul_8192_median_per_s"],
+                                                     bf["median_per_s"] / 1e12,
+                                                     tp["bf16_matmul_8192_median_per_s"] / 1e12),
+                     "within 10%"))
+    rows.append(("d5 machine copy bandwidth / PyTorch copy",
+                 "%.3f (%.2f / %.2f TB/s)" % (gp["bandwidth_median_bytes_per_s"] / tp["copy_median_bytes_per_s"],
+                                             gp["bandwidth_median_bytes_per_s"] / 1e12,
+                                             tp["copy_median_bytes_per_s"] / 1e12),
+                 "within 10%"))
 print("\n| check | measured | goal |\n| --- | --- | --- |")
 for row in rows:
     print("| %s | %s | %s |" % row)

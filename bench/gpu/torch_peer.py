@@ -12,6 +12,10 @@ and written to --json.
 
     python3 bench/gpu/torch_peer.py --model resnet50 --batch 64 [--train]
         [--precision f32|bf16] [--compile] [--time S] [--json FILE]
+
+With --peaks it times instead what `d5 machine` measures: an 8192^3 bfloat16
+product (torch.mm on random data) and a 1 GiB device-to-device copy (bytes
+read plus written), for d5's GPU peaks to be checked against.
 """
 import argparse
 import json
@@ -41,6 +45,7 @@ def main():
     p.add_argument("--compile", action="store_true", help="torch.compile the model first")
     p.add_argument("--time", type=float, default=3.0, help="seconds of timed repetitions")
     p.add_argument("--json", help="write the result here too")
+    p.add_argument("--peaks", action="store_true", help="time a bf16 product and a copy instead")
     a = p.parse_args()
 
     import torch
@@ -54,6 +59,8 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(1)
     dev = torch.device("cuda")
+    if a.peaks:
+        return peaks(torch, dev, a)
     model = getattr(torchvision.models, a.model)(weights=None, num_classes=a.classes).to(dev)
     model.train(a.train)
     x = torch.randn(a.batch, 3, 224, 224, device=dev)
@@ -92,6 +99,45 @@ def main():
         "model": a.model, "batch": a.batch, "mode": "train_step" if a.train else "inference",
         "precision": a.precision, "median_ns": med, "ci_low_ns": lo, "ci_high_ns": hi,
         "reps": len(times), "device": torch.cuda.get_device_name(0),
+    }
+    print(json.dumps(out))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f)
+    return 0
+
+
+def timed(torch, fn, seconds):
+    """Median and best seconds of fn, each run timed alone with CUDA events."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times, t0 = [], time.monotonic()
+    while time.monotonic() - t0 < seconds or len(times) < 5:
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e-3)
+    return median_ci(times)[0], min(times)
+
+
+def peaks(torch, dev, a):
+    n = 8192
+    x = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    y = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    med, best = timed(torch, lambda: torch.mm(x, y), a.time)
+    del x, y
+    src = torch.ones(1 << 28, device=dev, dtype=torch.float32)  # 1 GiB
+    dst = torch.empty_like(src)
+    cmed, cbest = timed(torch, lambda: dst.copy_(src), a.time)
+    out = {
+        "peer": "pytorch %s" % torch.__version__, "device": torch.cuda.get_device_name(0),
+        "bf16_matmul_8192_median_per_s": 2.0 * n ** 3 / med,
+        "bf16_matmul_8192_best_per_s": 2.0 * n ** 3 / best,
+        "copy_bytes": 1 << 30, "copy_median_bytes_per_s": 2.0 * (1 << 30) / cmed,
+        "copy_best_bytes_per_s": 2.0 * (1 << 30) / cbest,
     }
     print(json.dumps(out))
     if a.json:
