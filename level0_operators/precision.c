@@ -1,7 +1,7 @@
 /* Compute precisions (d5/precision.h): the class names, and d5_op_impl_get,
  * which reads what an operator instance runs where its descriptor says it
- * tells (D5_OP_REPORTS_IMPL). The dnnl backend's d5_dnnl_precision_support is
- * in dnnl/precision.c (dnnl/none/precision.c in a build without oneDNN). */
+ * tells (D5_OP_REPORTS_IMPL). What a backend says of a precision on this
+ * machine is in its folder. */
 #include "d5/precision.h"
 
 #include <string.h>

@@ -1,9 +1,9 @@
 /* Layout propagation: chains of operators that take a backend's own blocked
- * layout (the flag D5_OP_BLOCKED_LAYOUT: d5's dnnl convolutions, poolings and
- * batch normalizations, whose layout is oneDNN's nChw16c with AVX-512, nChw8c
- * otherwise), with the element-wise operators between them, keep their
- * activations in that layout, so that a chain reorders once at each end
- * instead of around every node. Runs after every node has its backend and before memory is
+ * layout (the flag D5_OP_BLOCKED_LAYOUT: convolutions, poolings and batch
+ * normalizations of a backend that blocks channels, such as nChw16c), with
+ * the element-wise operators between them, keep their activations in that
+ * layout, so that a chain reorders once at each end instead of around every
+ * node. Runs after every node has its backend and before memory is
  * planned (the blocked layout of these values takes the same bytes: only
  * whole blocks of channels are accepted).
  *
