@@ -164,22 +164,10 @@ d5_status cli_contention_context(d5_results *r);
 /* ---- Commands ---- */
 
 typedef int (*cli_command_fn)(int argc, char **argv);
-int cmd_machine(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_version(int argc, char **argv);
-int cmd_test_operator(int argc, char **argv);
-int cmd_compile_op(int argc, char **argv);
-int cmd_model(int argc, char **argv);
-int cmd_onnx_test(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_summary(int argc, char **argv);
-int cmd_train(int argc, char **argv);
-int cmd_allreduce(int argc, char **argv);
-int cmd_pingpong(int argc, char **argv);
-int cmd_scaling(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_recipe(int argc, char **argv);
+/* One per row of commands.def, each in its file cmd_<name>.c. */
+#define D5_COMMAND(NAME, FN, COMPUTES, SUMMARY) int FN(int argc, char **argv);
+#include "commands.def"
+#undef D5_COMMAND
 
 /* ---- Suites shared by `d5 bench` and bench/ (suite_timer.c) ---- */
 

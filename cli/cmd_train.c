@@ -246,6 +246,24 @@ static d5_status compare_runs(const rerun *r, const d5_trainer_params *tp, const
     return s;
 }
 
+/* The help of --distributed, naming every scheme of d5/dist_schemes.def:
+ * "local, dsgd, ... or dpsgd". */
+static const char *distributed_help(char *buf, size_t size)
+{
+    int used =
+        snprintf(buf, size, "train on every rank of an MPI job (mpirun -n P d5 train ...): ");
+    for (int32_t k = 0; k < D5_DIST_SCHEME_COUNT && used > 0 && (size_t)used < size; k++)
+        used += snprintf(buf + used, size - (size_t)used, "%s%s",
+                         k == 0                          ? ""
+                         : k == D5_DIST_SCHEME_COUNT - 1 ? " or "
+                                                         : ", ",
+                         d5_dist_scheme_name(k));
+    if (used > 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used,
+                 " (docs/level3.md); rank 0 prints and writes the files");
+    return buf;
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *model = "lenet", *dataset = "mnist", *optimizer = "momentum", *backend = NULL;
@@ -255,6 +273,7 @@ int cmd_train(int argc, char **argv)
     int memory_step = 2;
     const char *schedule = "constant", *sampler = NULL, *augment = "none";
     const char *distributed = NULL, *comm_name = NULL;
+    char scheme_help[256];
     int servers = -1, staleness = -1, average_every = -1, hash_every = 0;
     double bucket_mb = -1, comm_timeout = 60;
     int batch = 64, epochs = 1, threads = 0, max_batches = 0, eval_every = 0, warmup = 0;
@@ -323,9 +342,7 @@ int cmd_train(int argc, char **argv)
          "halved at an overflow, doubled after 2000 good steps); 0: no loss scaling",
          0, 16777216},
         {"distributed", CLI_STRING, &distributed, "SCHEME",
-         "train on every rank of an MPI job (mpirun -n P d5 train ...): local, dsgd, pssgd, "
-         "asgd, ssp, mavg or dpsgd (docs/level3.md); rank 0 prints and writes the files",
-         0, 0},
+         distributed_help(scheme_help, sizeof scheme_help), 0, 0},
         {"comm", CLI_STRING, &comm_name, "NAME",
          "communicator backend of --distributed: mpi (default), ring, recdbl", 0, 0},
         {"servers", CLI_INT, &servers, "N",

@@ -1,5 +1,5 @@
-/* d5: the command-line tool. Each command is one row of the table below and
- * one file cmd_<name>.c. */
+/* d5: the command-line tool. Each command is one row of commands.def and one
+ * file cmd_<name>.c. */
 #include "cli.h"
 
 #include <string.h>
@@ -12,27 +12,9 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"allreduce", cmd_allreduce,
-     "time a communicator's allreduce across sizes (under mpirun): busbw, #wrong", 1},
-    {"bench", cmd_bench, "run the default benchmark suite and write a results folder", 1},
-    {"compare", cmd_compare, "compare two results files: medians, ratio, rank test, verdict", 0},
-    {"compile-op", cmd_compile_op, "build a custom operator into a shared object d5 can load", 0},
-    {"machine", cmd_machine, "describe this machine and measure its FP32 and memory peaks", 1},
-    {"model", cmd_model, "write a built-in model (LeNet, ResNets, WRN) as an ONNX file", 0},
-    {"onnx-test", cmd_onnx_test, "run ONNX backend conformance test folders", 1},
-    {"pingpong", cmd_pingpong, "latency and bandwidth between two ranks, alpha-beta fit", 0},
-    {"recipe", cmd_recipe,
-     "train a named recipe (model, data, schedule) and check its target accuracy", 1},
-    {"report", cmd_report, "plot a results folder with gnuplot: an HTML page, SVG and PNG files",
-     0},
-    {"run", cmd_run, "measure an ONNX model: latency, throughput, per-operator time, overhead", 1},
-    {"scaling", cmd_scaling,
-     "run d5 train --distributed on several rank counts: speedup, efficiency, a model beyond", 0},
-    {"summary", cmd_summary, "print a model summary: shapes, parameters, multiply-adds", 0},
-    {"test-operator", cmd_test_operator, "time and validate one operator across sizes and backends",
-     1},
-    {"train", cmd_train, "train a classifier on a dataset: accuracy, loss curve, speed", 1},
-    {"version", cmd_version, "print d5's version and build information", 0},
+#define D5_COMMAND(NAME, FN, COMPUTES, SUMMARY) {NAME, FN, SUMMARY, COMPUTES},
+#include "commands.def"
+#undef D5_COMMAND
 };
 
 static void usage(FILE *f)

@@ -6,15 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef D5_HAVE_DNNL
-#define D5_HAVE_DNNL 0
-#endif
-
 int d5__backend_check(const char *backend, char *why, size_t why_size);
 int d5__backend_always(char *why, size_t why_size);
 const char *d5__op_backend_at(size_t i); /* registry.c */
 
-/* The probes: in each backend's folder, or below when it is not built. */
+/* The probes: in each backend's folder, and in its none/ folder for a build
+ * without it (level0_operators/CMakeLists.txt). */
 #define D5_BACKEND(NAME, PROBE, DTYPES, DESC) int PROBE(char *why, size_t why_size);
 #include "backends.def"
 #undef D5_BACKEND
@@ -25,23 +22,6 @@ int d5__backend_always(char *why, size_t why_size)
     (void)why_size;
     return 1;
 }
-
-#if !D5_HAVE_DNNL
-int d5__dnnl_backend_check(char *why, size_t why_size)
-{
-    snprintf(why, why_size, "d5 was built without oneDNN (libdnnl-dev was not found)");
-    return 0;
-}
-#endif
-
-#if !D5_HAVE_CUDA
-int d5__cuda_backend_check(char *why, size_t why_size)
-{
-    snprintf(why, why_size,
-             "d5 was built without the cuda backend (it needs the CUDA toolkit and cuDNN)");
-    return 0;
-}
-#endif
 
 typedef struct backend_row {
     const char *name;

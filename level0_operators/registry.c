@@ -2,19 +2,13 @@
 #include "d5/operator.h"
 #include "d5/precision.h"
 
-#ifndef D5_HAVE_DNNL
-#define D5_HAVE_DNNL 0
-#endif
-
 #include <stdio.h>
 #include <string.h>
 
-#if D5_HAVE_CUDA
-#include "cuda_plugin.h"
-#endif
-
-#define D5_OP(NAME, BACKEND) extern const d5_op_desc d5__op_##BACKEND##_##NAME;
-#define D5_PLUGIN_OP(NAME, BACKEND)
+/* The tables of the operators built into this library, and the function of
+ * each plugin backend that finds one of its operators (<backend>_plugin.c). */
+#define D5_OP(NAME, BACKEND)        extern const d5_op_desc d5__op_##BACKEND##_##NAME;
+#define D5_PLUGIN_OP(NAME, BACKEND) const d5_op_desc *d5__##BACKEND##_plugin_op(const char *name);
 #include "ops.def"
 #undef D5_OP
 #undef D5_PLUGIN_OP

@@ -1,14 +1,15 @@
-/* Layout propagation: chains of dnnl convolutions, poolings and batch
- * normalizations, with the element-wise operators between them, keep their
- * activations in oneDNN's blocked layout (nChw16c with AVX-512, nChw8c
- * otherwise), so that a chain reorders once at each end instead of around
- * every node. Runs after every node has its backend and before memory is
+/* Layout propagation: chains of operators that take a backend's own blocked
+ * layout (the flag D5_OP_BLOCKED_LAYOUT: convolutions, poolings and batch
+ * normalizations of a backend that blocks channels, such as nChw16c), with
+ * the element-wise operators between them, keep their activations in that
+ * layout, so that a chain reorders once at each end instead of around every
+ * node. Runs after every node has its backend and before memory is
  * planned (the blocked layout of these values takes the same bytes: only
  * whole blocks of channels are accepted).
  *
  * Two kinds of nodes take part:
- *   - layout operators (dnnl Conv, FusedConv, MaxPool, AveragePool,
- *     GlobalAveragePool, BatchNormalization) are created again with the
+ *   - layout operators (D5_OP_BLOCKED_LAYOUT; of one backend, the first such
+ *     node's, since each backend blocks in its own way) are created again with the
  *     attribute D5_ATTR_BLOCKED naming which of X (slot 0), FusedConv's Z
  *     (slot 3) and Y are blocked; one that declines (channels not a multiple
  *     of the block, a 3-d convolution) takes its values out of the set;
@@ -46,29 +47,39 @@ static int same_shapes(const d5_executor *ex, const xnode *n)
     return 1;
 }
 
-static int layout_kind(const d5_executor *ex, const xnode *n)
+/* The backend whose blocked layout is propagated: that of the first node
+ * with D5_OP_BLOCKED_LAYOUT, or NULL when there is none. */
+static const char *layout_backend(const d5_executor *ex)
 {
-    static const char *const ops[] = {"Conv",        "FusedConv",         "MaxPool",
-                                      "AveragePool", "GlobalAveragePool", "BatchNormalization"};
+    for (int32_t i = 0; i < ex->nnodes; i++)
+        if (ex->nodes[i].desc->flags & D5_OP_BLOCKED_LAYOUT) return ex->nodes[i].desc->backend;
+    return NULL;
+}
+
+/* `lb`: layout_backend(ex). */
+static int layout_kind(const d5_executor *ex, const char *lb, const xnode *n)
+{
     static const char *const elementwise[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh",
                                               "Add",  "Sub",       "Mul"};
-    if (strcmp(n->desc->backend, "dnnl") == 0 && named(n->desc->name, ops, 6) && n->nout >= 1)
+    if (lb && (n->desc->flags & D5_OP_BLOCKED_LAYOUT) && strcmp(n->desc->backend, lb) == 0 &&
+        n->nout >= 1)
         return LK_OPERATOR;
     if (named(n->desc->name, elementwise, 7) && same_shapes(ex, n)) return LK_ELEMENTWISE;
     return LK_NONE;
 }
 
 /* Whether input slot k of node n may read a blocked value. */
-static int blockable_slot(const d5_executor *ex, const xnode *n, int32_t k)
+static int blockable_slot(const d5_executor *ex, const char *lb, const xnode *n, int32_t k)
 {
-    int kind = layout_kind(ex, n);
+    int kind = layout_kind(ex, lb, n);
     if (kind == LK_ELEMENTWISE) return 1;
     return kind == LK_OPERATOR && (k == 0 || (k == 3 && strcmp(n->desc->name, "FusedConv") == 0));
 }
 
 /* Marks in ok[] the values that may stay blocked (see the top). One pass
  * over the nodes. */
-static void candidates(const d5_executor *ex, const int32_t *producer, unsigned char *ok)
+static void candidates(const d5_executor *ex, const char *lb, const int32_t *producer,
+                       unsigned char *ok)
 {
     unsigned char *bad = d5_calloc((size_t)ex->nvals, 1, "values"), *read = ok;
     if (!bad) return; /* nothing is blocked */
@@ -77,7 +88,7 @@ static void candidates(const d5_executor *ex, const int32_t *producer, unsigned 
         for (int32_t k = 0; k < n->nin; k++) {
             if (n->in[k] < 0) continue;
             read[n->in[k]] = 1;
-            if (!blockable_slot(ex, n, k)) bad[n->in[k]] = 1;
+            if (!blockable_slot(ex, lb, n, k)) bad[n->in[k]] = 1;
         }
     }
     for (int32_t v = 0; v < ex->nvals; v++)
@@ -87,7 +98,7 @@ static void candidates(const d5_executor *ex, const int32_t *producer, unsigned 
         const xnode *p = producer[v] >= 0 ? &ex->nodes[producer[v]] : NULL;
         ok[v] = read[v] && !bad[v] && x->kind == XV_ACT && !ex->net->values[v].is_output &&
                 x->alias < 0 && x->desc.dtype == D5_F32 && x->desc.ndim == 4 && p &&
-                p->out[0] == v && layout_kind(ex, p) != LK_NONE;
+                p->out[0] == v && layout_kind(ex, lb, p) != LK_NONE;
     }
     d5_free(bad);
 }
@@ -162,6 +173,7 @@ static d5_status recreate(const d5_executor *ex, const xnode *n, int32_t flags, 
 
 d5_status d5__layout_propagate(d5_executor *ex)
 {
+    const char *lb = layout_backend(ex);
     if (ex->opt.keep_values || ex->infer_only) return D5_OK;
     size_t nv = (size_t)(ex->nvals ? ex->nvals : 1), nn = (size_t)(ex->nnodes ? ex->nnodes : 1);
     int32_t *producer = d5_alloc(nv * sizeof *producer, "producers");
@@ -175,7 +187,7 @@ d5_status d5__layout_propagate(d5_executor *ex)
         for (int32_t k = 0; k < ex->nodes[i].nout; k++)
             if (ex->nodes[i].out[k] >= 0) producer[ex->nodes[i].out[k]] = i;
     int any = 0;
-    if (s == D5_OK) candidates(ex, producer, blocked);
+    if (s == D5_OK) candidates(ex, lb, producer, blocked);
     for (int32_t v = 0; s == D5_OK && v < ex->nvals; v++) any |= blocked[v];
     /* Until every element-wise node sees one layout and every operator
      * accepts its layouts; an operator is created again only when its
@@ -185,13 +197,13 @@ d5_status d5__layout_propagate(d5_executor *ex)
         for (int changed = 1; changed;) {
             changed = 0;
             for (int32_t i = 0; i < ex->nnodes; i++)
-                if (layout_kind(ex, &ex->nodes[i]) == LK_ELEMENTWISE &&
+                if (layout_kind(ex, lb, &ex->nodes[i]) == LK_ELEMENTWISE &&
                     mixed(&ex->nodes[i], blocked))
                     changed |= unblock(&ex->nodes[i], blocked);
         }
         for (int32_t i = 0; i < ex->nnodes && s == D5_OK; i++) {
             const xnode *n = &ex->nodes[i];
-            if (layout_kind(ex, n) != LK_OPERATOR) continue;
+            if (layout_kind(ex, lb, n) != LK_OPERATOR) continue;
             int32_t f = flags_of(n, blocked);
             if (ops[i] && f == flags[i]) continue;
             if (ops[i]) {

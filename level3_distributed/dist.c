@@ -2,7 +2,7 @@
  * is the frame every scheme shares: roles, the initial broadcast, timing of
  * the scheme's share of each step, the per-step loss and hash check of
  * synchronous schemes, and the figures gathered at the end. The schemes
- * themselves are in schemes/, one file each, listed in schemes.def. */
+ * themselves are in schemes/, one file each, listed in d5/dist_schemes.def. */
 #define _POSIX_C_SOURCE 200809L
 #include "dist_internal.h"
 

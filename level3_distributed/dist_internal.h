@@ -24,7 +24,7 @@ typedef struct d5__scheme {
     void (*fini)(d5_dist *d); /* frees d->state */
 } d5__scheme;
 
-/* The table (schemes.def), indexed by d5_dist_scheme. */
+/* The table (d5/dist_schemes.def), indexed by d5_dist_scheme. */
 const d5__scheme *d5__scheme_at(int32_t scheme);
 
 struct d5_dist {

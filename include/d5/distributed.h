@@ -359,18 +359,7 @@ D5_API D5_NODISCARD d5_status d5_comm_iprobe(d5_comm *c, int32_t source, int32_t
  * centralized or not), plugged into a level 2 d5_trainer as hooks and an
  * optimizer wrapper: the trainer's loop runs on every worker unchanged.
  *
- *   local   no communication: each rank trains alone (the baseline)
- *   dsgd    gradients summed by allreduce every step and averaged, in buckets
- *           started as backpropagation finishes them (consistent)
- *   pssgd   synchronous parameter server: every worker's gradient, the
- *           server's own included, averaged and applied once (consistent)
- *   asgd    asynchronous parameter server on dedicated ranks: workers push
- *           gradients and pull weights without waiting for each other
- *   ssp     stale-synchronous parameter server: no worker more than
- *           `staleness` steps ahead of the slowest
- *   mavg    local steps, models averaged every `average_every` steps
- *   dpsgd   decentralized: each rank averages its model with its two ring
- *           neighbours every step
+ * d5/dist_schemes.def lists them, one row each, with a line on each.
  *
  * Server ranks (pssgd with servers > 0, asgd, ssp) are the last `servers`
  * ranks; they hold the parameters, spread over them in whole tensors, and run
@@ -380,13 +369,9 @@ D5_API D5_NODISCARD d5_status d5_comm_iprobe(d5_comm *c, int32_t source, int32_t
  * parameters across workers at the end (and every hash_every steps) and fail
  * with D5_ERR_NUMERIC naming the ranks that differ. */
 typedef enum d5_dist_scheme {
-    D5_DIST_LOCAL = 0,
-    D5_DIST_DSGD = 1,
-    D5_DIST_PSSGD = 2,
-    D5_DIST_ASGD = 3,
-    D5_DIST_SSP = 4,
-    D5_DIST_MAVG = 5,
-    D5_DIST_DPSGD = 6,
+#define D5_DIST_SCHEME(ENUM, NAME) D5_DIST_##ENUM,
+#include "d5/dist_schemes.def"
+#undef D5_DIST_SCHEME
     D5_DIST_SCHEME_COUNT
 } d5_dist_scheme;
 

@@ -63,8 +63,9 @@ typedef struct d5_attrs {
  * a backend's own blocked layout between two of that backend's operators
  * (layout propagation): an INT of D5_BLOCKED_* bits for the inputs X (slot 0)
  * and Z (slot 3) and the output Y. An operator that cannot take the layout
- * declines (D5_ERR_UNSUPPORTED) and the executor keeps ONNX's layout; other
- * operators never receive it. d5's dnnl Conv and FusedConv read it. */
+ * declines (D5_ERR_UNSUPPORTED) and the executor keeps ONNX's layout; only
+ * operators with the flag D5_OP_BLOCKED_LAYOUT receive it (d5's dnnl Conv,
+ * FusedConv, poolings and BatchNormalization). */
 #define D5_ATTR_BLOCKED "__blocked"
 /* D5_BLOCKED_BACKWARD tells that the executor will run the node's backward
  * too (training), for operators whose best layout depends on it. */
@@ -96,7 +97,14 @@ enum {
     /* backward may be called with the gradient of an input of output 0's
      * descriptor in output 0's gradient memory (gin[k].data == gout[0].data):
      * an element-wise operator whose gradient is dY itself (Add) */
-    D5_OP_GRAD_IN_PLACE = 1u << 4
+    D5_OP_GRAD_IN_PLACE = 1u << 4,
+    /* create takes D5_ATTR_BLOCKED: the executor may keep X (slot 0), Z (slot
+     * 3) and Y in the backend's own blocked layout between this operator and
+     * others of the same backend with this flag (layout propagation) */
+    D5_OP_BLOCKED_LAYOUT = 1u << 5,
+    /* the state (create's *state) begins with a d5_op_impl (d5/precision.h)
+     * that says what the instance runs: d5_op_impl_get copies it */
+    D5_OP_REPORTS_IMPL = 1u << 6
 };
 
 typedef struct d5_op_desc {

@@ -569,6 +569,8 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * (2.0 * (double)b->numel + 6.0 * (double)b->c);
 }
 
+/* It takes the blocked layout. */
+#define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
+
 const d5_op_desc d5__op_dnnl_BatchNormalization = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, OP,      "dnnl", 5, 5, 1, 3, create,
-    forward,           backward,           destroy, cost};
+    D5_OP_ABI_VERSION, FLAGS, OP, "dnnl", 5, 5, 1, 3, create, forward, backward, destroy, cost};

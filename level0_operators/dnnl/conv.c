@@ -512,10 +512,14 @@ static void cost(void *state, double *flops, double *bytes)
                       (double)g->batch * (double)g->out_channels * (double)g->out_size);
 }
 
+/* Both take the blocked layout and report their implementation. */
+#define CONV_FLAGS  (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
+#define FUSED_FLAGS (D5_OP_Z_IN_PLACE | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
+
 const d5_op_desc d5__op_dnnl_Conv = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Conv",  "dnnl", 2, 3, 1, 1, create,
-    forward,           backward,           destroy, cost};
+    D5_OP_ABI_VERSION, CONV_FLAGS, "Conv",  "dnnl", 2, 3, 1, 1, create,
+    forward,           backward,   destroy, cost};
 
 const d5_op_desc d5__op_dnnl_FusedConv = {
-    D5_OP_ABI_VERSION, D5_OP_Z_IN_PLACE, "FusedConv", "dnnl",  2,   4, 1, 1,
-    create_fused,      forward,          NULL,        destroy, cost};
+    D5_OP_ABI_VERSION, FUSED_FLAGS, "FusedConv", "dnnl",  2,   4, 1, 1,
+    create_fused,      forward,     NULL,        destroy, cost};

@@ -341,10 +341,13 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = c->bytes;
 }
 
+/* Both report their implementation (their state begins with a d5_op_impl). */
+#define FLAGS D5_OP_REPORTS_IMPL
+
 const d5_op_desc d5__op_dnnl_ConvInteger = {
-    D5_OP_ABI_VERSION, 0,       "ConvInteger", "dnnl",  2,   4, 1, 1,
+    D5_OP_ABI_VERSION, FLAGS,   "ConvInteger", "dnnl",  2,   4, 1, 1,
     create_ci,         forward, NULL,          destroy, cost};
 
 const d5_op_desc d5__op_dnnl_QLinearConv = {
-    D5_OP_ABI_VERSION, 0,       "QLinearConv", "dnnl",  8,   9, 1, 1,
+    D5_OP_ABI_VERSION, FLAGS,   "QLinearConv", "dnnl",  8,   9, 1, 1,
     create_qlc,        forward, NULL,          destroy, cost};

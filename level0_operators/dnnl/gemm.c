@@ -230,6 +230,8 @@ static void cost(void *state, double *flops, double *bytes)
                                  (double)d->m * (double)d->n * (d->cm ? 2 : 1));
 }
 
+/* It reports its implementation (its state begins with a d5_op_impl). */
+#define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_REPORTS_IMPL)
+
 const d5_op_desc d5__op_dnnl_Gemm = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Gemm",  "dnnl", 2, 3, 1, 1, create,
-    forward,           backward,           destroy, cost};
+    D5_OP_ABI_VERSION, FLAGS, "Gemm", "dnnl", 2, 3, 1, 1, create, forward, backward, destroy, cost};

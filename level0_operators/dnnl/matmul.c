@@ -273,6 +273,9 @@ static void cost(void *state, double *flops, double *bytes)
         ((double)g->m * (double)g->k + (double)g->k * (double)g->n + (double)g->m * (double)g->n);
 }
 
+/* It reports its implementation (its state begins with a d5_op_impl). */
+#define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_REPORTS_IMPL)
+
 const d5_op_desc d5__op_dnnl_MatMul = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "MatMul", "dnnl", 2, 2, 1, 1, create,
-    forward,           backward,           destroy,  cost};
+    D5_OP_ABI_VERSION, FLAGS,    "MatMul", "dnnl", 2, 2, 1, 1, create,
+    forward,           backward, destroy,  cost};

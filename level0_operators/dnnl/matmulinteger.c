@@ -372,10 +372,13 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = c->bytes;
 }
 
+/* Both report their implementation (their state begins with a d5_op_impl). */
+#define FLAGS D5_OP_REPORTS_IMPL
+
 const d5_op_desc d5__op_dnnl_MatMulInteger = {
-    D5_OP_ABI_VERSION, 0,    "MatMulInteger", "dnnl", 2, 4, 1, 1, create_mmi,
-    forward,           NULL, destroy,         cost};
+    D5_OP_ABI_VERSION, FLAGS, "MatMulInteger", "dnnl", 2, 4, 1, 1, create_mmi,
+    forward,           NULL,  destroy,         cost};
 
 const d5_op_desc d5__op_dnnl_QLinearMatMul = {
-    D5_OP_ABI_VERSION, 0,    "QLinearMatMul", "dnnl", 8, 8, 1, 1, create_qlmm,
-    forward,           NULL, destroy,         cost};
+    D5_OP_ABI_VERSION, FLAGS, "QLinearMatMul", "dnnl", 8, 8, 1, 1, create_qlmm,
+    forward,           NULL,  destroy,         cost};

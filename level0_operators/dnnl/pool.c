@@ -571,16 +571,19 @@ static d5_status globalaveragepool_create(const d5_tensor *in, int32_t nin, cons
     return pool_create("GlobalAveragePool", POOL_GLOBAL_AVERAGE, in, &gattrs, out, nout, state);
 }
 
+/* All three take the blocked layout. */
+#define POOL_FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
+
 const d5_op_desc d5__op_dnnl_MaxPool = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "MaxPool", "dnnl", 1, 1, 1, 2, maxpool_create,
-    forward,           backward,           destroy,   cost};
+    D5_OP_ABI_VERSION, POOL_FLAGS, "MaxPool", "dnnl",  1,   1, 1, 2,
+    maxpool_create,    forward,    backward,  destroy, cost};
 
 const d5_op_desc d5__op_dnnl_AveragePool = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "AveragePool", "dnnl", 1, 1, 1, 1, averagepool_create,
-    forward,           backward,           destroy,       cost};
+    D5_OP_ABI_VERSION,  POOL_FLAGS, "AveragePool", "dnnl",  1,   1, 1, 1,
+    averagepool_create, forward,    backward,      destroy, cost};
 
 const d5_op_desc d5__op_dnnl_GlobalAveragePool = {D5_OP_ABI_VERSION,
-                                                  D5_OP_HAS_BACKWARD,
+                                                  POOL_FLAGS,
                                                   "GlobalAveragePool",
                                                   "dnnl",
                                                   1,

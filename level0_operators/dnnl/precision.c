@@ -213,32 +213,9 @@ d5_status d5__dnnl_impl_choose(d5_dnnl_impl *im, const char *what, const char *o
 
 /* ---- Reporting ------------------------------------------------------------------------------ */
 
-extern const d5_op_desc d5__op_dnnl_Conv, d5__op_dnnl_FusedConv, d5__op_dnnl_Gemm,
-    d5__op_dnnl_MatMul, d5__op_dnnl_MatMulInteger, d5__op_dnnl_QLinearMatMul,
-    d5__op_dnnl_ConvInteger, d5__op_dnnl_QLinearConv, d5__op_dnnl_QuantizeLinear,
-    d5__op_dnnl_DequantizeLinear;
-
-/* The operators whose state begins with a d5_op_impl: d5_dnnl_impl (the
- * float operators) and d5_int8_head (the int8 ones). */
-static int reports_impl(const d5_op_desc *desc)
-{
-    static const d5_op_desc *const ops[] = {
-        &d5__op_dnnl_Conv,           &d5__op_dnnl_FusedConv,
-        &d5__op_dnnl_Gemm,           &d5__op_dnnl_MatMul,
-        &d5__op_dnnl_MatMulInteger,  &d5__op_dnnl_QLinearMatMul,
-        &d5__op_dnnl_ConvInteger,    &d5__op_dnnl_QLinearConv,
-        &d5__op_dnnl_QuantizeLinear, &d5__op_dnnl_DequantizeLinear};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (desc == ops[i]) return 1;
-    return 0;
-}
-
-void d5__dnnl_impl_get(const d5_op_desc *desc, const void *state, d5_op_impl *out);
-void d5__dnnl_impl_get(const d5_op_desc *desc, const void *state, d5_op_impl *out)
-{
-    if (!state || !reports_impl(desc)) return;
-    memcpy(out, state, sizeof *out); /* the first member of either state */
-}
+/* The operators whose state begins with a d5_op_impl, d5_dnnl_impl (the
+ * float operators) and d5_int8_head (the int8 ones), say so with the flag
+ * D5_OP_REPORTS_IMPL: d5_op_impl_get (../precision.c) reads it there. */
 
 /* A small matrix multiplication of `dt` (int8: u8 x s8 into s32), for
  * d5_dnnl_precision_support. */

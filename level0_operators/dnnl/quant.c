@@ -301,10 +301,13 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = c->bytes;
 }
 
+/* Both report their implementation (their state begins with a d5_op_impl). */
+#define FLAGS D5_OP_REPORTS_IMPL
+
 const d5_op_desc d5__op_dnnl_QuantizeLinear = {
-    D5_OP_ABI_VERSION, 0,    "QuantizeLinear", "dnnl", 2, 3, 1, 1, create_q,
-    forward_q,         NULL, destroy,          cost};
+    D5_OP_ABI_VERSION, FLAGS, "QuantizeLinear", "dnnl", 2, 3, 1, 1, create_q,
+    forward_q,         NULL,  destroy,          cost};
 
 const d5_op_desc d5__op_dnnl_DequantizeLinear = {
-    D5_OP_ABI_VERSION, 0,   "DequantizeLinear", "dnnl", 2, 3, 1, 1, create_dq, forward_dq, NULL,
+    D5_OP_ABI_VERSION, FLAGS, "DequantizeLinear", "dnnl", 2, 3, 1, 1, create_dq, forward_dq, NULL,
     destroy,           cost};
