@@ -382,6 +382,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *inputs = NULL, *save = NULL, *backend = NULL;
     const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL, *optimize = NULL;
+    const char *precision = NULL;
     const char *memory = NULL;
     int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
     double seconds = 5, rel_ci = 0.02;
@@ -406,6 +407,10 @@ int cmd_run(int argc, char **argv)
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
         {"backprop", CLI_FLAG, &backprop, NULL,
          "time inference and backpropagation from the first output (seeded with ones)", 0, 0},
+        {"precision", CLI_STRING, &precision, "f32|bf16|f16|tf32",
+         "compute precision of Conv, Gemm, MatMul and FusedConv: bf16 and f16 on dnnl (float32 "
+         "accumulation), tf32 on the cuda backend's tensor cores (default f32)",
+         0, 0},
         {"optimize", CLI_STRING, &optimize, "none|basic|all",
          "graph optimisation passes before compiling (default all; none with --backprop)", 0, 0},
         {"time", CLI_DOUBLE, &seconds, "S", "time budget of each measurement (default 5)", 0.01,
@@ -434,7 +439,8 @@ int cmd_run(int argc, char **argv)
         CLI_SPEC(
             "run",
             "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
-            "       [--threads N] [--backprop] [--optimize LEVEL] [--json FILE] [--trace FILE]\n"
+            "       [--threads N] [--backprop] [--precision P] [--optimize LEVEL] [--json FILE] "
+            "[--trace FILE]\n"
             "       [--time S] [--memory FILE.json] [--system FILE] [--system-hz HZ]",
             "Loads an ONNX model, optimises the graph for inference (--optimize: identities\n"
             "removed, BatchNormalization folded into the Conv before it, Conv + Add + Relu "
@@ -465,6 +471,11 @@ int cmd_run(int argc, char **argv)
     if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;
     d5_optimize_level level;
     if ((rc = netload_optimize_level("run", optimize, backprop, &level)) >= 0) return rc;
+    if (precision && strcmp(precision, "f32") != 0 && strcmp(precision, "bf16") != 0 &&
+        strcmp(precision, "f16") != 0 && strcmp(precision, "tf32") != 0) {
+        fprintf(stderr, "d5 run: --precision '%s': expected f32, bf16, f16 or tf32\n", precision);
+        return D5_EXIT_USAGE;
+    }
     /* NULL: the default list, whose backends that cannot run here are skipped. */
     const char *backend_option = backend;
     if (!backend) backend = d5_backend_default_list();
@@ -516,6 +527,7 @@ int cmd_run(int argc, char **argv)
     eo.backend = backend_option;
     eo.node_backends = node_backends;
     eo.backprop = backprop;
+    eo.compute_precision = precision;
     eo.libraries = library ? &library : NULL;
     eo.nlibraries = library ? 1 : 0;
     double t1 = mono_ms();

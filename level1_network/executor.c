@@ -437,10 +437,10 @@ static d5_status plan(d5_executor *ex)
 }
 
 /* options.compute_precision as the executor keeps it: NULL for float32,
- * else a static "bf16" or "f16" (the caller's string is not kept). */
+ * else a static "bf16", "f16" or "tf32" (the caller's string is not kept). */
 static d5_status compute_precision(const char *given, const char **out)
 {
-    static const char *const names[] = {"bf16", "f16"};
+    static const char *const names[] = {"bf16", "f16", "tf32"};
     *out = NULL;
     if (!given || strcmp(given, "f32") == 0) return D5_OK;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -450,7 +450,7 @@ static d5_status compute_precision(const char *given, const char **out)
         }
     return d5_error(D5_ERR_INVALID,
                     "options.compute_precision: '%.64s' is not a compute precision (f32, bf16 "
-                    "or f16)",
+                    "or f16; tf32 for the cuda backend's tensor cores)",
                     given);
 }
 

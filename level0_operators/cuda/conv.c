@@ -16,7 +16,9 @@
  * when that fails, and its workspace is allocated then; the backward ones the
  * same way on the first backward call, growing the workspace if they need
  * more. The math type is CUDNN_FMA_MATH: float32 arithmetic without TF32
- * tensor cores, so that results compare with ref at float32 tolerances.
+ * tensor cores, so that results compare with ref at float32 tolerances;
+ * under the executor's compute precision "tf32", CUDNN_DEFAULT_MATH and
+ * algorithms on tensor cores.
  *
  * FusedConv (d5's fuse-conv-activation pass: Y = activation(Conv(X, W, B) +
  * Z), ../ref/fusedconv.c) is the same convolution accumulated onto Z (beta
@@ -40,6 +42,7 @@ typedef struct cconv {
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     void *ws; /* workspace, shared by the three */
     size_t ws_size;
+    int tf32;                         /* compute precision tf32: tensor cores allowed */
     d5__fusion f;                     /* FusedConv: Z and ReLU */
     cudnnActivationDescriptor_t relu; /* FusedConv with ReLU */
 } cconv;
@@ -104,8 +107,9 @@ static d5_status pick(cconv *c, pass p, const candidate *cs, int n, int *algo)
 {
     d5_status last = D5_OK;
     for (int i = 0; i < n; i++) {
-        if (cs[i].status != CUDNN_STATUS_SUCCESS || cs[i].math == CUDNN_TENSOR_OP_MATH ||
-            cs[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        if (cs[i].status != CUDNN_STATUS_SUCCESS ||
+            (!c->tf32 && (cs[i].math == CUDNN_TENSOR_OP_MATH ||
+                          cs[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)))
             continue;
         size_t need = 0;
         last = d5__cudnn_check(workspace_size(c, p, cs[i].algo, &need), OP, "workspace size");
@@ -232,8 +236,9 @@ static d5_status describe(cconv *c, const d5_tensor_desc *y)
         s = d5__cudnn_check(cudnnSetConvolutionGroupCount(c->conv, group), OP,
                             "cudnnSetConvolutionGroupCount");
     if (s == D5_OK)
-        s = d5__cudnn_check(cudnnSetConvolutionMathType(c->conv, CUDNN_FMA_MATH), OP,
-                            "cudnnSetConvolutionMathType");
+        s = d5__cudnn_check(
+            cudnnSetConvolutionMathType(c->conv, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), OP,
+            "cudnnSetConvolutionMathType");
     if (s == D5_OK)
         s = d5__cudnn_check(cudnnGetConvolutionNdForwardOutputDim(c->conv, c->x, c->w, nd, cudnn_y),
                             OP, "cudnnGetConvolutionNdForwardOutputDim");
@@ -268,6 +273,7 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     memset(&y, 0, sizeof y);
     y.dtype = D5_F32;
     if (s == D5_OK) d5__conv_output_desc(&c->g, &y);
+    if (s == D5_OK) s = d5__cuda_precision(attrs, OP, &c->tf32);
     if (s == D5_OK) s = d5__cudnn_create(&c->h, OP);
     if (s == D5_OK) s = describe(c, &y);
     if (s == D5_OK) s = choose_forward(c);

@@ -1,7 +1,10 @@
 /* Plumbing shared by the cuda operators; see cuda_util.h. */
 #include "cuda_util.h"
 
+#include "d5/precision.h"
+
 #include <limits.h>
+#include <string.h>
 #include <stdio.h>
 
 int d5__cuda_probe(char *why, size_t why_size); /* available.c */
@@ -229,4 +232,19 @@ d5_status d5__cudnn_tensor(cudnnTensorDescriptor_t *d, int32_t ndim, const int64
 void d5__cudnn_tensor_free(cudnnTensorDescriptor_t d)
 {
     if (d) (void)cudnnDestroyTensorDescriptor(d);
+}
+
+d5_status d5__cuda_precision(const d5_attrs *attrs, const char *op, int *tf32)
+{
+    const char *want = NULL;
+    *tf32 = 0;
+    d5_status s = d5_attrs_string(attrs, D5_ATTR_PRECISION, NULL, &want);
+    if (s != D5_OK || !want || strcmp(want, "f32") == 0) return s;
+    if (strcmp(want, "tf32") == 0) {
+        *tf32 = 1;
+        return D5_OK;
+    }
+    return d5_error(D5_ERR_UNSUPPORTED,
+                    "%s (cuda): compute precision '%.16s' is not supported (f32 or tf32)", op,
+                    want);
 }

@@ -49,6 +49,11 @@ d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, in
 /* Every tensor of t[0..n-1] that has data lives on a CUDA device;
  * D5_ERR_INVALID names the operator and the tensor otherwise. */
 d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n);
+/* The compute precision the executor asked for (D5_ATTR_PRECISION): *tf32
+ * is 1 for "tf32" (tensor cores on float32 operands), 0 for none or "f32";
+ * D5_ERR_UNSUPPORTED for "bf16" and "f16", which the cuda backend does not
+ * compute yet (the executor then falls back to another backend). */
+d5_status d5__cuda_precision(const d5_attrs *attrs, const char *op, int *tf32);
 /* v fits the int of the CUDA libraries' interfaces; D5_ERR_UNSUPPORTED
  * naming `what` otherwise. */
 d5_status d5__cuda_int(int64_t v, const char *op, const char *what, int *out);

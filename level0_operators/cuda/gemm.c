@@ -14,7 +14,8 @@
  *   scalar C: Y[0,:] = c 1_N^T, then rows 1.. = 1_(M-1) Y[0,:]
  *             dC = beta (1_M^T dY) 1_N
  *   full C:   a device-to-device copy; dC = beta dY by cublasSgeam.
- * cuBLAS's default math mode is kept: float32 arithmetic, no TF32. */
+ * cuBLAS's default math mode is kept: float32 arithmetic, no TF32, unless the
+ * executor's compute precision is "tf32" (CUBLAS_TF32_TENSOR_OP_MATH). */
 #include "../gemm_common.h"
 #include "cuda_util.h"
 
@@ -78,7 +79,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     if (s == D5_OK) s = d5__cuda_int(g->m * g->n, OP, "M * N", &dummy);
     if (s == D5_OK) s = d5__cuda_int(g->m * g->k, OP, "M * K", &dummy);
     if (s == D5_OK) s = d5__cuda_int(g->k * g->n, OP, "K * N", &dummy);
+    int tf32 = 0;
+    if (s == D5_OK) s = d5__cuda_precision(attrs, OP, &tf32);
     if (s == D5_OK) s = d5__cublas_create(&g->h, OP);
+    if (s == D5_OK && tf32)
+        s = d5__cublas_check(cublasSetMathMode(g->h, CUBLAS_TF32_TENSOR_OP_MATH), OP,
+                             "cublasSetMathMode (TF32)");
     if (s == D5_OK && g->cm)
         s = d5__cuda_fill(&g->ones, g->m > g->n ? g->m : g->n, 1.0f, OP, "vector of ones");
     if (s == D5_OK && g->cm == 1 && g->cn == 1)

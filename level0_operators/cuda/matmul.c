@@ -43,7 +43,6 @@ static int64_t batch_of(const d5_tensor_desc *d)
 static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                         d5_tensor_desc *out, int32_t nout, void **state)
 {
-    (void)attrs;
     (void)nout;
     d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
     if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
@@ -100,7 +99,13 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     cmatmul *st = d5_alloc(sizeof *st, "MatMul (cuda)");
     if (!st) return D5_ERR_NOMEM;
     *st = g;
-    s = d5__cublas_create(&st->h, OP);
+    int tf32 = 0;
+    st->h = NULL;
+    s = d5__cuda_precision(attrs, OP, &tf32);
+    if (s == D5_OK) s = d5__cublas_create(&st->h, OP);
+    if (s == D5_OK && tf32)
+        s = d5__cublas_check(cublasSetMathMode(st->h, CUBLAS_TF32_TENSOR_OP_MATH), OP,
+                             "cublasSetMathMode (TF32)");
     if (s != D5_OK) {
         destroy(st);
         return s;

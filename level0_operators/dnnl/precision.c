@@ -121,6 +121,8 @@ d5_status d5__dnnl_impl_init(d5_dnnl_impl *im, const d5_attrs *attrs, int32_t te
         im->asked = dnnl_bf16;
     else if (want && strcmp(want, "f16") == 0)
         im->asked = dnnl_f16;
+    else if (want && strcmp(want, "tf32") == 0)
+        want = "f32"; /* a GPU tensor-core precision: float32 on the CPU */
     else if (want && strcmp(want, "f32") != 0)
         return d5_error(D5_ERR_INVALID,
                         "%s (dnnl): attribute %s is '%.32s'; expected f32, bf16 or f16", op,

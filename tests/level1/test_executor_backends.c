@@ -201,3 +201,33 @@ Test(executor_backends, default_list_resolves_per_node)
     d5_executor_free(ex);
     d5_network_free(net);
 }
+
+/* tf32 is the cuda backend's tensor-core precision: the CPU backends compute
+ * float32 under it, bit for bit as without it. */
+Test(executor_backends, tf32_is_float32_on_the_cpu)
+{
+    d5_network *net = small_net();
+    d5_executor *a = NULL, *b = NULL;
+    d5_executor_options o = d5_executor_default_options();
+    cr_assert_eq(d5_executor_create(net, &o, &a), D5_OK, "%s", d5_last_error());
+    o.compute_precision = "tf32";
+    cr_assert_eq(d5_executor_create(net, &o, &b), D5_OK, "%s", d5_last_error());
+    float x[8] = {1, -2, 3, -4, 0.5f, 2, -1, 1};
+    d5_tensor t = {.data = x};
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, (int64_t[]){2, 4}, &t.desc), D5_OK);
+    cr_assert_eq(d5_executor_feed(a, "x", &t), D5_OK);
+    cr_assert_eq(d5_executor_feed(b, "x", &t), D5_OK);
+    cr_assert_eq(d5_executor_inference(a), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_inference(b), D5_OK, "%s", d5_last_error());
+    d5_tensor ya, yb;
+    cr_assert_eq(d5_executor_fetch(a, "y", &ya), D5_OK);
+    cr_assert_eq(d5_executor_fetch(b, "y", &yb), D5_OK);
+    cr_assert_arr_eq(ya.data, yb.data, 6 * sizeof(float));
+    o.compute_precision = "fp8";
+    d5_executor *c = NULL;
+    cr_assert_eq(d5_executor_create(net, &o, &c), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "tf32"), "%s", d5_last_error());
+    d5_executor_free(a);
+    d5_executor_free(b);
+    d5_network_free(net);
+}
