@@ -639,6 +639,9 @@ int cmd_run(int argc, char **argv)
         cli_progress(4, 4, "tracing one iteration into %s", trace);
         d5_timer *timer = NULL;
         d5_timer_params tp = d5_timer_default_params();
+        /* Nodes on a GPU: their regions on CUDA events too, beside the host clock. */
+        if (d5_executor_copy_count(ex) > 0 && d5_backend_available("cuda", NULL, 0))
+            tp.clocks |= D5_TIMER_CUDA;
         s = d5_timer_create(&tp, &timer);
         if (s == D5_OK) s = d5_executor_attach_timer(ex, timer);
         if (s == D5_OK) s = backprop ? run_training(ex) : run_inference(ex);
