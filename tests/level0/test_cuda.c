@@ -150,13 +150,11 @@ Test(cuda, inference_operators_are_device_operators)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         cr_assert(table(names[i])->flags & D5_OP_CUDA, "%s", names[i]);
     cr_assert(table("FusedConv")->flags & D5_OP_Z_IN_PLACE);
-    /* Broadcasts cuDNN cannot take are declined before any device call. */
-    d5_tensor_desc first[2] = {f32(1, SHAPE(8)), f32(2, SHAPE(6, 8))};
+    /* Shapes that do not broadcast are refused before any device call. */
+    d5_tensor_desc bad[2] = {f32(2, SHAPE(6, 3)), f32(2, SHAPE(6, 4))};
     d5_op *op = NULL;
-    cr_assert_eq(d5_op_create_desc(table("Sub"), first, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
-    cr_assert(strstr(d5_last_error(), "first input's shape"), "%s", d5_last_error());
-    d5_tensor_desc both[2] = {f32(2, SHAPE(6, 1)), f32(2, SHAPE(1, 8))};
-    cr_assert_eq(d5_op_create_desc(table("Add"), both, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert_eq(d5_op_create_desc(table("Sub"), bad, 2, NULL, 0, &op), D5_ERR_SHAPE);
+    cr_assert(strstr(d5_last_error(), "do not broadcast"), "%s", d5_last_error());
     d5_tensor_desc bn[5] = {f32(4, SHAPE(2, 3, 4, 4)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
                             f32(1, SHAPE(3)), f32(1, SHAPE(3))};
     d5_attr training[] = {attr_int("training_mode", 1)};
@@ -165,6 +163,15 @@ Test(cuda, inference_operators_are_device_operators)
                  D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "inference only"), "%s", d5_last_error());
     cr_assert_null(op);
+    d5_tensor_desc x[1] = {f32(3, SHAPE(2, 3, 4))};
+    d5_attr perm_items[] = {attr_ints("perm", SHAPE(0, 0, 1), 3)};
+    d5_attrs perm = {perm_items, 1};
+    cr_assert_eq(d5_op_create_desc(table("Transpose"), x, 1, &perm, 0, &op), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "not a permutation"), "%s", d5_last_error());
+    d5_tensor_desc g32[2] = {f32(2, SHAPE(10, 4)), f32(1, SHAPE(3))};
+    g32[1].dtype = D5_I32;
+    cr_assert_eq(d5_op_create_desc(table("Gather"), g32, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "int64"), "%s", d5_last_error());
 }
 
 /* Refusals decided from shapes and attributes alone: D5_ERR_UNSUPPORTED, so
@@ -452,6 +459,85 @@ Test(cuda, add_sub_mul_with_broadcasting)
         forward_as_ref(ops[i], same, 2, NULL, NULL);
         forward_as_ref(ops[i], bias, 2, NULL, NULL);
         forward_as_ref(ops[i], row, 2, NULL, NULL);
-        if (i != 1) forward_as_ref(ops[i], first, 2, NULL, NULL); /* they commute */
+        forward_as_ref(ops[i], first, 2, NULL, NULL);
     }
+    d5_tensor_desc both[2] = {f32(3, SHAPE(4, 1, 5)), f32(2, SHAPE(3, 1))};
+    forward_as_ref("Add", both, 2, NULL, NULL);
+    forward_as_ref("Div", bias, 2, NULL, NULL);
+}
+
+/* Operators of transformer graphs, on the backend's own kernels. */
+Test(cuda, elementwise_functions_and_pow)
+{
+    d5_tensor_desc x[1] = {f32(3, SHAPE(3, 7, 5))};
+    static const char *const ops[] = {"Erf", "Exp", "Neg", "Gelu"};
+    for (int i = 0; i < 4; i++) forward_as_ref(ops[i], x, 1, NULL, NULL);
+    d5_attr tanh_items[] = {attr_string("approximate", "tanh")};
+    d5_attrs tanh_form = {tanh_items, 1};
+    forward_as_ref("Gelu", x, 1, NULL, &tanh_form);
+    /* Sqrt, Reciprocal and Pow on positive inputs. */
+    d5_tensor t[2];
+    d5_tensor_desc two[2] = {f32(2, SHAPE(4, 6)), f32(1, SHAPE(6))};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(d5_tensor_alloc(&two[i], &t[i]), D5_OK);
+        for (int64_t k = 0; k < d5_tensor_desc_numel(&two[i]); k++)
+            ((float *)t[i].data)[k] = 0.25f + 0.1f * (float)((k * 5 + i) % 13);
+    }
+    forward_as_ref("Sqrt", two, 1, t, NULL);
+    forward_as_ref("Reciprocal", two, 1, t, NULL);
+    forward_as_ref("Pow", two, 2, t, NULL);
+    for (int i = 0; i < 2; i++) d5_tensor_free(&t[i]);
+}
+
+Test(cuda, where_with_a_broadcast_mask)
+{
+    need_device();
+    d5_tensor_desc in[3] = {f32(2, SHAPE(1, 8)), f32(3, SHAPE(2, 4, 8)), f32(0, NULL)};
+    in[0].dtype = D5_BOOL;
+    d5_tensor t[3];
+    for (int i = 0; i < 3; i++) cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);
+    for (int k = 0; k < 8; k++) ((unsigned char *)t[0].data)[k] = (unsigned char)(k % 3 == 0);
+    for (int64_t k = 0; k < 64; k++) ((float *)t[1].data)[k] = (float)k;
+    ((float *)t[2].data)[0] = -1e4f;
+    forward_as_ref("Where", in, 3, t, NULL);
+    for (int i = 0; i < 3; i++) d5_tensor_free(&t[i]);
+}
+
+Test(cuda, layernormalization_on_the_last_axes)
+{
+    d5_tensor_desc in[3] = {f32(3, SHAPE(2, 16, 96)), f32(1, SHAPE(96)), f32(1, SHAPE(96))};
+    forward_as_ref("LayerNormalization", in, 3, NULL, NULL);
+    forward_as_ref("LayerNormalization", in, 2, NULL, NULL);
+    d5_tensor_desc in2[3] = {f32(3, SHAPE(3, 4, 700)), f32(2, SHAPE(4, 700)),
+                             f32(2, SHAPE(4, 700))};
+    d5_attr axis[] = {attr_int("axis", 1), attr_float("epsilon", 1e-3)};
+    d5_attrs a = {axis, 2};
+    forward_as_ref("LayerNormalization", in2, 3, NULL, &a);
+}
+
+Test(cuda, transpose_concat_and_gather)
+{
+    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 3, 4, 5))};
+    d5_attr p1[] = {attr_ints("perm", SHAPE(0, 2, 1, 3), 4)};
+    d5_attrs a1 = {p1, 1};
+    forward_as_ref("Transpose", x, 1, NULL, &a1);
+    forward_as_ref("Transpose", x, 1, NULL, NULL);
+    d5_tensor_desc parts[3] = {f32(3, SHAPE(2, 3, 4)), f32(3, SHAPE(2, 5, 4)),
+                               f32(3, SHAPE(2, 1, 4))};
+    d5_attr ax[] = {attr_int("axis", 1)};
+    d5_attrs a2 = {ax, 1};
+    forward_as_ref("Concat", parts, 3, NULL, &a2);
+    need_device();
+    d5_tensor_desc g[2] = {f32(2, SHAPE(50, 16)), f32(2, SHAPE(2, 7))};
+    g[1].dtype = D5_I64;
+    d5_tensor t[2];
+    for (int i = 0; i < 2; i++) cr_assert_eq(d5_tensor_alloc(&g[i], &t[i]), D5_OK);
+    for (int k = 0; k < 800; k++) ((float *)t[0].data)[k] = (float)k * 0.01f;
+    for (int k = 0; k < 14; k++) ((int64_t *)t[1].data)[k] = (k * 11) % 50 - (k == 3 ? 50 : 0);
+    forward_as_ref("Gather", g, 2, t, NULL);
+    d5_attr ax1[] = {attr_int("axis", 1)};
+    d5_attrs a3 = {ax1, 1};
+    for (int k = 0; k < 14; k++) ((int64_t *)t[1].data)[k] = k % 16;
+    forward_as_ref("Gather", g, 2, t, &a3);
+    for (int i = 0; i < 2; i++) d5_tensor_free(&t[i]);
 }

@@ -1,0 +1,515 @@
+/* Operators of transformer graphs on the cuda backend's own kernels
+ * (kernels.cu), float32, device memory, forward (inference graphs):
+ *
+ *   Erf, Sqrt, Exp, Neg, Reciprocal, Gelu (approximate none or tanh)
+ *   Add, Sub, Mul, Div, Pow with ONNX's multidirectional broadcasting
+ *   Where (bool condition, broadcasting all three inputs)
+ *   LayerNormalization (opset 17: axis, epsilon; Y only)
+ *   Transpose (perm), Concat (axis), Gather (int64 indices, axis)
+ *
+ * Shapes are worked out at create, where everything is checked; forward
+ * only launches. https://onnx.ai/onnx/operators/ */
+#include "cuda_util.h"
+#include "kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One instance: the operator, its iteration space or sizes. */
+typedef struct kop {
+    const char *name;
+    int op;             /* a d5__cuk_unary or d5__cuk_binary */
+    d5__cuk_space sp;   /* binary, Where, Transpose */
+    int64_t n;          /* elements of the output */
+    int64_t rows, cols; /* LayerNormalization; Gather: outer, inner */
+    int64_t nidx, axis_dim;
+    float eps;
+    int32_t nin;
+    int64_t axis; /* Concat */
+    d5_tensor_desc y;
+} kop;
+
+static void kop_destroy(void *state)
+{
+    d5_free(state);
+}
+
+static d5_status launched(int e, const char *op)
+{
+    return d5__cuda_check((cudaError_t)e, op, "kernel launch");
+}
+
+static d5_status new_kop(const char *name, kop **out)
+{
+    *out = d5_calloc(1, sizeof **out, name);
+    if (!*out) return D5_ERR_NOMEM;
+    (*out)->name = name;
+    return D5_OK;
+}
+
+static d5_status rank_ok(const char *op, const d5_tensor_desc *d)
+{
+    if (d->ndim > D5__CUK_MAX_DIMS)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s (cuda): %d dimensions; at most %d", op,
+                        (int)d->ndim, D5__CUK_MAX_DIMS);
+    return D5_OK;
+}
+
+/* The broadcast of `n` operands (ONNX's multidirectional rule) into sp, the
+ * strides of operand k in sp.stride[k]; y receives the output's shape. */
+static d5_status broadcast(const char *op, const d5_tensor_desc *const *d, int n, d5__cuk_space *sp,
+                           d5_tensor_desc *y)
+{
+    int32_t rank = 0;
+    for (int k = 0; k < n; k++) {
+        d5_status s = rank_ok(op, d[k]);
+        if (s != D5_OK) return s;
+        if (d[k]->ndim > rank) rank = d[k]->ndim;
+    }
+    memset(sp, 0, sizeof *sp);
+    sp->rank = rank;
+    for (int32_t i = 0; i < rank; i++) {
+        int64_t dim = 1;
+        for (int k = 0; k < n; k++) {
+            int32_t j = i - (rank - d[k]->ndim);
+            int64_t v = j < 0 ? 1 : d[k]->shape[j];
+            if (v != 1 && dim != 1 && v != dim) {
+                char a[96], b[96];
+                snprintf(a, sizeof a, "dimension %d is %lld", (int)i, (long long)dim);
+                snprintf(b, sizeof b, "input %d has %lld", k, (long long)v);
+                return d5_error(D5_ERR_SHAPE, "%s (cuda): the inputs do not broadcast: %s, %s", op,
+                                a, b);
+            }
+            if (v != 1) dim = v;
+        }
+        sp->dims[i] = dim;
+    }
+    for (int k = 0; k < n; k++) {
+        int64_t stride = 1;
+        for (int32_t i = rank - 1; i >= 0; i--) {
+            int32_t j = i - (rank - d[k]->ndim);
+            int64_t v = j < 0 ? 1 : d[k]->shape[j];
+            sp->stride[k][i] = v == 1 ? 0 : stride;
+            stride *= v;
+        }
+    }
+    memset(y, 0, sizeof *y);
+    y->dtype = D5_F32;
+    y->ndim = rank;
+    for (int32_t i = 0; i < rank; i++) y->shape[i] = sp->dims[i];
+    return D5_OK;
+}
+
+/* ---- Element-wise functions ---- */
+
+static d5_status unary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
+                              d5_tensor_desc *out, void **state)
+{
+    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
+    kop *k = NULL;
+    if (s == D5_OK) s = new_kop(name, &k);
+    if (s != D5_OK) return s;
+    k->op = op;
+    k->n = d5_tensor_desc_numel(&in[0].desc);
+    out[0] = in[0].desc;
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status unary_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                               int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
+    return s;
+}
+
+static void elementwise_cost(void *state, double *flops, double *bytes)
+{
+    const kop *k = state;
+    *flops = (double)k->n;
+    *bytes = 8.0 * (double)k->n;
+}
+
+#define D5_CUDA_UNARY(NAME, OP)                                                                    \
+    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
+                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    {                                                                                              \
+        (void)attrs, (void)nout;                                                                   \
+        return unary_create(#NAME, OP, in, nin, out, state);                                       \
+    }
+D5_CUDA_UNARY(Erf, D5__CUK_ERF)
+D5_CUDA_UNARY(Sqrt, D5__CUK_SQRT)
+D5_CUDA_UNARY(Exp, D5__CUK_EXP)
+D5_CUDA_UNARY(Neg, D5__CUK_NEG)
+D5_CUDA_UNARY(Reciprocal, D5__CUK_RECIPROCAL)
+
+static d5_status Gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                             d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    const char *approximate = NULL;
+    d5_status s = d5_attrs_string(attrs, "approximate", "none", &approximate);
+    if (s != D5_OK) return s;
+    int tanh_form = strcmp(approximate, "tanh") == 0;
+    if (!tanh_form && strcmp(approximate, "none") != 0)
+        return d5_error(D5_ERR_INVALID,
+                        "Gelu (cuda): approximate is '%.32s'; expected none or tanh", approximate);
+    return unary_create("Gelu", tanh_form ? D5__CUK_GELU_TANH : D5__CUK_GELU, in, nin, out, state);
+}
+
+/* ---- Broadcasting binary operators and Where ---- */
+
+static d5_status binary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
+                               d5_tensor_desc *out, void **state)
+{
+    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
+    if (s == D5_OK) s = d5__cuda_need_f32(name, in, nin, 1);
+    kop *k = NULL;
+    if (s == D5_OK) s = new_kop(name, &k);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *d[2] = {&in[0].desc, &in[1].desc};
+    k->op = op;
+    s = broadcast(name, d, 2, &k->sp, &out[0]);
+    if (s != D5_OK) {
+        kop_destroy(k);
+        return s;
+    }
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status binary_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                                int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    if (s == D5_OK)
+        s = launched(d5__cuk_binary(k->op, in[0].data, in[1].data, out[0].data, &k->sp), k->name);
+    return s;
+}
+
+#define D5_CUDA_BINARY(NAME, OP)                                                                   \
+    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
+                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    {                                                                                              \
+        (void)attrs, (void)nout;                                                                   \
+        return binary_create(#NAME, OP, in, nin, out, state);                                      \
+    }
+D5_CUDA_BINARY(Add, D5__CUK_ADD)
+D5_CUDA_BINARY(Sub, D5__CUK_SUB)
+D5_CUDA_BINARY(Mul, D5__CUK_MUL)
+D5_CUDA_BINARY(Div, D5__CUK_DIV)
+D5_CUDA_BINARY(Pow, D5__CUK_POW)
+
+static d5_status Where_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)attrs, (void)nout;
+    if (nin < 3 || in[0].desc.dtype != D5_BOOL)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Where (cuda): a bool condition and two float32 inputs");
+    d5_status s = d5__cuda_need_f32("Where", in, nin, 1);
+    if (s == D5_OK) s = d5__cuda_need_f32("Where", in, nin, 2);
+    kop *k = NULL;
+    if (s == D5_OK) s = new_kop("Where", &k);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *d[3] = {&in[0].desc, &in[1].desc, &in[2].desc};
+    s = broadcast("Where", d, 3, &k->sp, &out[0]);
+    if (s != D5_OK) {
+        kop_destroy(k);
+        return s;
+    }
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status Where_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                               int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    if (s == D5_OK)
+        s = launched(d5__cuk_where(in[0].data, in[1].data, in[2].data, out[0].data, &k->sp),
+                     k->name);
+    return s;
+}
+
+/* ---- LayerNormalization ---- */
+
+static d5_status LayerNormalization_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                           d5_tensor_desc *out, int32_t nout, void **state)
+{
+    const char *const OP = "LayerNormalization";
+    int64_t axis = -1;
+    double eps = 1e-5;
+    d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
+    if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
+    if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID)
+        s = d5__cuda_need_f32(OP, in, nin, 2);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &eps);
+    if (s != D5_OK) return s;
+    if (nout > 1)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s (cuda): Mean and InvStdDev outputs are not supported (Y only)", OP);
+    const d5_tensor_desc *x = &in[0].desc;
+    if (axis < 0) axis += x->ndim;
+    if (axis < 0 || axis >= x->ndim)
+        return d5_error(D5_ERR_INVALID, "%s (cuda): axis outside the %d dimensions of X", OP,
+                        (int)x->ndim);
+    int64_t rows = 1, cols = 1;
+    for (int32_t i = 0; i < x->ndim; i++) *(i < axis ? &rows : &cols) *= x->shape[i];
+    for (int32_t k = 1; k < nin && k < 3; k++)
+        if (in[k].desc.dtype != D5_DTYPE_INVALID && d5_tensor_desc_numel(&in[k].desc) != cols)
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "%s (cuda): input %d must have the %lld elements of the normalized "
+                            "axes (no other broadcast)",
+                            OP, (int)k, (long long)cols);
+    kop *k = NULL;
+    if ((s = new_kop(OP, &k)) != D5_OK) return s;
+    k->rows = rows;
+    k->cols = cols;
+    k->eps = (float)eps;
+    k->n = rows * cols;
+    out[0] = *x;
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status LayerNormalization_forward(void *state, const d5_tensor *in, int32_t nin,
+                                            d5_tensor *out, int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    const float *bias = nin > 2 ? in[2].data : NULL;
+    if (s == D5_OK)
+        s = launched(
+            d5__cuk_layernorm(in[0].data, in[1].data, bias, out[0].data, k->rows, k->cols, k->eps),
+            k->name);
+    return s;
+}
+
+static void layernorm_cost(void *state, double *flops, double *bytes)
+{
+    const kop *k = state;
+    *flops = 8.0 * (double)k->n;
+    *bytes = 8.0 * (double)k->n;
+}
+
+/* ---- Transpose, Concat, Gather ---- */
+
+static d5_status Transpose_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                                  d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    d5_status s = d5__cuda_need_f32("Transpose", in, nin, 0);
+    if (s == D5_OK) s = rank_ok("Transpose", &in[0].desc);
+    const int64_t *perm = NULL;
+    int64_t np = 0;
+    if (s == D5_OK) s = d5_attrs_ints(attrs, "perm", &perm, &np);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *x = &in[0].desc;
+    int32_t r = x->ndim;
+    if (perm && np != r)
+        return d5_error(D5_ERR_INVALID, "Transpose (cuda): perm has %lld entries for %d dimensions",
+                        (long long)np, (int)r);
+    int64_t xs[D5__CUK_MAX_DIMS], p[D5__CUK_MAX_DIMS];
+    int seen[D5__CUK_MAX_DIMS] = {0};
+    {
+        int64_t st = 1;
+        for (int32_t i = r - 1; i >= 0; i--) {
+            xs[i] = st;
+            st *= x->shape[i];
+        }
+    }
+    for (int32_t i = 0; i < r; i++) {
+        p[i] = perm ? perm[i] : r - 1 - i;
+        if (p[i] < 0 || p[i] >= r || seen[p[i]]++)
+            return d5_error(D5_ERR_INVALID, "Transpose (cuda): perm is not a permutation of 0..%d",
+                            (int)r - 1);
+    }
+    kop *k = NULL;
+    if ((s = new_kop("Transpose", &k)) != D5_OK) return s;
+    k->sp.rank = r;
+    out[0] = *x;
+    int64_t ys = 1;
+    for (int32_t i = r - 1; i >= 0; i--) {
+        out[0].shape[i] = x->shape[p[i]];
+        k->sp.dims[i] = x->shape[p[i]];
+        k->sp.stride[0][i] = xs[p[i]];
+        k->sp.stride[1][i] = ys;
+        ys *= x->shape[p[i]];
+    }
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status Transpose_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                                   int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
+    return s;
+}
+
+static d5_status Concat_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                               d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    int64_t axis = 0;
+    d5_status s = d5_attrs_int(attrs, "axis", 0, &axis);
+    for (int32_t i = 0; s == D5_OK && i < nin; i++) s = d5__cuda_need_f32("Concat", in, nin, i);
+    if (s == D5_OK) s = rank_ok("Concat", &in[0].desc);
+    if (s != D5_OK) return s;
+    const d5_tensor_desc *x = &in[0].desc;
+    if (axis < 0) axis += x->ndim;
+    if (axis < 0 || axis >= x->ndim)
+        return d5_error(D5_ERR_INVALID, "Concat (cuda): axis outside the %d dimensions",
+                        (int)x->ndim);
+    out[0] = *x;
+    out[0].shape[axis] = 0;
+    for (int32_t i = 0; i < nin; i++) {
+        const d5_tensor_desc *d = &in[i].desc;
+        for (int32_t j = 0; j < x->ndim; j++)
+            if (d->ndim != x->ndim || (j != axis && d->shape[j] != x->shape[j]))
+                return d5_error(D5_ERR_SHAPE,
+                                "Concat (cuda): input %d does not match input 0 off the axis",
+                                (int)i);
+        out[0].shape[axis] += d->shape[axis];
+    }
+    kop *k = NULL;
+    if ((s = new_kop("Concat", &k)) != D5_OK) return s;
+    k->nin = nin;
+    k->axis = axis;
+    k->y = out[0];
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
+/* Each input copied into its slice of the output: the output's strides, the
+ * input's own contiguous ones. */
+static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                                int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    const d5_tensor_desc *y = &k->y;
+    int64_t ystride[D5__CUK_MAX_DIMS], st = 1;
+    for (int32_t i = y->ndim - 1; i >= 0; i--) {
+        ystride[i] = st;
+        st *= y->shape[i];
+    }
+    int64_t at = 0;
+    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
+        const d5_tensor_desc *d = &in[i].desc;
+        d5__cuk_space sp;
+        memset(&sp, 0, sizeof sp);
+        sp.rank = d->ndim;
+        int64_t xs = 1;
+        for (int32_t j = d->ndim - 1; j >= 0; j--) {
+            sp.dims[j] = d->shape[j];
+            sp.stride[0][j] = xs;
+            sp.stride[1][j] = ystride[j];
+            xs *= d->shape[j];
+        }
+        s = launched(d5__cuk_copy(in[i].data, (float *)out[0].data + at * ystride[k->axis], &sp),
+                     k->name);
+        at += d->shape[k->axis];
+    }
+    return s;
+}
+
+static d5_status Gather_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                               d5_tensor_desc *out, int32_t nout, void **state)
+{
+    (void)nout;
+    int64_t axis = 0;
+    d5_status s = d5__cuda_need_f32("Gather", in, nin, 0);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s != D5_OK) return s;
+    if (nin < 2 || in[1].desc.dtype != D5_I64)
+        return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): int64 indices only");
+    const d5_tensor_desc *x = &in[0].desc, *ix = &in[1].desc;
+    if (axis < 0) axis += x->ndim;
+    if (axis < 0 || axis >= x->ndim)
+        return d5_error(D5_ERR_INVALID, "Gather (cuda): axis outside the %d dimensions of data",
+                        (int)x->ndim);
+    if (x->ndim - 1 + ix->ndim > D5_MAX_DIMS)
+        return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): the output has too many dimensions");
+    kop *k = NULL;
+    if ((s = new_kop("Gather", &k)) != D5_OK) return s;
+    k->rows = k->cols = 1;
+    for (int32_t i = 0; i < x->ndim; i++)
+        if (i < axis)
+            k->rows *= x->shape[i];
+        else if (i > axis)
+            k->cols *= x->shape[i];
+    k->nidx = d5_tensor_desc_numel(ix);
+    k->axis_dim = x->shape[axis];
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = D5_F32;
+    for (int32_t i = 0; i < axis; i++) out[0].shape[out[0].ndim++] = x->shape[i];
+    for (int32_t i = 0; i < ix->ndim; i++) out[0].shape[out[0].ndim++] = ix->shape[i];
+    for (int32_t i = (int32_t)axis + 1; i < x->ndim; i++) out[0].shape[out[0].ndim++] = x->shape[i];
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
+static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                                int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    if (s == D5_OK)
+        s = launched(d5__cuk_gather(in[0].data, in[1].data, out[0].data, k->rows, k->nidx, k->cols,
+                                    k->axis_dim),
+                     k->name);
+    return s;
+}
+
+/* ---- The tables ---- */
+
+#define D5_CUDA_KOP(NAME, MININ, MAXIN, FORWARD, COST)                                             \
+    const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
+                                           .flags = D5_OP_CUDA,                                    \
+                                           .name = #NAME,                                          \
+                                           .backend = "cuda",                                      \
+                                           .min_inputs = MININ,                                    \
+                                           .max_inputs = MAXIN,                                    \
+                                           .min_outputs = 1,                                       \
+                                           .max_outputs = 1,                                       \
+                                           .create = NAME##_create,                                \
+                                           .forward = FORWARD,                                     \
+                                           .destroy = kop_destroy,                                 \
+                                           .cost = COST};
+D5_CUDA_KOP(Erf, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Sqrt, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Exp, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Neg, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Reciprocal, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Gelu, 1, 1, unary_forward, elementwise_cost)
+D5_CUDA_KOP(Add, 2, 2, binary_forward, elementwise_cost)
+D5_CUDA_KOP(Sub, 2, 2, binary_forward, elementwise_cost)
+D5_CUDA_KOP(Mul, 2, 2, binary_forward, elementwise_cost)
+D5_CUDA_KOP(Div, 2, 2, binary_forward, elementwise_cost)
+D5_CUDA_KOP(Pow, 2, 2, binary_forward, elementwise_cost)
+D5_CUDA_KOP(Where, 3, 3, Where_forward, elementwise_cost)
+D5_CUDA_KOP(LayerNormalization, 2, 3, LayerNormalization_forward, layernorm_cost)
+D5_CUDA_KOP(Transpose, 1, 1, Transpose_forward, elementwise_cost)
+D5_CUDA_KOP(Concat, 1, 2147483647, Concat_forward, elementwise_cost)
+D5_CUDA_KOP(Gather, 2, 2, Gather_forward, elementwise_cost)
