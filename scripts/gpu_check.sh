@@ -14,7 +14,9 @@
 #   5. networks with every node on the GPU (d5 run --backend cuda,ref): CIFAR
 #      ResNet-20 batch 128 and ResNet-50 batch 64 inference, copies and
 #      FrameworkOverhead, beside PyTorch eager on the same GPU
-#      (bench/gpu/torch_peer.py, float32 without TF32, cudnn.benchmark on).
+#      (bench/gpu/torch_peer.py, float32 without TF32, cudnn.benchmark on);
+#      a BERT-base-sized encoder (batch 32 x 128 tokens) exported by PyTorch
+#      there, on d5 and on PyTorch eager.
 # Everything is printed and kept in OUT (default /tmp/d5-gpu-check): the log,
 # the JSON of every step and a summary table, summary.md.
 #
@@ -110,6 +112,13 @@ step "ResNet-50 b64 inference on cuda" 90 "${run_d5[@]}" "$d5" run "$models/resn
 if [ -n "$py" ]; then
     step "PyTorch ResNet-50 b64 inference" 90 "$py" "$here/bench/gpu/torch_peer.py" \
         --model resnet50 --batch 64 --time 5 --json "$out/torch_resnet50.json"
+    step "PyTorch BERT-base encoder b32 x 128 inference (and its export)" 150 "$py" \
+        "$here/bench/gpu/torch_peer.py" --model bert-base --batch 32 --sequence 128 --time 5 \
+        --onnx "$models/bert-base.onnx" --json "$out/torch_bert.json"
+    if [ -f "$models/bert-base.onnx" ]; then
+        step "BERT-base encoder b32 x 128 inference on cuda" 120 "${run_d5[@]}" "$d5" run \
+            "$models/bert-base.onnx" --backend cuda,ref --time 5 --json "$out/run_bert.json"
+    fi
 fi
 
 # The summary: ratios of medians from the JSON files (absent ones say so).
@@ -155,6 +164,11 @@ if gp and tp:
                                              gp["bandwidth_median_bytes_per_s"] / 1e12,
                                              tp["copy_median_bytes_per_s"] / 1e12),
                  "within 10%"))
+rb, tb = median(load("run_bert.json"), lambda n: n == "run/inference"), load("torch_bert.json")
+if rb and tb:
+    rows.append(("BERT-base encoder b32 x 128 inference f32: d5 / PyTorch eager",
+                 "%.3f (%.2f ms / %.2f ms)" % (rb / tb["median_ns"], rb / 1e6, tb["median_ns"] / 1e6),
+                 "<= 1.1"))
 print("\n| check | measured | goal |\n| --- | --- | --- |")
 for row in rows:
     print("| %s | %s | %s |" % row)

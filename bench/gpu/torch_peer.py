@@ -13,6 +13,11 @@ and written to --json.
     python3 bench/gpu/torch_peer.py --model resnet50 --batch 64 [--train]
         [--precision f32|bf16] [--compile] [--time S] [--json FILE]
 
+--model bert-base is a BERT-base-sized encoder written here in plain torch
+(hidden 768, 12 heads, 12 layers, GELU in its erf form, post-LayerNorm) on
+token embeddings of --sequence positions (default 128); --onnx FILE exports
+it first (opset 17, the weights the eager model times) for `d5 run`.
+
 With --peaks it times instead what `d5 machine` measures: an 8192^3 bfloat16
 product (torch.mm on random data) and a 1 GiB device-to-device copy (bytes
 read plus written), for d5's GPU peaks to be checked against.
@@ -37,7 +42,9 @@ def median_ci(xs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="resnet50", choices=["resnet18", "resnet50"])
+    p.add_argument("--model", default="resnet50", choices=["resnet18", "resnet50", "bert-base"])
+    p.add_argument("--sequence", type=int, default=128, help="bert-base: tokens per sample")
+    p.add_argument("--onnx", help="bert-base: export the model to this ONNX file first")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--classes", type=int, default=1000)
     p.add_argument("--train", action="store_true", help="time a training step instead")
@@ -61,9 +68,16 @@ def main():
     dev = torch.device("cuda")
     if a.peaks:
         return peaks(torch, dev, a)
-    model = getattr(torchvision.models, a.model)(weights=None, num_classes=a.classes).to(dev)
+    if a.model == "bert-base":
+        model = encoder(torch).to(dev)
+        x = torch.randint(0, 30522, (a.batch, a.sequence), device=dev)
+        a.classes = 2
+    else:
+        model = getattr(torchvision.models, a.model)(weights=None, num_classes=a.classes).to(dev)
+        x = torch.randn(a.batch, 3, 224, 224, device=dev)
     model.train(a.train)
-    x = torch.randn(a.batch, 3, 224, 224, device=dev)
+    if a.onnx:
+        export(torch, model, x, a.onnx)
     y = torch.randint(0, a.classes, (a.batch,), device=dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01) if a.train else None
     run = torch.compile(model) if a.compile else model
@@ -105,6 +119,54 @@ def main():
         with open(a.json, "w") as f:
             json.dump(out, f)
     return 0
+
+
+def encoder(torch, hidden=768, heads=12, layers=12, vocab=30522, classes=2):
+    """A BERT-base-sized encoder: embeddings, post-LN layers, a classifier."""
+    nn = torch.nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(3))
+            self.out = nn.Linear(hidden, hidden)
+            self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+            self.up, self.down = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+        def forward(self, h):
+            b, t, _ = h.shape
+            q, k, v = (m(h).reshape(b, t, heads, hidden // heads).transpose(1, 2) for m in self.qkv)
+            w = torch.softmax(q @ k.transpose(-1, -2) / (hidden // heads) ** 0.5, dim=-1)
+            att = (w @ v).transpose(1, 2).reshape(b, t, hidden)
+            h = self.ln1(h + self.out(att))
+            return self.ln2(h + self.down(torch.nn.functional.gelu(self.up(h))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+            self.head = nn.Linear(hidden, classes)
+
+        def forward(self, tokens):
+            h = self.embed(tokens)
+            for layer in self.layers:
+                h = layer(h)
+            return self.head(h[:, 0])
+
+    return Encoder()
+
+
+def export(torch, model, x, path):
+    """Exports with the TorchScript exporter where this PyTorch has it."""
+    model.eval()
+    with torch.no_grad():
+        try:
+            torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
+                              input_names=["input"], output_names=["logits"])
+        except TypeError:
+            torch.onnx.export(model, (x,), path, opset_version=17,
+                              input_names=["input"], output_names=["logits"])
 
 
 def timed(torch, fn, seconds):
