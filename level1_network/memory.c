@@ -164,7 +164,10 @@ static d5_status plan_steps(d5_memory_recorder *r, const d5_executor *ex)
             if (!pass) r->buf_row[b] = r->step_row[t];
         }
     }
-    for (int32_t b = 0; s == D5_OK && b < nb; b++) r->buf_bytes[b] = (int64_t)ex->bufs[b].bytes;
+    /* The profile is of host memory: buffers in a device's arena count 0 here
+     * (d5_memory_plan.device_bytes has them). */
+    for (int32_t b = 0; s == D5_OK && b < nb; b++)
+        r->buf_bytes[b] = ex->bufs[b].mem ? 0 : (int64_t)ex->bufs[b].bytes;
     d5_free(fill);
     return s;
 }
