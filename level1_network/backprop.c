@@ -10,7 +10,12 @@
  * those of parameters to the end of the run. A view (executor.c) runs no
  * backward: its output's gradient is its input's, one buffer. An operator
  * whose input gradient is its output gradient (Add) writes the first of
- * those inputs in place: the two share one buffer and the copy disappears. */
+ * those inputs in place: the two share one buffer and the copy disappears.
+ *
+ * Gradients live in the memory of their value (device.c): a device node's
+ * backward writes the gradient of a host value (or the reverse) into a
+ * scratch buffer of its own memory, which is copied into the gradient (its
+ * first write) or into a staging buffer there and added. */
 #include "executor_internal.h"
 
 #include <string.h>
@@ -100,7 +105,9 @@ d5_status d5__backprop_prepare(d5_executor *ex)
         n->tgout = d5_calloc((size_t)n->nout, sizeof *n->tgout, "gradient tensors");
         n->tgin = d5_calloc((size_t)n->nin + 1, sizeof *n->tgin, "gradient tensors");
         n->scratch = d5_alloc(((size_t)n->nin + 1) * sizeof *n->scratch, "gradient tensors");
-        if (!n->tgout || !n->tgin || !n->scratch) {
+        n->xfer = d5_calloc((size_t)n->nin + 1, sizeof *n->xfer, "gradient tensors");
+        n->stage = d5_alloc(((size_t)n->nin + 1) * sizeof *n->stage, "gradient tensors");
+        if (!n->tgout || !n->tgin || !n->scratch || !n->xfer || !n->stage) {
             s = D5_ERR_NOMEM;
             break;
         }
@@ -109,12 +116,31 @@ d5_status d5__backprop_prepare(d5_executor *ex)
                 zeros = ex->vals[n->out[k]].bytes;
         int32_t share = shares_gradient(ex, n) ? n->out[0] : -1;
         for (int32_t k = 0; k < n->nin && s == D5_OK; k++) {
-            n->scratch[k] = -1;
+            n->scratch[k] = n->stage[k] = -1;
             int32_t v = n->in[k];
             if (v < 0 || !ex->vals[v].has_grad) continue;
             if (ex->vals[v].alias >= 0) v = ex->vals[v].alias; /* a view's gradient */
-            if (written[v]) {
+            int other = ex->vals[v].mem != n->mem;
+            if (other && ex->vals[v].desc.dtype != D5_F32) {
+                const d5__node *node = &ex->net->nodes[n->net_index];
+                s = d5_error(D5_ERR_UNSUPPORTED,
+                             "node '%s': gradients between host and device memory are float32 "
+                             "only",
+                             node->name);
+                break;
+            }
+            if (written[v] || other) {
                 s = d5__plan_add(ex, ex->vals[v].bytes, step, step, &n->scratch[k]);
+                if (s == D5_OK) ex->bufs[n->scratch[k]].mem = n->mem;
+                if (s == D5_OK && other && written[v]) {
+                    n->xfer[k] = 2;
+                    s = d5__plan_add(ex, ex->vals[v].bytes, step, step, &n->stage[k]);
+                    if (s == D5_OK) ex->bufs[n->stage[k]].mem = ex->vals[v].mem;
+                } else if (other) {
+                    n->xfer[k] = 1;
+                    written[v] = 1;
+                    first[v] = step;
+                }
                 continue;
             }
             written[v] = 1;
@@ -148,6 +174,7 @@ d5_status d5__backprop_prepare(d5_executor *ex)
             xval *x = &ex->vals[n->out[k]];
             if (!x->has_grad || x->alias >= 0 || x->grad_root >= 0) continue;
             s = d5__plan_add(ex, x->bytes, first[n->out[k]], last[n->out[k]], &x->grad_buf);
+            if (s == D5_OK) ex->bufs[x->grad_buf].mem = x->mem;
         }
     }
     d5_free(last);
@@ -155,9 +182,11 @@ d5_status d5__backprop_prepare(d5_executor *ex)
         xval *x = &ex->vals[v];
         if (x->has_grad && x->trainable)
             s = d5__plan_add(ex, x->bytes, F, D5__STEP_END, &x->grad_buf);
+        if (s == D5_OK && x->has_grad && x->trainable) ex->bufs[x->grad_buf].mem = x->mem;
     }
     if (s == D5_OK && zeros > 0 && !(ex->zeros = d5_calloc(1, zeros, "zero gradients")))
         s = D5_ERR_NOMEM;
+    if (s == D5_OK && zeros > 0) s = d5__device_zeros(ex, zeros);
     d5_free(first);
     d5_free(written);
     return s;
@@ -192,24 +221,34 @@ static void accumulate(const xval *x, const void *add)
 static d5_status backward_node(d5_executor *ex, int32_t i)
 {
     xnode *n = &ex->nodes[i];
+    int32_t device = n->mem ? ex->devs[n->mem]->device : D5_DEVICE_CPU;
     for (int32_t k = 0; k < n->nout; k++) {
         const xval *x = &ex->vals[n->out[k]];
         n->tgout[k].desc = x->desc;
-        n->tgout[k].data = x->has_grad ? x->grad : ex->zeros;
+        n->tgout[k].data = x->has_grad ? x->grad : n->mem ? ex->dev_zeros[n->mem] : ex->zeros;
+        n->tgout[k].device = device;
     }
     for (int32_t k = 0; k < n->nin; k++) {
         memset(&n->tgin[k], 0, sizeof n->tgin[k]);
         int32_t v = n->in[k];
         if (v < 0) continue;
         n->tgin[k].desc = ex->vals[v].desc;
+        n->tgin[k].device = device;
         if (!ex->vals[v].has_grad) continue;
         n->tgin[k].data = n->scratch[k] >= 0 ? d5__plan_ptr(ex, n->scratch[k]) : ex->vals[v].grad;
     }
     d5_status s = d5_op_backward(n->op, n->tgout, n->tin, n->tout, n->tgin);
     if (s != D5_OK) return d5__node_error(&ex->net->nodes[n->net_index], s);
-    for (int32_t k = 0; k < n->nin; k++)
-        if (n->in[k] >= 0 && n->scratch[k] >= 0 && ex->vals[n->in[k]].has_grad)
-            accumulate(&ex->vals[n->in[k]], n->tgin[k].data);
+    for (int32_t k = 0; k < n->nin && s == D5_OK; k++) {
+        if (n->in[k] < 0 || n->scratch[k] < 0 || !ex->vals[n->in[k]].has_grad) continue;
+        const xval *x = &ex->vals[n->in[k]];
+        int32_t mem = x->alias >= 0 ? ex->vals[x->alias].mem : x->mem;
+        if (n->xfer[k] || mem != 0)
+            s = d5__device_grad_in(ex, n, k, n->tgin[k].data);
+        else
+            accumulate(x, n->tgin[k].data);
+    }
+    if (s != D5_OK) return d5__node_error(&ex->net->nodes[n->net_index], s);
     return D5_OK;
 }
 
@@ -219,15 +258,21 @@ d5_status d5__backprop_run(d5_executor *ex)
         const xval *x = &ex->vals[v];
         if (x->has_grad && x->trainable) memset(x->grad, 0, x->bytes);
     }
-    fill_ones(&ex->vals[ex->loss]);
     d5_status s = D5_OK;
+    if (ex->vals[ex->loss].mem)
+        s = d5__device_seed(ex, ex->loss);
+    else
+        fill_ones(&ex->vals[ex->loss]);
     for (int32_t i = ex->nnodes - 1; i >= 0 && s == D5_OK; i--) {
         if (!ex->nodes[i].backward || ex->nodes[i].alias) continue;
         if (ex->nhandlers) s = d5__emit(ex, D5_EVENT_BEFORE_NODE, D5_PHASE_BACKWARD, i);
         if (s == D5_OK) s = backward_node(ex, i);
+        if (s == D5_OK && ex->nhandlers && ex->nodes[i].mem)
+            s = d5__device_sync(ex, ex->nodes[i].mem);
         if (s == D5_OK && ex->nhandlers)
             s = d5__emit(ex, D5_EVENT_AFTER_NODE, D5_PHASE_BACKWARD, i);
     }
+    if (s == D5_OK && ex->ndevs) s = d5__device_sync(ex, -1);
     if (s == D5_OK && ex->nhandlers)
         s = d5__emit(ex, D5_EVENT_AFTER_BACKPROP, D5_PHASE_BACKWARD, -1);
     return s;

@@ -80,14 +80,6 @@ d5_status d5__device_assign(d5_executor *ex)
         if (n->alias) continue;
         d5_status s = node_memory(ex, n, &n->mem);
         if (s != D5_OK) return s;
-        if (n->mem && ex->opt.backprop) {
-            const d5__node *node = &ex->net->nodes[n->net_index];
-            return d5_error(D5_ERR_UNSUPPORTED,
-                            "node '%s' (%s) runs on %s device memory: backpropagation through "
-                            "device operators is not supported yet; train on the CPU backends "
-                            "(--backend dnnl,blas,ref)",
-                            node->name, node->op_type, ex->devs[n->mem]->name);
-        }
         for (int32_t k = 0; k < n->nout; k++)
             if (n->out[k] >= 0) ex->vals[n->out[k]].mem = n->mem;
     }
@@ -147,16 +139,19 @@ d5_status d5__device_copies(d5_executor *ex)
             xcopy c = {
                 .value = r, .from = x->mem, .to = n->mem, .node = i, .buf = -1, .bytes = x->bytes};
             c.once = d5__executor_value_is_const(ex, r);
-            /* Live from this node to the last reader in that memory. */
-            int32_t last = i;
-            for (int32_t j = i + 1; j < ex->nnodes; j++) {
+            /* Live from this node to the last reader in that memory, the
+             * backward passes of the readers included (backprop: node j's
+             * backward runs at step 2F - 1 - j). */
+            int32_t last = i, F = ex->nnodes;
+            for (int32_t j = i; j < F; j++) {
                 const xnode *m = &ex->nodes[j];
                 if (m->alias || m->mem != n->mem) continue;
                 for (int32_t q = 0; q < m->nin; q++)
-                    if (m->in[q] >= 0 && root(ex, m->in[q]) == r) last = j;
+                    if (m->in[q] >= 0 && root(ex, m->in[q]) == r) {
+                        if (j > last) last = j;
+                        if (m->backward && 2 * F - 1 - j > last) last = 2 * F - 1 - j;
+                    }
             }
-            /* Under backprop (host only) no copy exists; a device buffer is
-             * never shared with the backward pass. */
             s = c.once ? d5__plan_add(ex, c.bytes, 0, D5__STEP_END, &c.buf)
                        : d5__plan_add(ex, c.bytes, i, last, &c.buf);
             if (s == D5_OK) ex->bufs[c.buf].mem = c.to;
@@ -231,8 +226,57 @@ void d5__device_free(d5_executor *ex)
 {
     for (int32_t c = 0; c < ex->ncopies; c++) d5_free(ex->copies[c].owned);
     d5_free(ex->copies);
-    for (int32_t m = 1; m <= ex->ndevs; m++)
+    for (int32_t m = 1; m <= ex->ndevs; m++) {
         if (ex->dev_arena[m]) ex->devs[m]->free(ex->dev_arena[m]);
+        if (ex->dev_zeros[m]) ex->devs[m]->free(ex->dev_zeros[m]);
+    }
+}
+
+/* ---- Backprop ---- */
+
+d5_status d5__device_zeros(d5_executor *ex, size_t bytes)
+{
+    d5_status s = D5_OK;
+    for (int32_t m = 1; m <= ex->ndevs && s == D5_OK; m++)
+        s = ex->devs[m]->alloc(bytes, &ex->dev_zeros[m]);
+    return s;
+}
+
+d5_status d5__device_seed(d5_executor *ex, int32_t v)
+{
+    const xval *x = &ex->vals[v];
+    if (x->desc.dtype != D5_F32)
+        return d5_error(D5_ERR_UNSUPPORTED, "backprop: the loss '%s' on %s memory must be float32",
+                        ex->net->values[v].name, mem_name(ex, x->mem));
+    return ex->devs[x->mem]->fill(x->grad, 1.0f, (size_t)d5_tensor_desc_numel(&x->desc));
+}
+
+/* dst (memory `to`) = src (memory `from`), one of them the host. */
+static d5_status move(d5_executor *ex, int32_t from, int32_t to, void *dst, const void *src,
+                      size_t bytes)
+{
+    if (from == to) return d5_error(D5_ERR_STATE, "a gradient moved within one memory");
+    return to ? ex->devs[to]->to_device(dst, src, bytes) : ex->devs[from]->to_host(dst, src, bytes);
+}
+
+d5_status d5__device_grad_in(d5_executor *ex, const xnode *n, int32_t k, void *scratch)
+{
+    const xval *x = &ex->vals[n->in[k]];
+    int32_t mem = x->alias >= 0 ? ex->vals[x->alias].mem : x->mem;
+    size_t count = (size_t)d5_tensor_desc_numel(&x->desc);
+    d5_status s = D5_OK;
+    if (n->xfer[k] == 1) return move(ex, n->mem, mem, x->grad, scratch, x->bytes);
+    if (n->xfer[k] == 2) {
+        void *stage = d5__plan_ptr(ex, n->stage[k]);
+        s = move(ex, n->mem, mem, stage, scratch, x->bytes);
+        scratch = stage;
+    }
+    if (s != D5_OK) return s;
+    if (mem) return ex->devs[mem]->add(x->grad, scratch, count);
+    float *g = x->grad;
+    const float *a = scratch;
+    for (size_t i = 0; i < count; i++) g[i] += a[i];
+    return D5_OK;
 }
 
 /* ---- The copies as the schedule shows them ---- */

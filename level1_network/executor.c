@@ -40,6 +40,8 @@ static void node_free(xnode *n)
     d5_free(n->tgout);
     d5_free(n->tgin);
     d5_free(n->scratch);
+    d5_free(n->xfer);
+    d5_free(n->stage);
 }
 
 void d5_executor_free(d5_executor *ex)

@@ -52,7 +52,12 @@ typedef struct xnode {
     int32_t backward;
     d5_tensor *tgout, *tgin;
     int32_t *scratch; /* per input slot: plan buffer of a scratch gradient, -1 direct */
-    int32_t mem;      /* the memory its operator runs on (device.c) */
+    /* Per input slot, a gradient computed in this node's memory for a value
+     * of another (device.c): 0 none; 1 the scratch is copied into the
+     * value's gradient (its first write); 2 copied into stage[k], a buffer in
+     * the value's memory, then added. */
+    int32_t *xfer, *stage;
+    int32_t mem; /* the memory its operator runs on (device.c) */
 } xnode;
 
 /* A value copied into another memory (device.c). */
@@ -98,6 +103,7 @@ struct d5_executor {
     const d5_device_memory *devs[D5__MAX_DEVICES + 1];
     const char *dev_backends[D5__MAX_DEVICES + 1];
     void *dev_arena[D5__MAX_DEVICES + 1];
+    void *dev_zeros[D5__MAX_DEVICES + 1]; /* backprop: gradients of outputs off the loss */
     int32_t ndevs;
     xcopy *copies;
     int32_t ncopies, copy_cap;
@@ -174,6 +180,12 @@ void d5__device_bind(d5_executor *ex);
 d5_status d5__device_copy(d5_executor *ex, int32_t c);
 /* Waits for device memory `mem`'s queued work (-1: every device's). */
 d5_status d5__device_sync(d5_executor *ex, int32_t mem);
+/* Backprop in device memory: after node n's backward, the gradient of input
+ * slot k moved to its value's memory and added (xfer, stage); the loss's
+ * gradient seeded with ones; the zeros of memory `mem`. */
+d5_status d5__device_grad_in(d5_executor *ex, const xnode *n, int32_t k, void *scratch);
+d5_status d5__device_seed(d5_executor *ex, int32_t v);
+d5_status d5__device_zeros(d5_executor *ex, size_t bytes);
 /* Value v's data changed on the host: its copies run again. */
 void d5__device_invalidate(d5_executor *ex, int32_t v);
 void d5__device_free(d5_executor *ex);

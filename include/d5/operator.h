@@ -250,6 +250,11 @@ typedef struct d5_device_memory {
     d5_status (*to_device)(void *dst, const void *src, size_t bytes); /* host -> device */
     d5_status (*to_host)(void *dst, const void *src, size_t bytes);   /* device -> host */
     d5_status (*sync)(void);
+    /* For backpropagation through device operators: dst[i] += src[i] and
+     * dst[i] = value for n float32 elements of device memory, queued like
+     * the operators' work. */
+    d5_status (*add)(float *dst, const float *src, size_t n);
+    d5_status (*fill)(float *dst, float value, size_t n);
 } d5_device_memory;
 
 /* The device memory of built-in backend `backend`: *out is NULL for a backend

@@ -29,10 +29,11 @@ static d5_status read_memory(void *h, const char *path, const d5_device_memory *
                         "'%s': its device memory was built for ABI version %u, this d5 has %u: "
                         "rebuild it with 'd5 compile-op'",
                         path, abi, D5_OP_ABI_VERSION);
-    if (!m || !m->name || !m->alloc || !m->free || !m->to_device || !m->to_host || !m->sync)
+    if (!m || !m->name || !m->alloc || !m->free || !m->to_device || !m->to_host || !m->sync ||
+        !m->add || !m->fill)
         return d5_error(D5_ERR_FORMAT,
                         "'%s': %s returned an incomplete table (it needs a name, alloc, free, "
-                        "to_device, to_host and sync)",
+                        "to_device, to_host, sync, add and fill)",
                         path, D5_DEVICE_MEMORY_SYMBOL);
     *out = m;
     return D5_OK;

@@ -1,6 +1,7 @@
 /* Device memory for callers of CUDA operators: the plugin's side of
  * ../device.h (cuda_util.h). */
 #include "cuda_util.h"
+#include "kernels.h"
 
 #include <string.h>
 
@@ -115,6 +116,17 @@ static d5_status mem_to_host(void *dst, const void *src, size_t bytes)
                           "cudaMemcpy from the device");
 }
 
+static d5_status mem_add(float *dst, const float *src, size_t n)
+{
+    return d5__cuda_check((cudaError_t)d5__cuk_add(dst, src, (int64_t)n), WHAT,
+                          "gradient accumulation");
+}
+
+static d5_status mem_fill(float *dst, float value, size_t n)
+{
+    return d5__cuda_check((cudaError_t)d5__cuk_fill(dst, value, (int64_t)n), WHAT, "fill");
+}
+
 const d5_device_memory d5__cuda_memory = {
     .name = "cuda",
     .device = D5_DEVICE_CUDA,
@@ -123,4 +135,6 @@ const d5_device_memory d5__cuda_memory = {
     .to_device = mem_to_device,
     .to_host = mem_to_host,
     .sync = d5__cuda_dev_sync,
+    .add = mem_add,
+    .fill = mem_fill,
 };

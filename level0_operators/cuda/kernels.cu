@@ -145,6 +145,20 @@ __global__ void gather_kernel(const float *data, const int64_t *idx, float *y, i
     }
 }
 
+__global__ void add_kernel(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)blockDim.x * gridDim.x)
+        y[i] += x[i];
+}
+
+__global__ void fill_kernel(float *y, float v, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)blockDim.x * gridDim.x)
+        y[i] = v;
+}
+
 static int64_t count(const d5__cuk_space *sp)
 {
     int64_t n = 1;
@@ -200,5 +214,19 @@ extern "C" int d5__cuk_gather(const float *data, const int64_t *idx, float *y, i
     int64_t n = outer * nidx * inner;
     if (n <= 0) return 0;
     gather_kernel<<<grid_for(n), THREADS>>>(data, idx, y, outer, nidx, inner, axis_dim);
+    return launched();
+}
+
+extern "C" int d5__cuk_add(float *y, const float *x, int64_t n)
+{
+    if (n <= 0) return 0;
+    add_kernel<<<grid_for(n), THREADS>>>(y, x, n);
+    return launched();
+}
+
+extern "C" int d5__cuk_fill(float *y, float v, int64_t n)
+{
+    if (n <= 0) return 0;
+    fill_kernel<<<grid_for(n), THREADS>>>(y, v, n);
     return launched();
 }

@@ -50,6 +50,9 @@ int d5__cuk_copy(const float *x, float *y, const d5__cuk_space *sp);
  * bias (bias may be NULL); scale and bias have `cols` elements. */
 int d5__cuk_layernorm(const float *x, const float *scale, const float *bias, float *y,
                       int64_t rows, int64_t cols, float eps);
+/* y[i] += x[i] and y[i] = v, i < n (gradients in device memory). */
+int d5__cuk_add(float *y, const float *x, int64_t n);
+int d5__cuk_fill(float *y, float v, int64_t n);
 /* y[o, j, r] = data[o, idx[j], r] for o < outer, j < nidx, r < inner; an
  * index below 0 counts from axis_dim, one outside [0, axis_dim) gives 0. */
 int d5__cuk_gather(const float *data, const int64_t *idx, float *y, int64_t outer, int64_t nidx,

@@ -104,6 +104,26 @@ static d5_status sim_sync(void)
     return D5_OK;
 }
 
+static d5_status sim_add(float *dst, const float *src, size_t n)
+{
+    if (!inside(dst, n * sizeof *dst) || !inside(src, n * sizeof *src))
+        return d5_error(D5_ERR_INVALID, "simdev: add outside simdev memory");
+    open_all(PROT_READ | PROT_WRITE);
+    for (size_t i = 0; i < n; i++) dst[i] += src[i];
+    open_all(PROT_NONE);
+    return D5_OK;
+}
+
+static d5_status sim_fill(float *dst, float value, size_t n)
+{
+    if (!inside(dst, n * sizeof *dst))
+        return d5_error(D5_ERR_INVALID, "simdev: fill outside simdev memory");
+    open_all(PROT_READ | PROT_WRITE);
+    for (size_t i = 0; i < n; i++) dst[i] = value;
+    open_all(PROT_NONE);
+    return D5_OK;
+}
+
 static const d5_device_memory memory = {
     .name = "simdev",
     .device = D5_DEVICE_CUDA,
@@ -112,6 +132,8 @@ static const d5_device_memory memory = {
     .to_device = sim_to_device,
     .to_host = sim_to_host,
     .sync = sim_sync,
+    .add = sim_add,
+    .fill = sim_fill,
 };
 
 /* ---- Operators ---- */
@@ -168,8 +190,44 @@ static d5_status add_forward(void *state, const d5_tensor *in, int32_t nin, d5_t
     return run(in, nin, out, 1);
 }
 
+/* dX = dY where X > 0 (Relu); dA = dB = dY (Add). */
+static d5_status backward(const d5_tensor *gout, const d5_tensor *in, int32_t nin,
+                          const d5_tensor *out, d5_tensor *gin, int add)
+{
+    d5_status s = on_device(gout, 1, "output gradient");
+    if (s == D5_OK) s = on_device(in, nin, "input");
+    if (s == D5_OK) s = on_device(out, 1, "output");
+    if (s == D5_OK) s = on_device(gin, nin, "input gradient");
+    if (s != D5_OK) return s;
+    int64_t n = d5_tensor_desc_numel(&out[0].desc);
+    open_all(PROT_READ | PROT_WRITE);
+    const float *dy = gout[0].data, *x = in[0].data;
+    for (int32_t k = 0; k < nin; k++) {
+        float *dx = gin[k].data;
+        for (int64_t i = 0; dx && i < n; i++) dx[i] = add || x[i] > 0 ? dy[i] : 0.0f;
+    }
+    open_all(PROT_NONE);
+    return D5_OK;
+}
+
+static d5_status relu_backward(void *state, const d5_tensor *gout, int32_t nout,
+                               const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                               d5_tensor *gin)
+{
+    (void)state, (void)nout;
+    return backward(gout, in, nin, out, gin, 0);
+}
+
+static d5_status add_backward(void *state, const d5_tensor *gout, int32_t nout,
+                              const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                              d5_tensor *gin)
+{
+    (void)state, (void)nout;
+    return backward(gout, in, nin, out, gin, 1);
+}
+
 static const d5_op_desc relu = {.abi_version = D5_OP_ABI_VERSION,
-                                .flags = D5_OP_CUDA,
+                                .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
                                 .name = "Relu",
                                 .backend = "simdev",
                                 .min_inputs = 1,
@@ -177,9 +235,10 @@ static const d5_op_desc relu = {.abi_version = D5_OP_ABI_VERSION,
                                 .min_outputs = 1,
                                 .max_outputs = 1,
                                 .create = same_create,
-                                .forward = relu_forward};
+                                .forward = relu_forward,
+                                .backward = relu_backward};
 static const d5_op_desc add = {.abi_version = D5_OP_ABI_VERSION,
-                               .flags = D5_OP_CUDA,
+                               .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
                                .name = "Add",
                                .backend = "simdev",
                                .min_inputs = 2,
@@ -187,7 +246,8 @@ static const d5_op_desc add = {.abi_version = D5_OP_ABI_VERSION,
                                .min_outputs = 1,
                                .max_outputs = 1,
                                .create = same_create,
-                               .forward = add_forward};
+                               .forward = add_forward,
+                               .backward = add_backward};
 
 D5_OPERATOR_EXPORT(&relu, &add)
 D5_DEVICE_MEMORY_EXPORT(&memory)
