@@ -14,7 +14,8 @@
 #              Criterion, ...)
 #   tests/     the test programs that need a device (test_level0_cuda, the
 #              executor's device and backend tests) and the simulated device
-#   share/d5/  DeepBench's problem sizes
+#   share/d5/  DeepBench's problem sizes, and MNIST where scripts/setup_data.sh
+#              fetched it (data/mnist)
 # Exit status: 0 written; 1 the build has no cuda plugin (no CUDA toolkit or
 # cuDNN found when it was configured) or a step failed.
 set -euo pipefail
@@ -45,6 +46,11 @@ for t in test_level0_cuda test_level1_executor_device test_level1_executor_backe
     if [ -x "$build/tests/$t" ]; then cp "$build/tests/$t" "$stage/tests/"; fi
 done
 if [ -f "$build/tests/libtest_simdev.so" ]; then cp "$build/tests/libtest_simdev.so" "$stage/tests/"; fi
+# MNIST, for the GPU machine's training check (no network there).
+if [ -f "$here/data/mnist/train-images-idx3-ubyte" ]; then
+    mkdir -p "$stage/share/d5/mnist"
+    cp "$here"/data/mnist/*-ubyte "$stage/share/d5/mnist/"
+fi
 
 # The shared libraries they load, but glibc's, the C++ runtime's (the GPU
 # machine's are newer) and CUDA's (its own, matched to its driver).

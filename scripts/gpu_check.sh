@@ -16,7 +16,9 @@
 #      FrameworkOverhead, beside PyTorch eager on the same GPU
 #      (bench/gpu/torch_peer.py, float32 without TF32, cudnn.benchmark on);
 #      a BERT-base-sized encoder (batch 32 x 128 tokens) exported by PyTorch
-#      there, on d5 and on PyTorch eager.
+#      there, on d5 and on PyTorch eager;
+#   6. LeNet on MNIST for one epoch on the GPU and on the CPU, same seed: the
+#      test accuracies (the bundle carries MNIST).
 # Everything is printed and kept in OUT (default /tmp/d5-gpu-check): the log,
 # the JSON of every step and a summary table, summary.md.
 #
@@ -109,6 +111,13 @@ step "ResNet-20 b128 inference on cuda" 60 "${run_d5[@]}" "$d5" run "$models/res
     --time 3 --json "$out/run_resnet20.json"
 step "ResNet-50 b64 inference on cuda" 90 "${run_d5[@]}" "$d5" run "$models/resnet50.onnx" --backend cuda,ref \
     --time 5 --json "$out/run_resnet50.json"
+mnist=$prefix/share/d5/mnist
+if [ -f "$mnist/train-images-idx3-ubyte" ]; then
+    step "LeNet on MNIST, one epoch, on cuda" 120 "${run_d5[@]}" "$d5" train --model lenet \
+        --dataset "mnist:$mnist" --epochs 1 --seed 1 --backend cuda,ref --json "$out/train_gpu.json"
+    step "LeNet on MNIST, one epoch, on the CPU" 120 "${run_d5[@]}" "$d5" train --model lenet \
+        --dataset "mnist:$mnist" --epochs 1 --seed 1 --json "$out/train_cpu.json"
+fi
 if [ -n "$py" ]; then
     step "PyTorch ResNet-50 b64 inference" 90 "$py" "$here/bench/gpu/torch_peer.py" \
         --model resnet50 --batch 64 --time 5 --json "$out/torch_resnet50.json"
@@ -170,6 +179,12 @@ if rb and tb:
     rows.append(("BERT-base encoder b32 x 128 inference f32: d5 / PyTorch eager",
                  "%.3f (%.2f ms / %.2f ms)" % (rb / tb["median_ns"], rb / 1e6, tb["median_ns"] / 1e6),
                  "<= 1.1"))
+tg, tc = load("train_gpu.json"), load("train_cpu.json")
+if tg and tc and "final_test_accuracy" in tg and "final_test_accuracy" in tc:
+    a, b = tg["final_test_accuracy"], tc["final_test_accuracy"]
+    rows.append(("LeNet MNIST 1 epoch seed 1: test accuracy GPU - CPU",
+                 "%+.2f points (%.2f%% / %.2f%%)" % (100 * (a - b), 100 * a, 100 * b),
+                 "within 0.3 points"))
 print("\n| check | measured | goal |\n| --- | --- | --- |")
 for row in rows:
     print("| %s | %s | %s |" % row)
