@@ -39,6 +39,14 @@ static d5_status launched(int e, const char *op)
     return d5__cuda_check((cudaError_t)e, op, "kernel launch");
 }
 
+/* Every tensor of the call lies in device memory. */
+static d5_status on_device(const kop *k, const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                           int32_t nout)
+{
+    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
+    return s == D5_OK ? d5__cuda_on_device(k->name, "output", out, nout) : s;
+}
+
 static d5_status new_kop(const char *name, kop **out)
 {
     *out = d5_calloc(1, sizeof **out, name);
@@ -120,8 +128,7 @@ static d5_status unary_forward(void *state, const d5_tensor *in, int32_t nin, d5
                                int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
     return s;
 }
@@ -162,32 +169,37 @@ static d5_status Gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
 
 /* ---- Broadcasting binary operators and Where ---- */
 
+/* An instance over the broadcast of the n input descriptors. */
+static d5_status broadcast_create(const char *name, int op, const d5_tensor_desc *const *d, int n,
+                                  d5_tensor_desc *out, void **state)
+{
+    kop *k = NULL;
+    d5_status s = new_kop(name, &k);
+    if (s == D5_OK) s = broadcast(name, d, n, &k->sp, &out[0]);
+    if (s != D5_OK) {
+        kop_destroy(k);
+        return s;
+    }
+    k->op = op;
+    k->n = d5_tensor_desc_numel(&out[0]);
+    *state = k;
+    return D5_OK;
+}
+
 static d5_status binary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
                                d5_tensor_desc *out, void **state)
 {
     d5_status s = d5__cuda_need_f32(name, in, nin, 0);
     if (s == D5_OK) s = d5__cuda_need_f32(name, in, nin, 1);
-    kop *k = NULL;
-    if (s == D5_OK) s = new_kop(name, &k);
-    if (s != D5_OK) return s;
     const d5_tensor_desc *d[2] = {&in[0].desc, &in[1].desc};
-    k->op = op;
-    s = broadcast(name, d, 2, &k->sp, &out[0]);
-    if (s != D5_OK) {
-        kop_destroy(k);
-        return s;
-    }
-    k->n = d5_tensor_desc_numel(&out[0]);
-    *state = k;
-    return D5_OK;
+    return s == D5_OK ? broadcast_create(name, op, d, 2, out, state) : s;
 }
 
 static d5_status binary_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
                                 int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
         s = launched(d5__cuk_binary(k->op, in[0].data, in[1].data, out[0].data, &k->sp), k->name);
     return s;
@@ -215,26 +227,15 @@ static d5_status Where_create(const d5_tensor *in, int32_t nin, const d5_attrs *
                         "Where (cuda): a bool condition and two float32 inputs");
     d5_status s = d5__cuda_need_f32("Where", in, nin, 1);
     if (s == D5_OK) s = d5__cuda_need_f32("Where", in, nin, 2);
-    kop *k = NULL;
-    if (s == D5_OK) s = new_kop("Where", &k);
-    if (s != D5_OK) return s;
     const d5_tensor_desc *d[3] = {&in[0].desc, &in[1].desc, &in[2].desc};
-    s = broadcast("Where", d, 3, &k->sp, &out[0]);
-    if (s != D5_OK) {
-        kop_destroy(k);
-        return s;
-    }
-    k->n = d5_tensor_desc_numel(&out[0]);
-    *state = k;
-    return D5_OK;
+    return s == D5_OK ? broadcast_create("Where", 0, d, 3, out, state) : s;
 }
 
 static d5_status Where_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
                                int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
         s = launched(d5__cuk_where(in[0].data, in[1].data, in[2].data, out[0].data, &k->sp),
                      k->name);
@@ -287,8 +288,7 @@ static d5_status LayerNormalization_forward(void *state, const d5_tensor *in, in
                                             d5_tensor *out, int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     const float *bias = nin > 2 ? in[2].data : NULL;
     if (s == D5_OK)
         s = launched(
@@ -357,8 +357,7 @@ static d5_status Transpose_forward(void *state, const d5_tensor *in, int32_t nin
                                    int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
     return s;
 }
@@ -404,8 +403,7 @@ static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d
                                 int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     const d5_tensor_desc *y = &k->y;
     int64_t ystride[D5__CUK_MAX_DIMS], st = 1;
     for (int32_t i = y->ndim - 1; i >= 0; i--) {
@@ -473,8 +471,7 @@ static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d
                                 int32_t nout)
 {
     const kop *k = state;
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(k->name, "output", out, nout);
+    d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
         s = launched(d5__cuk_gather(in[0].data, in[1].data, out[0].data, k->rows, k->nidx, k->cols,
                                     k->axis_dim),

@@ -40,29 +40,6 @@ static d5_tensor_desc f32(int32_t nd, const int64_t *shape)
     return d;
 }
 
-/* Forward and backward of the cuda operator against ref on random inputs. */
-static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
-                        const d5_attrs *attrs)
-{
-    need_device();
-    const d5_op_desc *cand, *ref;
-    cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
-    cr_assert(cand->flags & D5_OP_CUDA);
-    d5_check_params p = d5_check_default_params();
-    d5_forward_check r;
-    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK,
-                 "%s forward: %s", name, d5_last_error());
-    cr_assert(r.passed, "%s forward: linf %.3g > %.3g at %lld (got %g want %g)", name,
-              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
-    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK,
-                 "%s backward: %s", name, d5_last_error());
-    for (int32_t i = 0; i < nin; i++)
-        cr_assert(r.out[i].linf <= r.tol[i],
-                  "%s gradient of input %d: linf %.3g > %.3g at %lld (got %g want %g)", name, i,
-                  r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got, r.out[i].want);
-}
-
 /* Forward only (the operators of inference graphs), on the given inputs
  * (NULL: random in [-1, 1]). */
 static void forward_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
@@ -72,12 +49,31 @@ static void forward_as_ref(const char *name, const d5_tensor_desc *in, int32_t n
     const d5_op_desc *cand, *ref;
     cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    cr_assert(cand->flags & D5_OP_CUDA);
     d5_check_params p = d5_check_default_params();
     d5_forward_check r;
     cr_assert_eq(d5_validate_forward(cand, ref, in, nin, inputs, attrs, 1, &p, &r), D5_OK,
                  "%s forward: %s", name, d5_last_error());
     cr_assert(r.passed, "%s forward: linf %.3g > %.3g at %lld (got %g want %g)", name,
               r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
+}
+
+/* Forward and backward of the cuda operator against ref on random inputs. */
+static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_attrs *attrs)
+{
+    forward_as_ref(name, in, nin, NULL, attrs);
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    d5_check_params p = d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK,
+                 "%s backward: %s", name, d5_last_error());
+    for (int32_t i = 0; i < nin; i++)
+        cr_assert(r.out[i].linf <= r.tol[i],
+                  "%s gradient of input %d: linf %.3g > %.3g at %lld (got %g want %g)", name, i,
+                  r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got, r.out[i].want);
 }
 
 /* ---- Without a device (these run everywhere) ---- */
