@@ -8,7 +8,10 @@
  *   Transpose (perm), Concat (axis), Gather (int64 indices, axis)
  *
  * Shapes are worked out at create, where everything is checked; forward
- * only launches. https://onnx.ai/onnx/operators/ */
+ * only launches. Backward for all but Pow, Where and LayerNormalization:
+ * the element-wise derivatives; broadcast operands' gradients (and Gather's)
+ * summed with atomic additions into zeroed memory; Transpose and Concat as
+ * the forward's copies the other way. https://onnx.ai/onnx/operators/ */
 #include "cuda_util.h"
 #include "kernels.h"
 
@@ -479,11 +482,130 @@ static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d
     return s;
 }
 
+/* ---- Backward passes ---- */
+
+/* Every tensor of a backward call that has data lies in device memory. */
+static d5_status grads_on_device(const kop *k, const d5_tensor *gout, int32_t nout,
+                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                 const d5_tensor *gin)
+{
+    d5_status s = d5__cuda_on_device(k->name, "output gradient", gout, nout);
+    if (s == D5_OK) s = on_device(k, in, nin, out, nout);
+    return s == D5_OK ? d5__cuda_on_device(k->name, "input gradient", gin, nin) : s;
+}
+
+/* Zeroes a gradient (before atomic additions, or when none flows in). */
+static d5_status zero(const kop *k, const d5_tensor *t)
+{
+    if (!t->data) return D5_OK;
+    size_t bytes = (size_t)d5_tensor_desc_numel(&t->desc) * sizeof(float);
+    return d5__cuda_check(cudaMemsetAsync(t->data, 0, bytes, 0), k->name, "cudaMemsetAsync");
+}
+
+static d5_status unary_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    if (s != D5_OK || !gin[0].data) return s;
+    if (!gout[0].data) return zero(k, &gin[0]);
+    return launched(
+        d5__cuk_unary_backward(k->op, in[0].data, out[0].data, gout[0].data, gin[0].data, k->n),
+        k->name);
+}
+
+static d5_status binary_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                 d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
+    if (s != D5_OK || !gout[0].data) return s;
+    return launched(d5__cuk_binary_backward(k->op, in[0].data, in[1].data, gout[0].data,
+                                            gin[0].data, gin[1].data, &k->sp),
+                    k->name);
+}
+
+/* The forward's copy the other way: dX at the input's offsets, read from dY
+ * at the output's. */
+static d5_status Transpose_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                    const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                    d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    if (s != D5_OK || !gin[0].data) return s;
+    if (!gout[0].data) return zero(k, &gin[0]);
+    d5__cuk_space sp = k->sp;
+    memcpy(sp.stride[0], k->sp.stride[1], sizeof sp.stride[0]);
+    memcpy(sp.stride[1], k->sp.stride[0], sizeof sp.stride[1]);
+    return launched(d5__cuk_copy(gout[0].data, gin[0].data, &sp), k->name);
+}
+
+/* Each input's gradient is its slice of dY. */
+static d5_status Concat_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                 d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    const d5_tensor_desc *y = &k->y;
+    int64_t ystride[D5__CUK_MAX_DIMS], st = 1;
+    for (int32_t i = y->ndim - 1; i >= 0; i--) {
+        ystride[i] = st;
+        st *= y->shape[i];
+    }
+    int64_t at = 0;
+    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
+        const d5_tensor_desc *d = &in[i].desc;
+        int64_t from = at;
+        at += d->shape[k->axis];
+        if (!gin[i].data) continue;
+        if (!gout[0].data) {
+            s = zero(k, &gin[i]);
+            continue;
+        }
+        d5__cuk_space sp;
+        memset(&sp, 0, sizeof sp);
+        sp.rank = d->ndim;
+        int64_t xs = 1;
+        for (int32_t j = d->ndim - 1; j >= 0; j--) {
+            sp.dims[j] = d->shape[j];
+            sp.stride[0][j] = ystride[j];
+            sp.stride[1][j] = xs;
+            xs *= d->shape[j];
+        }
+        s = launched(
+            d5__cuk_copy((const float *)gout[0].data + from * ystride[k->axis], gin[i].data, &sp),
+            k->name);
+    }
+    return s;
+}
+
+/* dData sums dY's rows at their indices; the indices have no gradient. */
+static d5_status Gather_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                 d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    if (s == D5_OK) s = zero(k, &gin[0]);
+    if (s != D5_OK || !gin[0].data || !gout[0].data) return s;
+    return launched(d5__cuk_gather_backward(gout[0].data, in[1].data, gin[0].data, k->rows, k->nidx,
+                                            k->cols, k->axis_dim),
+                    k->name);
+}
+
 /* ---- The tables ---- */
 
-#define D5_CUDA_KOP(NAME, MININ, MAXIN, FORWARD, COST)                                             \
+/* FLAGS: FWD (forward only) or BWD (with backward). */
+#define FWD D5_OP_CUDA
+#define BWD (D5_OP_CUDA | D5_OP_HAS_BACKWARD)
+#define D5_CUDA_KOP(NAME, MININ, MAXIN, FLAGS, FORWARD, BACKWARD, COST)                            \
     const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
-                                           .flags = D5_OP_CUDA,                                    \
+                                           .flags = FLAGS,                                         \
                                            .name = #NAME,                                          \
                                            .backend = "cuda",                                      \
                                            .min_inputs = MININ,                                    \
@@ -492,21 +614,22 @@ static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d
                                            .max_outputs = 1,                                       \
                                            .create = NAME##_create,                                \
                                            .forward = FORWARD,                                     \
+                                           .backward = BACKWARD,                                   \
                                            .destroy = kop_destroy,                                 \
                                            .cost = COST};
-D5_CUDA_KOP(Erf, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Sqrt, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Exp, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Neg, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Reciprocal, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Gelu, 1, 1, unary_forward, elementwise_cost)
-D5_CUDA_KOP(Add, 2, 2, binary_forward, elementwise_cost)
-D5_CUDA_KOP(Sub, 2, 2, binary_forward, elementwise_cost)
-D5_CUDA_KOP(Mul, 2, 2, binary_forward, elementwise_cost)
-D5_CUDA_KOP(Div, 2, 2, binary_forward, elementwise_cost)
-D5_CUDA_KOP(Pow, 2, 2, binary_forward, elementwise_cost)
-D5_CUDA_KOP(Where, 3, 3, Where_forward, elementwise_cost)
-D5_CUDA_KOP(LayerNormalization, 2, 3, LayerNormalization_forward, layernorm_cost)
-D5_CUDA_KOP(Transpose, 1, 1, Transpose_forward, elementwise_cost)
-D5_CUDA_KOP(Concat, 1, 2147483647, Concat_forward, elementwise_cost)
-D5_CUDA_KOP(Gather, 2, 2, Gather_forward, elementwise_cost)
+D5_CUDA_KOP(Erf, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Sqrt, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Exp, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Neg, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Reciprocal, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Gelu, 1, 1, BWD, unary_forward, unary_backward, elementwise_cost)
+D5_CUDA_KOP(Add, 2, 2, BWD, binary_forward, binary_backward, elementwise_cost)
+D5_CUDA_KOP(Sub, 2, 2, BWD, binary_forward, binary_backward, elementwise_cost)
+D5_CUDA_KOP(Mul, 2, 2, BWD, binary_forward, binary_backward, elementwise_cost)
+D5_CUDA_KOP(Div, 2, 2, BWD, binary_forward, binary_backward, elementwise_cost)
+D5_CUDA_KOP(Pow, 2, 2, FWD, binary_forward, NULL, elementwise_cost)
+D5_CUDA_KOP(Where, 3, 3, FWD, Where_forward, NULL, elementwise_cost)
+D5_CUDA_KOP(LayerNormalization, 2, 3, FWD, LayerNormalization_forward, NULL, layernorm_cost)
+D5_CUDA_KOP(Transpose, 1, 1, BWD, Transpose_forward, Transpose_backward, elementwise_cost)
+D5_CUDA_KOP(Concat, 1, 2147483647, BWD, Concat_forward, Concat_backward, elementwise_cost)
+D5_CUDA_KOP(Gather, 2, 2, BWD, Gather_forward, Gather_backward, elementwise_cost)

@@ -159,6 +159,64 @@ __global__ void fill_kernel(float *y, float v, int64_t n)
         y[i] = v;
 }
 
+__global__ void unary_backward_kernel(int op, const float *x, const float *y, const float *dy,
+                                      float *dx, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)blockDim.x * gridDim.x) {
+        float v = x[i], d;
+        switch (op) {
+        case D5__CUK_ERF: d = 1.12837916709551257f * expf(-v * v); break;
+        case D5__CUK_SQRT: d = 0.5f / y[i]; break;
+        case D5__CUK_EXP: d = y[i]; break;
+        case D5__CUK_NEG: d = -1.0f; break;
+        case D5__CUK_RECIPROCAL: d = -y[i] * y[i]; break;
+        case D5__CUK_GELU:
+            d = 0.5f * (1.0f + erff(v * 0.70710678118654752f)) +
+                v * 0.39894228040143268f * expf(-0.5f * v * v);
+            break;
+        default: {
+            float c = 0.79788456080286536f, t = tanhf(c * (v + 0.044715f * v * v * v));
+            d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * c * (1.0f + 0.134145f * v * v);
+            break;
+        }
+        }
+        dx[i] = dy[i] * d;
+    }
+}
+
+__global__ void binary_backward_kernel(int op, const float *a, const float *b, const float *dy,
+                                       float *da, float *db, d5__cuk_space sp)
+{
+    int64_t n = total(sp);
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)blockDim.x * gridDim.x) {
+        int64_t ia = offset_of(sp, 0, i), ib = offset_of(sp, 1, i);
+        float g = dy[i], u = a[ia], v = b[ib], ga, gb;
+        switch (op) {
+        case D5__CUK_ADD: ga = g, gb = g; break;
+        case D5__CUK_SUB: ga = g, gb = -g; break;
+        case D5__CUK_MUL: ga = g * v, gb = g * u; break;
+        default: ga = g / v, gb = -g * u / (v * v); break; /* DIV */
+        }
+        if (da) atomicAdd(da + ia, ga);
+        if (db) atomicAdd(db + ib, gb);
+    }
+}
+
+__global__ void gather_backward_kernel(const float *dy, const int64_t *idx, float *dx, int64_t outer,
+                                       int64_t nidx, int64_t inner, int64_t axis_dim)
+{
+    int64_t n = outer * nidx * inner;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)blockDim.x * gridDim.x) {
+        int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
+        int64_t k = idx[j];
+        if (k < 0) k += axis_dim;
+        if (k >= 0 && k < axis_dim) atomicAdd(dx + (o * axis_dim + k) * inner + r, dy[i]);
+    }
+}
+
 static int64_t count(const d5__cuk_space *sp)
 {
     int64_t n = 1;
@@ -228,5 +286,32 @@ extern "C" int d5__cuk_fill(float *y, float v, int64_t n)
 {
     if (n <= 0) return 0;
     fill_kernel<<<grid_for(n), THREADS>>>(y, v, n);
+    return launched();
+}
+
+extern "C" int d5__cuk_unary_backward(int op, const float *x, const float *y, const float *dy,
+                                      float *dx, int64_t n)
+{
+    if (n <= 0) return 0;
+    unary_backward_kernel<<<grid_for(n), THREADS>>>(op, x, y, dy, dx, n);
+    return launched();
+}
+
+extern "C" int d5__cuk_binary_backward(int op, const float *a, const float *b, const float *dy,
+                                       float *da, float *db, const d5__cuk_space *sp)
+{
+    int64_t n = count(sp);
+    if (n <= 0) return 0;
+    binary_backward_kernel<<<grid_for(n), THREADS>>>(op, a, b, dy, da, db, *sp);
+    return launched();
+}
+
+extern "C" int d5__cuk_gather_backward(const float *dy, const int64_t *idx, float *dx,
+                                       int64_t outer, int64_t nidx, int64_t inner,
+                                       int64_t axis_dim)
+{
+    int64_t n = outer * nidx * inner;
+    if (n <= 0) return 0;
+    gather_backward_kernel<<<grid_for(n), THREADS>>>(dy, idx, dx, outer, nidx, inner, axis_dim);
     return launched();
 }

@@ -50,6 +50,18 @@ int d5__cuk_copy(const float *x, float *y, const d5__cuk_space *sp);
  * bias (bias may be NULL); scale and bias have `cols` elements. */
 int d5__cuk_layernorm(const float *x, const float *scale, const float *bias, float *y,
                       int64_t rows, int64_t cols, float eps);
+/* Backward passes. dx[i] = dy[i] f'(x[i]) (y = f(x), for the functions
+ * whose derivative reads it). */
+int d5__cuk_unary_backward(int op, const float *x, const float *y, const float *dy, float *dx,
+                           int64_t n);
+/* da += dy d(a op b)/da and db += dy d(a op b)/db over sp (ADD, SUB, MUL,
+ * DIV), with atomic additions, so that a broadcast operand sums its
+ * gradient: zero da and db first. Either may be NULL. */
+int d5__cuk_binary_backward(int op, const float *a, const float *b, const float *dy, float *da,
+                            float *db, const d5__cuk_space *sp);
+/* dx[o, idx[j], r] += dy[o, j, r] (atomic): zero dx first. */
+int d5__cuk_gather_backward(const float *dy, const int64_t *idx, float *dx, int64_t outer,
+                            int64_t nidx, int64_t inner, int64_t axis_dim);
 /* y[i] += x[i] and y[i] = v, i < n (gradients in device memory). */
 int d5__cuk_add(float *y, const float *x, int64_t n);
 int d5__cuk_fill(float *y, float v, int64_t n);
