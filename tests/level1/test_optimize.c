@@ -699,3 +699,67 @@ Test(optimize, add_gradient_in_place_only_when_first)
     free(b);
     d5_network_free(net);
 }
+
+/* ---- fuse-gelu ---- */
+
+/* x[4,6] -> Div(sqrt 2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(., 0.5) -> y, the
+ * form PyTorch's nn.GELU() exports; with `half_first`, Mul(x, 0.5) -> Mul(., a)
+ * instead. With `leak`, the Erf's output is also a graph output. */
+static d5_network *gelu_graph(int half_first, int leak)
+{
+    const int64_t xs[] = {4, 6}, one[] = {1};
+    d5_network *net = graph("gelu", 17, 2, xs);
+    add_f32(net, "sqrt2", 1, one, 1.41421356f);
+    add_f32(net, "one", 1, one, 1.0f);
+    add_f32(net, "half", 1, one, 0.5f);
+    const char *i0[] = {"x", "sqrt2"}, *i1[] = {"d"}, *i2[] = {"one", "e"};
+    node(net, "div", "Div", i0, 2, "d", NULL);
+    node(net, "erf", "Erf", i1, 1, "e", NULL);
+    node(net, "add", "Add", i2, 2, "a", NULL);
+    if (half_first) {
+        const char *i3[] = {"half", "x"}, *i4[] = {"h", "a"};
+        node(net, "mul_half", "Mul", i3, 2, "h", NULL);
+        node(net, "mul", "Mul", i4, 2, "y", NULL);
+    } else {
+        const char *i3[] = {"x", "a"}, *i4[] = {"m", "half"};
+        node(net, "mul", "Mul", i3, 2, "m", NULL);
+        node(net, "mul_half", "Mul", i4, 2, "y", NULL);
+    }
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    if (leak) cr_assert_eq(d5_network_add_output(net, "e", NULL), D5_OK);
+    return net;
+}
+
+static void fuse_gelu_form(int half_first)
+{
+    d5_network *net = gelu_graph(half_first, 0);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-gelu"), 1);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(d5_network_node_count(net), 1);
+    cr_expect_eq(count_op(net, "Gelu"), 1);
+    d5_node_info g;
+    d5_network_node_at(net, 0, &g);
+    cr_expect_str_eq(g.inputs[0], "x");
+    cr_expect_str_eq(g.outputs[0], "y");
+    d5_network_free(net);
+}
+
+Test(optimize, fuses_gelu_erf_form)
+{
+    fuse_gelu_form(0);
+}
+
+Test(optimize, fuses_gelu_half_first)
+{
+    fuse_gelu_form(1);
+}
+
+Test(optimize, keeps_gelu_parts_read_elsewhere)
+{
+    d5_network *net = gelu_graph(0, 1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-gelu"), 0);
+    cr_expect_eq(count_op(net, "Erf"), 1);
+    d5_network_free(net);
+}
