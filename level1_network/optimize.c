@@ -456,6 +456,75 @@ static d5_status fuse_gelu(d5_network *net, int32_t *applied)
     return s;
 }
 
+/* ---- fold-transpose-matmul ---- */
+
+/* MatMul(Transpose(A), Transpose(B)), either Transpose or both, becomes
+ * TransposeMatMul(A, B) with the permutations perm_a and perm_b: the
+ * backends read the operands through strides instead of writing them out
+ * transposed. Each Transpose's output has the MatMul as its one reader and
+ * is no graph output; float32 operands of rank 2 or more. */
+static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *producer = d5_alloc(nv * sizeof *producer, "producers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = producer && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) producer[v] = -1;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
+            int32_t v = value_of(net, net->nodes[i].outputs[j]);
+            if (v >= 0) producer[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || !is_op(mm, "MatMul") || mm->nin != 2 || mm->nout != 1) continue;
+        int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
+        for (int32_t k = 0; k < 2; k++) {
+            int32_t v = value_of(net, mm->inputs[k]);
+            if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
+                net->values[v].desc.ndim < 2)
+                goto next;
+            int32_t p = producer[v];
+            if (p < 0 || dead[p] || !is_op(&net->nodes[p], "Transpose") || net->nodes[p].nin != 1 ||
+                net->nodes[p].nout != 1 || count[v] != 1 || net->values[v].is_output)
+                continue;
+            t[k] = p;
+            x[k] = value_of(net, net->nodes[p].inputs[0]);
+            if (x[k] < 0) t[k] = -1;
+        }
+        if (t[0] < 0 && t[1] < 0) continue;
+        for (int32_t k = 0; k < 2 && s == D5_OK; k++) {
+            if (t[k] < 0) continue;
+            const d5__node *tn = &net->nodes[t[k]];
+            const int64_t *perm = NULL;
+            int64_t n = 0, rev[D5_MAX_DIMS];
+            int32_t rank = net->values[x[k]].desc.ndim;
+            s = d5_attrs_ints(&tn->attrs_view, "perm", &perm, &n);
+            if (s != D5_OK) break;
+            if (!perm) { /* the default: the axes reversed */
+                for (int32_t j = 0; j < rank; j++) rev[j] = rank - 1 - j;
+                perm = rev;
+                n = rank;
+            }
+            d5_attr a = {
+                .name = k ? "perm_b" : "perm_a", .type = D5_ATTR_INTS, .ints = perm, .count = n};
+            s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+            if (s == D5_OK)
+                s = d5_network_set_node_input(net, net->nodes[i].name, k, net->values[x[k]].name);
+            if (s == D5_OK) dead[t[k]] = 1;
+        }
+        if (s == D5_OK) (*applied)++;
+    next:;
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(producer);
+    d5_free(dead);
+    return s;
+}
+
 /* ---- The passes ---- */
 
 static const struct {
@@ -467,6 +536,7 @@ static const struct {
     {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm},
     {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
     {"fuse-gelu", D5_OPTIMIZE_ALL, fuse_gelu},
+    {"fold-transpose-matmul", D5_OPTIMIZE_ALL, fold_transpose_matmul},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};

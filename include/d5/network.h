@@ -205,6 +205,9 @@ D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
  *   all    fuse-gelu            x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5 (PyTorch's GELU; the
  *                               multiplications in either order) becomes one Gelu (opset 20's
  *                               operator, approximate "none"), named erf+gelu
+ *   all    fold-transpose-matmul MatMul(Transpose(A), Transpose(B)) (either or both) becomes
+ *                               d5's TransposeMatMul(A, B) with perm_a, perm_b: the backends
+ *                               read the operands through strides
  *
  * A pass leaves alone what it cannot prove equal: a value that is a graph
  * output or read by more than one node, weights that are graph inputs, types

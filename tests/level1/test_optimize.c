@@ -763,3 +763,55 @@ Test(optimize, keeps_gelu_parts_read_elsewhere)
     cr_expect_eq(count_op(net, "Erf"), 1);
     d5_network_free(net);
 }
+
+/* ---- fold-transpose-matmul ---- */
+
+/* x[2,3,4,5] -> Transpose([0,2,1,3]) -> a[2,4,3,5]; w[2,6,4,5] ->
+ * Transpose([0,2,3,1]) -> b[2,4,5,6]; MatMul(a, b) -> y[2,4,3,6]. With
+ * `twice`, a is also read by a Relu whose output is a second graph output. */
+static d5_network *transpose_matmul(int twice)
+{
+    const int64_t xs[] = {2, 3, 4, 5}, ws[] = {2, 6, 4, 5};
+    const int64_t pa[] = {0, 2, 1, 3}, pb[] = {0, 2, 3, 1};
+    d5_network *net = graph("tmm", 17, 4, xs);
+    add_f32(net, "w", 4, ws, -0.05f);
+    d5_attr a1 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pa, .count = 4};
+    d5_attr a2 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pb, .count = 4};
+    d5_attrs at1 = {&a1, 1}, at2 = {&a2, 1};
+    const char *i0[] = {"x"}, *i1[] = {"w"}, *i2[] = {"a", "b"}, *i3[] = {"a"};
+    node(net, "ta", "Transpose", i0, 1, "a", &at1);
+    node(net, "tb", "Transpose", i1, 1, "b", &at2);
+    node(net, "mm", "MatMul", i2, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    if (twice) {
+        node(net, "relu", "Relu", i3, 1, "r", NULL);
+        cr_assert_eq(d5_network_add_output(net, "r", NULL), D5_OK);
+    }
+    return net;
+}
+
+Test(optimize, folds_transposes_into_matmul)
+{
+    d5_network *net = transpose_matmul(0);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-transpose-matmul"), 1);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(d5_network_node_count(net), 1);
+    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
+    d5_node_info m;
+    d5_network_node_at(net, 0, &m);
+    cr_expect_str_eq(m.inputs[0], "x");
+    cr_expect_str_eq(m.inputs[1], "w");
+    d5_network_free(net);
+}
+
+Test(optimize, keeps_transpose_read_twice)
+{
+    d5_network *net = transpose_matmul(1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-transpose-matmul"), 1); /* B only */
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(count_op(net, "Transpose"), 1);
+    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
+    d5_network_free(net);
+}
