@@ -525,6 +525,62 @@ static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
     return s;
 }
 
+/* ---- fuse-matmul-bias ---- */
+
+/* MatMul(A, B) or TransposeMatMul(A, B) whose output only an Add reads, the
+ * Add's other operand a float32 initializer of N values (the last dimension
+ * of the product; shape [N] or [1, ..., N]) that does not widen the product,
+ * becomes TransposeMatMul(A, B, C): the bias added by the matrix product's
+ * kernel while its output is in cache. */
+static d5_status fuse_matmul_bias(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
+            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")))
+            continue;
+        int32_t y = value_of(net, mm->outputs[0]);
+        int32_t ai = next_op(net, count, reader, dead, y, "Add");
+        if (ai < 0 || !net->values[y].known || net->values[y].desc.dtype != D5_F32 ||
+            net->values[y].desc.ndim < 2)
+            continue;
+        const d5__node *add = &net->nodes[ai];
+        if (add->nin != 2 || add->nout != 1) continue;
+        int32_t k = value_of(net, add->inputs[0]) == y ? 1 : 0;
+        const d5__value *c = f32_init(net, add, k);
+        int32_t sum = value_of(net, add->outputs[0]);
+        const d5_tensor_desc *yd = &net->values[y].desc;
+        if (!c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
+            d5_tensor_desc_numel(&c->init.desc) != yd->shape[yd->ndim - 1] ||
+            !d5__same_desc(&net->values[sum].desc, yd))
+            continue;
+        const char *cname = c->name;
+        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
+        if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
+        if (s == D5_OK) s = d5__network_move_output(net, i, 0, sum);
+        if (s == D5_OK) {
+            dead[ai] = 1;
+            (*applied)++;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(dead);
+    return s;
+}
+
 /* ---- The passes ---- */
 
 static const struct {
@@ -537,6 +593,7 @@ static const struct {
     {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
     {"fuse-gelu", D5_OPTIMIZE_ALL, fuse_gelu},
     {"fold-transpose-matmul", D5_OPTIMIZE_ALL, fold_transpose_matmul},
+    {"fuse-matmul-bias", D5_OPTIMIZE_ALL, fuse_matmul_bias},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};

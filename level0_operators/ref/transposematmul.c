@@ -1,20 +1,30 @@
-/* TransposeMatMul (d5's own operator, written by the graph pass
- * fold-transpose-matmul): Y = MatMul(Transpose(A, perm_a), Transpose(B,
- * perm_b)) with numpy's MatMul semantics, each perm optional. Here it is the
- * two operators it replaces run one after the other through scratch tensors:
- * the ref backend's Transpose and MatMul (any type they take), or another
- * backend's (d5__tmm_create). Inference only. */
+/* TransposeMatMul (d5's own operator, written by the graph passes
+ * fold-transpose-matmul and fuse-matmul-bias): Y = MatMul(Transpose(A,
+ * perm_a), Transpose(B, perm_b)) + C with numpy's MatMul semantics, each perm
+ * optional, the optional C broadcast into the product as Add does. Here it is
+ * the operators it replaces run one after the other through scratch tensors:
+ * the ref backend's Transpose, MatMul and Add (any type they take), or
+ * another backend's (d5__tmm_create). Inference only. */
 #include "transposematmul.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* 1 when two descriptors have the same type and shape. */
+static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
 static const char *const perm_names[2] = {"perm_a", "perm_b"};
 
 typedef struct tmm {
-    d5_op *t[2]; /* NULL: operand k is not transposed */
-    d5_op *mm;
-    d5_tensor scratch[2];
+    d5_op *t[2];     /* NULL: operand k is not transposed */
+    d5_op *mm, *add; /* add: NULL without C */
+    d5_tensor scratch[2], product;
     double flops;
 } tmm;
 
@@ -48,16 +58,19 @@ void d5__tmm_destroy(void *state)
         d5_tensor_free(&t->scratch[k]);
     }
     d5_op_free(t->mm);
+    d5_op_free(t->add);
+    d5_tensor_free(&t->product);
     d5_free(t);
 }
 
-d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul, const d5_tensor *in,
-                         int32_t nin, const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout,
-                         void **state)
+d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul,
+                         const d5_op_desc *add, const d5_tensor *in, int32_t nin,
+                         const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
 {
     (void)nout;
-    if (nin != 2)
-        return d5_error(D5_ERR_INVALID, "TransposeMatMul: 2 inputs (A, B), not %d", (int)nin);
+    if (nin < 2 || nin > 3)
+        return d5_error(D5_ERR_INVALID, "TransposeMatMul: 2 or 3 inputs (A, B, C), not %d",
+                        (int)nin);
     tmm *t = d5_calloc(1, sizeof *t, "TransposeMatMul");
     if (!t) return D5_ERR_NOMEM;
     d5_tensor mm_in[2];
@@ -79,6 +92,13 @@ d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul, 
         }
     }
     if (s == D5_OK) s = d5_op_create(matmul, mm_in, 2, attrs, 1, &t->mm);
+    if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID) {
+        d5_tensor add_in[2] = {{.desc = *d5_op_output_desc(t->mm, 0)}, in[2]};
+        s = d5_op_create(add, add_in, 2, NULL, 1, &t->add);
+        if (s == D5_OK && !same_desc(d5_op_output_desc(t->add, 0), &add_in[0].desc))
+            s = d5_error(D5_ERR_SHAPE, "TransposeMatMul: C does not broadcast into the product");
+        if (s == D5_OK) s = d5_tensor_alloc(&add_in[0].desc, &t->product);
+    }
     if (s != D5_OK) {
         d5__tmm_destroy(t);
         return s;
@@ -103,7 +123,10 @@ d5_status d5__tmm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tens
         s = d5_op_forward(t->t[k], &in[k], &t->scratch[k]);
         mm_in[k] = t->scratch[k];
     }
-    if (s == D5_OK) s = d5_op_forward(t->mm, mm_in, out);
+    if (s == D5_OK && !t->add) return d5_op_forward(t->mm, mm_in, out);
+    if (s == D5_OK) s = d5_op_forward(t->mm, mm_in, &t->product);
+    d5_tensor add_in[2] = {t->product, in[2]};
+    if (s == D5_OK) s = d5_op_forward(t->add, add_in, out);
     return s;
 }
 
@@ -120,15 +143,15 @@ void d5__tmm_cost(void *state, double *flops, double *bytes)
     *bytes += (double)d5_tensor_desc_numel(y) * (double)d5_dtype_size((d5_dtype)y->dtype);
 }
 
-extern const d5_op_desc d5__op_ref_Transpose, d5__op_ref_MatMul;
+extern const d5_op_desc d5__op_ref_Transpose, d5__op_ref_MatMul, d5__op_ref_Add;
 
 static d5_status ref_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                             d5_tensor_desc *out, int32_t nout, void **state)
 {
-    return d5__tmm_create(&d5__op_ref_Transpose, &d5__op_ref_MatMul, in, nin, attrs, out, nout,
-                          state);
+    return d5__tmm_create(&d5__op_ref_Transpose, &d5__op_ref_MatMul, &d5__op_ref_Add, in, nin,
+                          attrs, out, nout, state);
 }
 
 const d5_op_desc d5__op_ref_TransposeMatMul = {
-    D5_OP_ABI_VERSION, D5_OP_F64, "TransposeMatMul", "ref",       2, 2, 1, 1, ref_create,
+    D5_OP_ABI_VERSION, D5_OP_F64, "TransposeMatMul", "ref",       2, 3, 1, 1, ref_create,
     d5__tmm_forward,   NULL,      d5__tmm_destroy,   d5__tmm_cost};

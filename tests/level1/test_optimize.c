@@ -815,3 +815,46 @@ Test(optimize, keeps_transpose_read_twice)
     cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
     d5_network_free(net);
 }
+
+/* ---- fuse-matmul-bias ---- */
+
+/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Add(c) -> y, c of `cshape` (cnd dims). */
+static d5_network *matmul_bias(int32_t cnd, const int64_t *cshape)
+{
+    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4};
+    d5_network *net = graph("mmb", 17, 3, xs);
+    add_f32(net, "w", 2, ws, -0.05f);
+    add_f32(net, "c", cnd, cshape, 0.3f);
+    const char *i0[] = {"x", "w"}, *i1[] = {"c", "p"};
+    node(net, "mm", "MatMul", i0, 2, "p", NULL);
+    node(net, "add", "Add", i1, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+Test(optimize, fuses_matmul_bias)
+{
+    const int64_t cs[] = {1, 4};
+    d5_network *net = matmul_bias(2, cs);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-matmul-bias"), 1);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(d5_network_node_count(net), 1);
+    d5_node_info m;
+    d5_network_node_at(net, 0, &m);
+    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    cr_expect_eq(m.ninputs, 3);
+    cr_expect_str_eq(m.inputs[2], "c");
+    cr_expect_str_eq(m.outputs[0], "y");
+    d5_network_free(net);
+}
+
+/* A C of [3, 4] is not one value per column: the Add stays. */
+Test(optimize, keeps_add_of_a_matrix)
+{
+    const int64_t cs[] = {3, 4};
+    d5_network *net = matmul_bias(2, cs);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-matmul-bias"), 0);
+    d5_network_free(net);
+}
