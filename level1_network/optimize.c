@@ -525,6 +525,66 @@ static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
     return s;
 }
 
+/* ---- fuse-matmul-scale ---- */
+
+/* MatMul(A, B) or TransposeMatMul(A, B) without a bias or an alpha, whose
+ * output only a Div by a float32 scalar constant c (or a Mul by one, in
+ * either order) reads, becomes TransposeMatMul with alpha = 1 / c (or c): an
+ * attention block's scores divided by sqrt(d) scaled by the product's
+ * kernel. */
+static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
+            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")) ||
+            d5_attrs_find(&mm->attrs_view, "alpha"))
+            continue;
+        int32_t y = value_of(net, mm->outputs[0]);
+        if (y < 0 || count[y] != 1 || net->values[y].is_output || !net->values[y].known ||
+            net->values[y].desc.dtype != D5_F32)
+            continue;
+        int32_t r = reader[y];
+        const d5__node *op = &net->nodes[r];
+        double c = 0, alpha = 0;
+        if (dead[r] || op->nin != 2 || op->nout != 1) continue;
+        if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
+            c != 0)
+            alpha = 1.0 / c;
+        else if (is_op(op, "Mul")) {
+            int32_t k = value_of(net, op->inputs[0]) == y ? 1 : 0;
+            if (scalar_init(net, op, k, &c)) alpha = c;
+        }
+        int32_t z = value_of(net, op->outputs[0]);
+        if (alpha == 0 || z < 0 || !net->values[z].known ||
+            !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
+            continue;
+        d5_attr a = {.name = "alpha", .type = D5_ATTR_FLOAT, .f = alpha};
+        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+        if (s == D5_OK) s = d5__network_move_output(net, i, 0, z);
+        if (s == D5_OK) {
+            dead[r] = 1;
+            (*applied)++;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(dead);
+    return s;
+}
+
 /* ---- fuse-matmul-bias ---- */
 
 /* MatMul(A, B) or TransposeMatMul(A, B) whose output only an Add reads, the
@@ -593,6 +653,7 @@ static const struct {
     {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
     {"fuse-gelu", D5_OPTIMIZE_ALL, fuse_gelu},
     {"fold-transpose-matmul", D5_OPTIMIZE_ALL, fold_transpose_matmul},
+    {"fuse-matmul-scale", D5_OPTIMIZE_ALL, fuse_matmul_scale},
     {"fuse-matmul-bias", D5_OPTIMIZE_ALL, fuse_matmul_bias},
 };
 

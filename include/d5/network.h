@@ -208,6 +208,8 @@ D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
  *   all    fold-transpose-matmul MatMul(Transpose(A), Transpose(B)) (either or both) becomes
  *                               d5's TransposeMatMul(A, B) with perm_a, perm_b: the backends
  *                               read the operands through strides
+ *   all    fuse-matmul-scale    MatMul or TransposeMatMul -> Div or Mul by a float32 scalar
+ *                               constant becomes TransposeMatMul with alpha
  *   all    fuse-matmul-bias     MatMul or TransposeMatMul -> Add(C), C a float32 initializer
  *                               of one value per column, becomes TransposeMatMul(A, B, C)
  *

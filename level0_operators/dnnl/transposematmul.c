@@ -1,7 +1,8 @@
-/* TransposeMatMul (d5's operator of the graph passes fold-transpose-matmul
- * and fuse-matmul-bias, ref/transposematmul.h) on oneDNN's matmul
- * primitive, float32, with C as the primitive's bias when it holds one value
- * per column (a Linear layer's bias, added while the output is in cache): the
+/* TransposeMatMul (d5's operator of the graph passes fold-transpose-matmul,
+ * fuse-matmul-scale and fuse-matmul-bias, ref/transposematmul.h) on oneDNN's
+ * matmul primitive, float32, alpha as its output scale, C as its bias when it
+ * holds one value per column (a Linear layer's bias, added while the output
+ * is in cache): the
  * transposed operands are never written out; oneDNN reads A and B through
  * strided memory descriptors (the dimensions of Transpose(A, perm_a), the
  * strides of A permuted alike), as an attention block's
@@ -22,6 +23,7 @@ typedef struct dtmm {
     dnnl_primitive_t prim;
     dnnl_memory_t mem[4]; /* A, B, Y, C */
     int bias;
+    float alpha;
     void *composed; /* the fallback's state (d5__tmm_*) */
     double flops, bytes;
 } dtmm;
@@ -93,9 +95,17 @@ static d5_status build(dtmm *t, int nd, const dnnl_dims_t ad, const dnnl_dims_t 
         s = d5__dnnl_check(
             dnnl_matmul_desc_init(&mmd, &md[0], &md[1], t->bias ? &md[3] : NULL, &md[2]), name,
             "matmul descriptor");
+    dnnl_primitive_attr_t attr = NULL;
+    if (s == D5_OK && t->alpha != 1.0f) {
+        s = d5__dnnl_check(dnnl_primitive_attr_create(&attr), name, "attributes");
+        if (s == D5_OK)
+            s = d5__dnnl_check(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &t->alpha), name,
+                               "output scale");
+    }
     if (s == D5_OK)
-        s = d5__dnnl_check(dnnl_primitive_desc_create(&pd, &mmd, NULL, t->ctx.engine, NULL), name,
+        s = d5__dnnl_check(dnnl_primitive_desc_create(&pd, &mmd, attr, t->ctx.engine, NULL), name,
                            "matmul primitive descriptor");
+    if (attr) dnnl_primitive_attr_destroy(attr);
     if (s == D5_OK) s = d5__dnnl_check(dnnl_primitive_create(&t->prim, pd), name, "matmul");
     if (pd) dnnl_primitive_desc_destroy(pd);
     for (int k = 0; k < 4 && s == D5_OK; k++)
@@ -142,12 +152,20 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     dtmm *t = d5_calloc(1, sizeof *t, name);
     if (!t) return D5_ERR_NOMEM;
     t->bias = bias;
+    double alpha = 1.0;
+    s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
+    if (s != D5_OK) {
+        d5_free(t);
+        return s;
+    }
+    t->alpha = (float)alpha;
     t->flops = 2.0 * (double)d5_tensor_desc_numel(&out[0]) * (double)ad[nd - 1];
     t->bytes = 4.0 * (double)(d5_tensor_desc_numel(a) + d5_tensor_desc_numel(b) +
                               d5_tensor_desc_numel(&out[0]));
     s = d5__dnnl_ctx_create(&t->ctx, name);
-    /* oneDNN's bias is one value per column; another C runs composed. */
-    int direct = !bias || d5_tensor_desc_numel(&in[2].desc) == cd[nd - 1];
+    /* oneDNN's bias is one value per column, and added after the output
+     * scale only in some versions: another C, or a C with alpha, runs composed. */
+    int direct = !bias || (d5_tensor_desc_numel(&in[2].desc) == cd[nd - 1] && alpha == 1.0);
     if (s == D5_OK && (!direct || build(t, nd, ad, as, bd, bs, cd) != D5_OK)) {
         for (int k = 0; k < 4; k++)
             if (t->mem[k]) dnnl_memory_destroy(t->mem[k]);

@@ -1,7 +1,8 @@
 /* TransposeMatMul (d5's own operator, written by the graph passes
- * fold-transpose-matmul and fuse-matmul-bias): Y = MatMul(Transpose(A,
- * perm_a), Transpose(B, perm_b)) + C with numpy's MatMul semantics, each perm
- * optional, the optional C broadcast into the product as Add does. Here it is
+ * fold-transpose-matmul, fuse-matmul-scale and fuse-matmul-bias): Y = alpha
+ * MatMul(Transpose(A, perm_a), Transpose(B, perm_b)) + C with numpy's MatMul
+ * semantics, each perm optional, the float attribute alpha 1 by default, the
+ * optional C broadcast into the product as Add does. Here it is
  * the operators it replaces run one after the other through scratch tensors:
  * the ref backend's Transpose, MatMul and Add (any type they take), or
  * another backend's (d5__tmm_create). Inference only. */
@@ -25,7 +26,7 @@ typedef struct tmm {
     d5_op *t[2];     /* NULL: operand k is not transposed */
     d5_op *mm, *add; /* add: NULL without C */
     d5_tensor scratch[2], product;
-    double flops;
+    double flops, alpha;
 } tmm;
 
 d5_status d5__tmm_perm(const d5_attrs *attrs, int32_t k, int32_t ndim, const int64_t **perm)
@@ -104,10 +105,28 @@ d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul,
         return s;
     }
     out[0] = *d5_op_output_desc(t->mm, 0);
+    if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &t->alpha);
+    if (s == D5_OK && t->alpha != 1.0 && out[0].dtype != D5_F32 && out[0].dtype != D5_F64)
+        s = d5_error(D5_ERR_UNSUPPORTED, "TransposeMatMul: alpha needs float32 or float64, not %s",
+                     d5_dtype_name((d5_dtype)out[0].dtype));
+    if (s != D5_OK) {
+        d5__tmm_destroy(t);
+        return s;
+    }
     const d5_tensor_desc *a = &mm_in[0].desc;
     t->flops = 2.0 * (double)d5_tensor_desc_numel(&out[0]) * (double)a->shape[a->ndim - 1];
     *state = t;
     return D5_OK;
+}
+
+/* y *= alpha (float32 or float64). */
+static void scale(d5_tensor *y, double alpha)
+{
+    int64_t n = d5_tensor_desc_numel(&y->desc);
+    if (y->desc.dtype == D5_F64)
+        for (int64_t i = 0; i < n; i++) ((double *)y->data)[i] *= alpha;
+    else
+        for (int64_t i = 0; i < n; i++) ((float *)y->data)[i] *= (float)alpha;
 }
 
 d5_status d5__tmm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
@@ -123,10 +142,11 @@ d5_status d5__tmm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tens
         s = d5_op_forward(t->t[k], &in[k], &t->scratch[k]);
         mm_in[k] = t->scratch[k];
     }
-    if (s == D5_OK && !t->add) return d5_op_forward(t->mm, mm_in, out);
-    if (s == D5_OK) s = d5_op_forward(t->mm, mm_in, &t->product);
-    d5_tensor add_in[2] = {t->product, in[2]};
-    if (s == D5_OK) s = d5_op_forward(t->add, add_in, out);
+    d5_tensor *y = t->add ? &t->product : out;
+    if (s == D5_OK) s = d5_op_forward(t->mm, mm_in, y);
+    if (s == D5_OK && t->alpha != 1.0) scale(y, t->alpha);
+    d5_tensor add_in[2] = {t->product, t->add ? in[2] : t->product};
+    if (s == D5_OK && t->add) s = d5_op_forward(t->add, add_in, out);
     return s;
 }
 

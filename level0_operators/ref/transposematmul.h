@@ -1,8 +1,8 @@
-/* TransposeMatMul, d5's operator that the graph passes fold-transpose-matmul
- * and fuse-matmul-bias write: Y = MatMul(Transpose(A, perm_a), Transpose(B,
- * perm_b)) + C, each attribute optional (absent: that operand as it is), the
- * optional input C broadcast into the product (a bias of N values). Read
- * alike by every backend (ref/transposematmul.c). */
+/* TransposeMatMul, d5's operator that the graph passes fold-transpose-matmul,
+ * fuse-matmul-scale and fuse-matmul-bias write: Y = alpha MatMul(Transpose(A,
+ * perm_a), Transpose(B, perm_b)) + C, each attribute optional (absent: that
+ * operand as it is; alpha 1), the optional input C broadcast into the product
+ * (a bias of N values). Read alike by every backend (ref/transposematmul.c). */
 #ifndef D5_REF_TRANSPOSEMATMUL_H
 #define D5_REF_TRANSPOSEMATMUL_H
 

@@ -858,3 +858,40 @@ Test(optimize, keeps_add_of_a_matrix)
     cr_expect_eq(applied(&r, "fuse-matmul-bias"), 0);
     d5_network_free(net);
 }
+
+/* ---- fuse-matmul-scale ---- */
+
+/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Div(p, 8) (or Mul(0.125, p)) -> y. */
+static d5_network *matmul_scale(int mul)
+{
+    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4}, one[] = {1};
+    d5_network *net = graph("mms", 17, 3, xs);
+    add_f32(net, "w", 2, ws, -0.05f);
+    add_f32(net, "c", 1, one, mul ? 0.125f : 8.0f);
+    const char *i0[] = {"x", "w"}, *i1[] = {"p", "c"}, *i2[] = {"c", "p"};
+    node(net, "mm", "MatMul", i0, 2, "p", NULL);
+    node(net, "scale", mul ? "Mul" : "Div", mul ? i2 : i1, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+static void fuse_scale(int mul)
+{
+    d5_network *net = matmul_scale(mul);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-matmul-scale"), 1);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(d5_network_node_count(net), 1);
+    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
+    d5_network_free(net);
+}
+
+Test(optimize, fuses_matmul_div)
+{
+    fuse_scale(0);
+}
+
+Test(optimize, fuses_matmul_mul)
+{
+    fuse_scale(1);
+}
