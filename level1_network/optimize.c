@@ -312,6 +312,335 @@ static d5_status fuse_conv_activation(d5_network *net, int32_t *applied)
     return s;
 }
 
+/* ---- fuse-gelu ---- */
+
+/* The value of the float32 scalar initializer behind input `slot` of n (one
+ * element, any rank), in *out; 0 when there is none. */
+static int scalar_init(d5_network *net, const d5__node *n, int32_t slot, double *out)
+{
+    const d5__value *c = f32_init(net, n, slot);
+    if (c && d5_tensor_desc_numel(&c->init.desc) == 1) {
+        *out = *(const float *)c->init.data;
+        return 1;
+    }
+    /* Or the output of a Constant node holding a float32 tensor of one element. */
+    int32_t v = slot < n->nin ? value_of(net, n->inputs[slot]) : -1;
+    for (int32_t i = 0; v >= 0 && i < net->nnodes; i++) {
+        const d5__node *k = &net->nodes[i];
+        if (!is_op(k, "Constant") || k->nout != 1 || value_of(net, k->outputs[0]) != v) continue;
+        const d5_attr *a = d5_attrs_find(&k->attrs_view, "value");
+        const d5_tensor *t = a && a->type == D5_ATTR_TENSOR ? a->tensor : NULL;
+        if (!t || t->desc.dtype != D5_F32 || d5_tensor_desc_numel(&t->desc) != 1) return 0;
+        *out = *(const float *)t->data;
+        return 1;
+    }
+    return 0;
+}
+
+/* For a binary node n reading value v: the slot of its other input when that
+ * is a float32 scalar initializer within 1e-6 of `want`, else -1. */
+static int32_t other_is(d5_network *net, const d5__node *n, int32_t v, double want)
+{
+    double c;
+    if (n->nin != 2 || n->nout != 1) return -1;
+    for (int32_t k = 0; k < 2; k++)
+        if (value_of(net, n->inputs[k]) == v && scalar_init(net, n, 1 - k, &c) &&
+            fabs(c - want) <= 1e-6 * fabs(want))
+            return 1 - k;
+    return -1;
+}
+
+/* The node that alone reads value v (v not a graph output) when it is the
+ * operator op_type and not removed, else -1. */
+static int32_t next_op(const d5_network *net, const int32_t *count, const int32_t *reader,
+                       const unsigned char *dead, int32_t v, const char *op_type)
+{
+    if (v < 0 || count[v] != 1 || net->values[v].is_output) return -1;
+    int32_t r = reader[v];
+    return !dead[r] && is_op(&net->nodes[r], op_type) ? r : -1;
+}
+
+/* One GELU in the form PyTorch exports (nn.GELU(), Erf form), from its Erf:
+ *   d = Div(x, sqrt(2)) or Mul(x, 1/sqrt(2));  e = Erf(d);  a = Add(e, 1)
+ *   then y = Mul(Mul(x, a), 0.5)  or  y = Mul(Mul(x, 0.5), a)
+ * (operands of Add and Mul in either order) becomes y = Gelu(x). Every
+ * intermediate value has one reader and is no graph output; x, d and y have
+ * one float32 shape. */
+static d5_status fuse_gelu_one(d5_network *net, int32_t ei, const int32_t *count,
+                               const int32_t *reader, const int32_t *producer, unsigned char *dead,
+                               int32_t *applied)
+{
+    const d5__node *erf = &net->nodes[ei];
+    int32_t d = value_of(net, erf->inputs[0]), e = value_of(net, erf->outputs[0]);
+    if (d < 0 || e < 0 || producer[d] < 0) return D5_OK;
+    int32_t di = producer[d];
+    const d5__node *dn = &net->nodes[di];
+    if (dead[di] || dn->nin != 2 || dn->nout != 1 || count[d] != 1 || net->values[d].is_output)
+        return D5_OK;
+    int32_t x = -1;
+    for (int32_t k = 0; k < 2 && x < 0; k++) {
+        double c;
+        int32_t v = value_of(net, dn->inputs[k]);
+        if (!scalar_init(net, dn, 1 - k, &c)) continue;
+        if (is_op(dn, "Div") && k == 0 && fabs(c - 1.41421356237309505) <= 1e-6) x = v;
+        if (is_op(dn, "Mul") && fabs(c - 0.70710678118654752) <= 1e-6) x = v;
+    }
+    if (x < 0) return D5_OK;
+    int32_t ai = next_op(net, count, reader, dead, e, "Add");
+    if (ai < 0 || other_is(net, &net->nodes[ai], e, 1.0) < 0) return D5_OK;
+    int32_t a = value_of(net, net->nodes[ai].outputs[0]);
+    int32_t m1 = next_op(net, count, reader, dead, a, "Mul"), m2 = -1, y = -1;
+    if (m1 < 0) return D5_OK;
+    const d5__node *mn = &net->nodes[m1];
+    int32_t other = value_of(net, mn->inputs[value_of(net, mn->inputs[0]) == a ? 1 : 0]);
+    int32_t h = value_of(net, mn->outputs[0]);
+    if (other == x) { /* Mul(x, a) then Mul(., 0.5) */
+        m2 = next_op(net, count, reader, dead, h, "Mul");
+        if (m2 < 0 || other_is(net, &net->nodes[m2], h, 0.5) < 0) return D5_OK;
+        y = value_of(net, net->nodes[m2].outputs[0]);
+    } else { /* Mul(x, 0.5) then Mul(., a) */
+        int32_t hi = other >= 0 ? producer[other] : -1;
+        if (hi < 0 || dead[hi] || !is_op(&net->nodes[hi], "Mul") || count[other] != 1 ||
+            net->values[other].is_output || other_is(net, &net->nodes[hi], x, 0.5) < 0)
+            return D5_OK;
+        m2 = hi;
+        y = h;
+    }
+    if (y < 0 || net->values[x].desc.dtype != D5_F32 ||
+        !d5__same_desc(&net->values[x].desc, &net->values[d].desc) ||
+        !d5__same_desc(&net->values[x].desc, &net->values[y].desc))
+        return D5_OK;
+    char name[512];
+    snprintf(name, sizeof name, "%s+gelu", erf->name);
+    d5_status s = d5__network_rewrite_node(net, ei, d5__network_node(net, name) < 0 ? name : NULL,
+                                           "Gelu", NULL);
+    if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[ei].name, 0, net->values[x].name);
+    if (s == D5_OK) s = d5__network_move_output(net, ei, 0, y);
+    if (s == D5_OK) {
+        dead[di] = dead[ai] = dead[m1] = dead[m2] = 1;
+        (*applied)++;
+    }
+    return s;
+}
+
+static d5_status fuse_gelu(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    int32_t *producer = d5_alloc(nv * sizeof *producer, "producers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && producer && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) producer[v] = -1;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
+            int32_t v = value_of(net, net->nodes[i].outputs[j]);
+            if (v >= 0) producer[v] = i;
+        }
+    }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *n = &net->nodes[i];
+        if (!dead[i] && is_op(n, "Erf") && n->nin == 1 && n->nout == 1)
+            s = fuse_gelu_one(net, i, count, reader, producer, dead, applied);
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(producer);
+    d5_free(dead);
+    return s;
+}
+
+/* ---- fold-transpose-matmul ---- */
+
+/* MatMul(Transpose(A), Transpose(B)), either Transpose or both, becomes
+ * TransposeMatMul(A, B) with the permutations perm_a and perm_b: the
+ * backends read the operands through strides instead of writing them out
+ * transposed. Each Transpose's output has the MatMul as its one reader and
+ * is no graph output; float32 operands of rank 2 or more. */
+static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *producer = d5_alloc(nv * sizeof *producer, "producers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = producer && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) producer[v] = -1;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
+            int32_t v = value_of(net, net->nodes[i].outputs[j]);
+            if (v >= 0) producer[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || !is_op(mm, "MatMul") || mm->nin != 2 || mm->nout != 1) continue;
+        int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
+        for (int32_t k = 0; k < 2; k++) {
+            int32_t v = value_of(net, mm->inputs[k]);
+            if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
+                net->values[v].desc.ndim < 2)
+                goto next;
+            int32_t p = producer[v];
+            if (p < 0 || dead[p] || !is_op(&net->nodes[p], "Transpose") || net->nodes[p].nin != 1 ||
+                net->nodes[p].nout != 1 || count[v] != 1 || net->values[v].is_output)
+                continue;
+            t[k] = p;
+            x[k] = value_of(net, net->nodes[p].inputs[0]);
+            if (x[k] < 0) t[k] = -1;
+        }
+        if (t[0] < 0 && t[1] < 0) continue;
+        for (int32_t k = 0; k < 2 && s == D5_OK; k++) {
+            if (t[k] < 0) continue;
+            const d5__node *tn = &net->nodes[t[k]];
+            const int64_t *perm = NULL;
+            int64_t n = 0, rev[D5_MAX_DIMS];
+            int32_t rank = net->values[x[k]].desc.ndim;
+            s = d5_attrs_ints(&tn->attrs_view, "perm", &perm, &n);
+            if (s != D5_OK) break;
+            if (!perm) { /* the default: the axes reversed */
+                for (int32_t j = 0; j < rank; j++) rev[j] = rank - 1 - j;
+                perm = rev;
+                n = rank;
+            }
+            d5_attr a = {
+                .name = k ? "perm_b" : "perm_a", .type = D5_ATTR_INTS, .ints = perm, .count = n};
+            s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+            if (s == D5_OK)
+                s = d5_network_set_node_input(net, net->nodes[i].name, k, net->values[x[k]].name);
+            if (s == D5_OK) dead[t[k]] = 1;
+        }
+        if (s == D5_OK) (*applied)++;
+    next:;
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(producer);
+    d5_free(dead);
+    return s;
+}
+
+/* ---- fuse-matmul-scale ---- */
+
+/* MatMul(A, B) or TransposeMatMul(A, B) without a bias or an alpha, whose
+ * output only a Div by a float32 scalar constant c (or a Mul by one, in
+ * either order) reads, becomes TransposeMatMul with alpha = 1 / c (or c): an
+ * attention block's scores divided by sqrt(d) scaled by the product's
+ * kernel. */
+static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
+            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")) ||
+            d5_attrs_find(&mm->attrs_view, "alpha"))
+            continue;
+        int32_t y = value_of(net, mm->outputs[0]);
+        if (y < 0 || count[y] != 1 || net->values[y].is_output || !net->values[y].known ||
+            net->values[y].desc.dtype != D5_F32)
+            continue;
+        int32_t r = reader[y];
+        const d5__node *op = &net->nodes[r];
+        double c = 0, alpha = 0;
+        if (dead[r] || op->nin != 2 || op->nout != 1) continue;
+        if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
+            c != 0)
+            alpha = 1.0 / c;
+        else if (is_op(op, "Mul")) {
+            int32_t k = value_of(net, op->inputs[0]) == y ? 1 : 0;
+            if (scalar_init(net, op, k, &c)) alpha = c;
+        }
+        int32_t z = value_of(net, op->outputs[0]);
+        if (alpha == 0 || z < 0 || !net->values[z].known ||
+            !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
+            continue;
+        d5_attr a = {.name = "alpha", .type = D5_ATTR_FLOAT, .f = alpha};
+        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+        if (s == D5_OK) s = d5__network_move_output(net, i, 0, z);
+        if (s == D5_OK) {
+            dead[r] = 1;
+            (*applied)++;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(dead);
+    return s;
+}
+
+/* ---- fuse-matmul-bias ---- */
+
+/* MatMul(A, B) or TransposeMatMul(A, B) whose output only an Add reads, the
+ * Add's other operand a float32 initializer of N values (the last dimension
+ * of the product; shape [N] or [1, ..., N]) that does not widen the product,
+ * becomes TransposeMatMul(A, B, C): the bias added by the matrix product's
+ * kernel while its output is in cache. */
+static d5_status fuse_matmul_bias(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
+    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) reader[v] = i;
+        }
+    int32_t nnodes = net->nnodes;
+    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
+            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")))
+            continue;
+        int32_t y = value_of(net, mm->outputs[0]);
+        int32_t ai = next_op(net, count, reader, dead, y, "Add");
+        if (ai < 0 || !net->values[y].known || net->values[y].desc.dtype != D5_F32 ||
+            net->values[y].desc.ndim < 2)
+            continue;
+        const d5__node *add = &net->nodes[ai];
+        if (add->nin != 2 || add->nout != 1) continue;
+        int32_t k = value_of(net, add->inputs[0]) == y ? 1 : 0;
+        const d5__value *c = f32_init(net, add, k);
+        int32_t sum = value_of(net, add->outputs[0]);
+        const d5_tensor_desc *yd = &net->values[y].desc;
+        if (!c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
+            d5_tensor_desc_numel(&c->init.desc) != yd->shape[yd->ndim - 1] ||
+            !d5__same_desc(&net->values[sum].desc, yd))
+            continue;
+        const char *cname = c->name;
+        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
+        if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
+        if (s == D5_OK) s = d5__network_move_output(net, i, 0, sum);
+        if (s == D5_OK) {
+            dead[ai] = 1;
+            (*applied)++;
+        }
+    }
+    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
+    d5_free(count);
+    d5_free(reader);
+    d5_free(dead);
+    return s;
+}
+
 /* ---- The passes ---- */
 
 static const struct {
@@ -322,6 +651,10 @@ static const struct {
     {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity},
     {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm},
     {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
+    {"fuse-gelu", D5_OPTIMIZE_ALL, fuse_gelu},
+    {"fold-transpose-matmul", D5_OPTIMIZE_ALL, fold_transpose_matmul},
+    {"fuse-matmul-scale", D5_OPTIMIZE_ALL, fuse_matmul_scale},
+    {"fuse-matmul-bias", D5_OPTIMIZE_ALL, fuse_matmul_bias},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};

@@ -15,8 +15,18 @@
  * FrameworkOverhead of LeNet at batch 64 and CIFAR ResNet-20 at batch 32, and, measured first so
  * that the process's peak RSS is its own, the load time and memory of the largest built-in model.
  *
+ * The transformer cases time the ONNX files that bench/network/transformers.py
+ * exports from PyTorch (BERT-style encoder at batch 1 and 8, GPT-2-style
+ * decoder with a causal mask, ViT-style classifier; opset 17, fixed shapes)
+ * from the folder given with --transformers-dir; without it they are skipped.
+ * Their token ids are the same xorshift32 sequence, (x >> 8) % 1000, on both
+ * sides. --cases runs only the inference cases named (and skips the load and
+ * FrameworkOverhead parts).
+ *
  *     bench/network/install.sh build/ort
+ *     /usr/bin/python3 bench/network/transformers.py build/transformers
  *     d5-bench-network --ort-dir build/ort [--time 5] [--json FILE]
+ *         [--transformers-dir build/transformers] [--cases bert_b1,bert_b8,gpt2_b4,vit_b16]
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_network.h"
@@ -38,11 +48,38 @@
 typedef struct bench_case {
     const char *model;
     int64_t batch;
+    const char *file; /* NULL: a built-in model; else a file under --transformers-dir */
+    int64_t ids;      /* > 0: the input is int64 token ids in [0, ids) */
+    const char *id;   /* the name --cases selects it by */
 } bench_case;
 
-static const bench_case cases[] = {{"lenet", 1},    {"lenet", 64},   {"resnet20", 32},
-                                   {"resnet18", 1}, {"resnet50", 1}, {"resnet18-cifar", 32}};
+static const bench_case cases[] = {
+    {"lenet", 1, NULL, 0, "lenet_b1"},
+    {"lenet", 64, NULL, 0, "lenet_b64"},
+    {"resnet20", 32, NULL, 0, "resnet20_b32"},
+    {"resnet18", 1, NULL, 0, "resnet18_b1"},
+    {"resnet50", 1, NULL, 0, "resnet50_b1"},
+    {"resnet18-cifar", 32, NULL, 0, "resnet18-cifar_b32"},
+    {"bert", 1, "test_bert_b1/model.onnx", 1000, "bert_b1"},
+    {"bert", 8, "test_bert_b8/model.onnx", 1000, "bert_b8"},
+    {"gpt2", 4, "test_gpt2_b4/model.onnx", 1000, "gpt2_b4"},
+    {"vit", 16, "test_vit_b16/model.onnx", 0, "vit_b16"},
+};
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+/* 1 when `id` is an item of the comma-separated `list` (NULL: every case). */
+static int selected(const char *list, const char *id)
+{
+    if (!list) return 1;
+    size_t len = strlen(id);
+    for (const char *p = list; p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, id, n) == 0) return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
 
 /* A growable array of samples. */
 typedef struct pool {
@@ -149,7 +186,7 @@ static d5_status run_case(bench_ctx *b, const bench_case *c, const char *path)
     pool dp = {0}, op = {0};
     ort_result last = {0};
     const ort_side *ort = b->ort;
-    d5_status s = net_side_open(path, c->batch, b->optimize, &d);
+    d5_status s = net_side_open(path, c->batch, b->optimize, c->ids, &d);
     if (s != D5_OK) return s;
     d5_measure_params mp = d5_measure_default_params();
     mp.warmup = BENCH_WARMUP;
@@ -167,7 +204,7 @@ static d5_status run_case(bench_ctx *b, const bench_case *c, const char *path)
         if (s != D5_OK || !ort) continue;
         ort_result_free(&last);
         const ort_request rq = {
-            path, c->batch, d.shape, mp.max_time_s, BENCH_WARMUP, (int32_t)mp.max_reps, 0};
+            path, c->batch, d.shape, mp.max_time_s, BENCH_WARMUP, (int32_t)mp.max_reps, 0, c->ids};
         if (ort_run(ort, &rq, &last) != D5_OK) {
             snprintf(why, sizeof why, "%s", d5_last_error());
             ort = NULL;
@@ -214,7 +251,7 @@ static d5_status run_overhead(bench_ctx *b, const char *model, const char *path,
     net_side d;
     d5_overhead o;
     memset(&o, 0, sizeof o);
-    d5_status s = net_side_open(path, batch, b->optimize, &d);
+    d5_status s = net_side_open(path, batch, b->optimize, 0, &d);
     if (s != D5_OK) return s;
     d5_measure_params mp = d5_measure_default_params();
     mp.warmup = BENCH_WARMUP;
@@ -286,6 +323,7 @@ int main(int argc, char **argv)
     cli_wait_policy_restart(argv); /* d5's OpenMP wait policy, as the d5 tool has it */
     const char *ort_dir = NULL, *node = "node", *json = NULL, *keep_dir = NULL, *optimize = "all";
     const char *script = D5_SOURCE_DIR "/bench/network/ort_bench.js";
+    const char *xfmr_dir = NULL, *only = NULL;
     double seconds = 5;
     int threads = 2, blocks = 2, failures = 0;
     const cli_opt opts[] = {
@@ -299,6 +337,13 @@ int main(int argc, char **argv)
         {"script", CLI_STRING, &script, "FILE", "ort_bench.js (default: the source tree's)", 0, 0},
         {"models-dir", CLI_STRING, &keep_dir, "DIR",
          "write the ONNX files into DIR and keep them (default: a temporary folder)", 0, 0},
+        {"transformers-dir", CLI_STRING, &xfmr_dir, "DIR",
+         "the folder bench/network/transformers.py wrote (default: skip those cases)", 0, 0},
+        {"cases", CLI_STRING, &only, "LIST",
+         "only these inference cases, comma-separated (lenet_b1, lenet_b64, resnet20_b32, "
+         "resnet18_b1, resnet50_b1, resnet18-cifar_b32, bert_b1, bert_b8, gpt2_b4, vit_b16); "
+         "skips the load and FrameworkOverhead parts",
+         0, 0},
         {"optimize", CLI_STRING, &optimize, "none|basic|all",
          "d5's graph optimisation passes (default all, as ORT's)", 0, 0},
         {"json", CLI_STRING, &json, "FILE", "write the results as JSON (Google Benchmark schema)",
@@ -306,7 +351,8 @@ int main(int argc, char **argv)
     };
     const cli_spec spec = {CLI_SPEC(
         "bench-network",
-        "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--optimize LEVEL] [--json FILE]",
+        "[--ort-dir DIR] [--time S] [--blocks B] [--threads N] [--optimize LEVEL] [--json FILE]\n"
+        "       [--transformers-dir DIR] [--cases LIST]",
         "Whole-network inference, load time and memory: d5 against ONNX "
         "Runtime\n(onnxruntime-node, CPU) on the same ONNX files.",
         opts)};
@@ -354,7 +400,19 @@ int main(int argc, char **argv)
            "intra-op %d, inter-op 1, graph optimisation all\n",
            threads, optimize, threads);
 
-    if ((s = bench_load_memory(dir, b.ort, seconds, level, r)) != D5_OK) {
+    for (const char *p = only; p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int known = 0;
+        for (int i = 0; i < NCASES; i++)
+            known |= strlen(cases[i].id) == n && strncmp(p, cases[i].id, n) == 0;
+        if (!known) {
+            fprintf(stderr, "bench-network: --cases: no case named '%.*s'\n", (int)n, p);
+            return D5_EXIT_USAGE;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    if (!only && (s = bench_load_memory(dir, b.ort, seconds, level, r)) != D5_OK) {
         failures++;
         report_failure("load", s, r);
     }
@@ -367,9 +425,18 @@ int main(int argc, char **argv)
     char path[4096];
     for (int i = 0; i < NCASES; i++) {
         char what[128];
+        if (!selected(only, cases[i].id)) continue;
         snprintf(what, sizeof what, "network/%s/batch:%lld", cases[i].model,
                  (long long)cases[i].batch);
-        s = model_file(dir, cases[i].model, path, sizeof path);
+        if (cases[i].file && !xfmr_dir) {
+            printf("%-22s skipped (no --transformers-dir; see bench/network/transformers.py)\n",
+                   cases[i].id);
+            continue;
+        }
+        if (cases[i].file)
+            s = bench_path(path, sizeof path, xfmr_dir, cases[i].file);
+        else
+            s = model_file(dir, cases[i].model, path, sizeof path);
         if (s == D5_OK) s = run_case(&b, &cases[i], path);
         if (s != D5_OK) {
             failures++;
@@ -384,8 +451,9 @@ int main(int argc, char **argv)
         report_failure("ort/binding", s, r);
     }
 
-    static const bench_case overhead_cases[] = {{"lenet", 64}, {"resnet20", 32}};
-    for (size_t i = 0; i < sizeof overhead_cases / sizeof overhead_cases[0]; i++) {
+    static const bench_case overhead_cases[] = {{"lenet", 64, NULL, 0, "lenet_b64"},
+                                                {"resnet20", 32, NULL, 0, "resnet20_b32"}};
+    for (size_t i = 0; !only && i < sizeof overhead_cases / sizeof overhead_cases[0]; i++) {
         const bench_case *c = &overhead_cases[i];
         s = model_file(dir, c->model, path, sizeof path);
         if (s == D5_OK) s = run_overhead(&b, c->model, path, c->batch);

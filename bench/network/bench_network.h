@@ -18,13 +18,17 @@ typedef struct net_side {
 
 /* Loads `path` with d5_onnx_load, sets the batch, runs the graph
  * optimisation passes of `level`, compiles it with the executor's default
- * backends and feeds the seeded input. */
-d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, net_side *out);
+ * backends and feeds the seeded input: float32 values, or with ids > 0 an
+ * int64 input of token ids in [0, ids) (bench_fill_ids). */
+d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, int64_t ids,
+                        net_side *out);
 void net_side_close(net_side *s);
 
 /* Fills n floats with the xorshift32 sequence of ort_bench.js (uniform in
  * [-1, 1), 24-bit mantissas), so that both sides see identical inputs. */
 void bench_fill_input(float *data, int64_t n, uint32_t seed);
+/* The same sequence as token ids: (x >> 8) % vocab, as ort_bench.js --ids. */
+void bench_fill_ids(int64_t *data, int64_t n, uint32_t seed, int64_t vocab);
 
 /* Builds the model `name` (symbolic batch, seed BENCH_SEED) and saves it as
  * ONNX at `path`. */

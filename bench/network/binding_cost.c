@@ -38,7 +38,7 @@ d5_status bench_binding_cost(const char *dir, const ort_side *ort, double second
     if (s == D5_OK) s = save_identity(path);
     if (s != D5_OK) return s;
     ort_result o = {0};
-    const ort_request rq = {path, 1, "1", seconds, 100, BENCH_BINDING_MAX_REPS, 0};
+    const ort_request rq = {path, 1, "1", seconds, 100, BENCH_BINDING_MAX_REPS, 0, 0};
     if (ort_run(ort, &rq, &o) != D5_OK) {
         printf("ORT binding per call: not measured (%s)\n", d5_last_error());
         return D5_OK;

@@ -21,6 +21,17 @@ void bench_fill_input(float *data, int64_t n, uint32_t seed)
     }
 }
 
+void bench_fill_ids(int64_t *data, int64_t n, uint32_t seed, int64_t vocab)
+{
+    uint32_t x = seed ? seed : 1;
+    for (int64_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        data[i] = (int64_t)(x >> 8) % vocab;
+    }
+}
+
 d5_status bench_save_model(const char *name, const char *path)
 {
     d5_model_params p = d5_model_default_params();
@@ -32,8 +43,10 @@ d5_status bench_save_model(const char *name, const char *path)
     return s;
 }
 
-/* The descriptor of the first graph input, which must be float32. */
-static d5_status input_desc(const d5_network *net, const char *path, d5_tensor_desc *out)
+/* The descriptor of the first graph input, which must be float32 (int64 for
+ * token ids). */
+static d5_status input_desc(const d5_network *net, const char *path, int64_t ids,
+                            d5_tensor_desc *out)
 {
     if (d5_network_input_count(net) < 1)
         return d5_error(D5_ERR_INVALID, "%s: the model has no graph input", path);
@@ -43,26 +56,30 @@ static d5_status input_desc(const d5_network *net, const char *path, d5_tensor_d
     d5_status s = d5_network_find_value(net, name, &v);
     if (s != D5_OK) return s;
     d5_network_value_at(net, v, &info);
-    if (!info.known || info.desc.dtype != D5_F32 || info.desc.ndim < 1)
-        return d5_error(D5_ERR_SHAPE, "%s: input '%s' is not a float32 tensor of known shape", path,
-                        name);
+    if (!info.known || info.desc.dtype != (ids > 0 ? D5_I64 : D5_F32) || info.desc.ndim < 1)
+        return d5_error(D5_ERR_SHAPE, "%s: input '%s' is not a%s tensor of known shape", path, name,
+                        ids > 0 ? "n int64" : " float32");
     *out = info.desc;
     return D5_OK;
 }
 
-d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, net_side *out)
+d5_status net_side_open(const char *path, int64_t batch, d5_optimize_level level, int64_t ids,
+                        net_side *out)
 {
     memset(out, 0, sizeof *out);
     d5_tensor_desc desc;
     d5_executor_options eo = d5_executor_default_options();
     d5_status s = d5_onnx_load(path, &out->net);
     if (s == D5_OK) s = d5_network_set_batch(out->net, batch, 0);
-    if (s == D5_OK) s = input_desc(out->net, path, &desc);
+    if (s == D5_OK) s = input_desc(out->net, path, ids, &desc);
     if (s == D5_OK) s = d5_network_optimize(out->net, level, NULL);
     if (s == D5_OK) s = d5_executor_create(out->net, &eo, &out->ex);
     if (s == D5_OK) s = d5_tensor_alloc(&desc, &out->input);
     if (s == D5_OK) {
-        bench_fill_input(out->input.data, d5_tensor_desc_numel(&desc), BENCH_SEED);
+        if (ids > 0)
+            bench_fill_ids(out->input.data, d5_tensor_desc_numel(&desc), BENCH_SEED, ids);
+        else
+            bench_fill_input(out->input.data, d5_tensor_desc_numel(&desc), BENCH_SEED);
         s = d5_executor_feed(out->ex, d5_network_input_name(out->net, 0), &out->input);
     }
     if (s != D5_OK) {

@@ -163,7 +163,7 @@ d5_status bench_load_memory(const char *dir, const ort_side *ort, double seconds
     char why[512] = "";
     if (ort) {
         cli_progress(3, 3, "creating ONNX Runtime sessions of %s", name);
-        const ort_request rq = {path, LOAD_BATCH, NULL, seconds, LOAD_WARMUP, LOAD_MAX_REPS, 1};
+        const ort_request rq = {path, LOAD_BATCH, NULL, seconds, LOAD_WARMUP, LOAD_MAX_REPS, 1, 0};
         if (ort_run(ort, &rq, &o) != D5_OK) snprintf(why, sizeof why, "%s", d5_last_error());
     }
 

@@ -7,13 +7,16 @@
 //     --shape CxHxW   the input's dimensions after the batch (default: read
 //                     from the model; needed when they are symbolic)
 //     --seed S        seed of the input values (default 1)
+//     --ids V         the input is int64 token ids in [0, V): the same
+//                     xorshift32 sequence, (x >>> 8) % V
 //     --load-only     time session creation instead of runs, and report memory
 //
 // Runs the model with onnxruntime-node on the CPU execution provider:
 // intra_op_num_threads = THREADS, inter_op_num_threads = 1, sequential
 // execution, all graph optimisations. The first input is filled with the same
 // seeded xorshift32 values that d5-bench-network feeds d5 (uniform in [-1, 1),
-// 24-bit mantissas, so both sides see bit-identical float32 inputs). WARMUP
+// 24-bit mantissas, so both sides see bit-identical float32 inputs), or with
+// --ids the same token ids. WARMUP
 // runs are discarded; then each session.run is timed with
 // process.hrtime.bigint() until SECONDS have passed (and at least MIN_REPS = 3
 // samples were taken, as d5-bench-network asks of d5) or MAX_REPS samples were
@@ -46,17 +49,18 @@ function fail(message, code) {
 
 function parseArgs(argv) {
   const pos = [];
-  const opt = {ortDir: null, shape: null, seed: 1, loadOnly: false};
+  const opt = {ortDir: null, shape: null, seed: 1, loadOnly: false, ids: 0};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--load-only') {
       opt.loadOnly = true;
-    } else if (a === '--ort-dir' || a === '--shape' || a === '--seed') {
+    } else if (a === '--ort-dir' || a === '--shape' || a === '--seed' || a === '--ids') {
       if (i + 1 >= argv.length) fail(`option ${a} needs a value`, 2);
       const v = argv[++i];
       if (a === '--ort-dir') opt.ortDir = v;
       if (a === '--shape') opt.shape = v;
       if (a === '--seed') opt.seed = Number(v);
+      if (a === '--ids') opt.ids = Number(v);
     } else if (a.startsWith('--')) {
       fail(`unknown option ${a}`, 2);
     } else {
@@ -80,6 +84,8 @@ function parseArgs(argv) {
   opt.maxReps = num('MAX_REPS', pos[5], 1);
   if (!Number.isInteger(opt.seed) || opt.seed < 1 || opt.seed > 0xffffffff)
     fail(`--seed ${opt.seed} must be an integer in 1..4294967295`, 2);
+  if (!Number.isInteger(opt.ids) || opt.ids < 0 || opt.ids > 0xffffff)
+    fail(`--ids ${opt.ids} must be an integer in 0..16777215`, 2);
   if (opt.shape !== null && !/^[0-9]+(x[0-9]+)*$/.test(opt.shape))
     fail(`--shape '${opt.shape}' must look like 3x32x32`, 2);
   return opt;
@@ -105,6 +111,19 @@ function fillInput(data, seed) {
     x ^= x << 5;
     x >>>= 0;
     data[i] = (x >>> 8) / 16777216 * 2 - 1;
+  }
+}
+
+// The same sequence as token ids in [0, vocab).
+function fillIds(data, seed, vocab) {
+  let x = seed >>> 0;
+  for (let i = 0; i < data.length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    data[i] = BigInt((x >>> 8) % vocab);
   }
 }
 
@@ -140,9 +159,18 @@ async function measureRuns(ort, opt) {
   const session = await ort.InferenceSession.create(opt.model, sessionOptions(opt));
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const shape = inputShape(session, opt);
-  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-  fillInput(data, opt.seed);
-  const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', data, shape)};
+  const numel = shape.reduce((a, b) => a * b, 1);
+  let input;
+  if (opt.ids > 0) {
+    const data = new BigInt64Array(numel);
+    fillIds(data, opt.seed, opt.ids);
+    input = new ort.Tensor('int64', data, shape);
+  } else {
+    const data = new Float32Array(numel);
+    fillInput(data, opt.seed);
+    input = new ort.Tensor('float32', data, shape);
+  }
+  const feeds = {[session.inputNames[0]]: input};
   let out = null;
   for (let i = 0; i < opt.warmup; i++) out = await session.run(feeds);
   const samples = [];

@@ -183,6 +183,8 @@ static d5_status build_command(const ort_side *o, const ort_request *rq, char *c
     if (s == D5_OK && rq->shape) s = append_word(cmd, &len, "--shape");
     if (s == D5_OK && rq->shape) s = append_word(cmd, &len, rq->shape);
     if (s == D5_OK && rq->load_only) s = append_word(cmd, &len, "--load-only");
+    if (s == D5_OK && rq->ids > 0) s = append_word(cmd, &len, "--ids");
+    if (s == D5_OK && rq->ids > 0) s = append_number(cmd, &len, (double)rq->ids);
     if (s == D5_OK) s = stderr_path(o, err, sizeof err);
     if (s == D5_OK && len + 4 >= CMD_MAX)
         s = d5_error(D5_ERR_INVALID, "ONNX Runtime: the node command line exceeds %d bytes",

@@ -38,6 +38,7 @@ typedef struct ort_request {
     double seconds;    /* budget of the measured runs */
     int32_t warmup, max_reps;
     int32_t load_only;
+    int64_t ids; /* > 0: the input is int64 token ids in [0, ids) (ort_bench.js --ids) */
 } ort_request;
 
 /* Checks that node runs and that onnxruntime-node is installed under o->dir.

@@ -202,6 +202,16 @@ D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
  *                               weights and bias
  *   all    fuse-conv-activation Conv -> Relu, Conv -> Add(Z) [-> Relu] become one FusedConv
  *                               (Z of the convolution's output shape), named conv+add+relu
+ *   all    fuse-gelu            x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5 (PyTorch's GELU; the
+ *                               multiplications in either order) becomes one Gelu (opset 20's
+ *                               operator, approximate "none"), named erf+gelu
+ *   all    fold-transpose-matmul MatMul(Transpose(A), Transpose(B)) (either or both) becomes
+ *                               d5's TransposeMatMul(A, B) with perm_a, perm_b: the backends
+ *                               read the operands through strides
+ *   all    fuse-matmul-scale    MatMul or TransposeMatMul -> Div or Mul by a float32 scalar
+ *                               constant becomes TransposeMatMul with alpha
+ *   all    fuse-matmul-bias     MatMul or TransposeMatMul -> Add(C), C a float32 initializer
+ *                               of one value per column, becomes TransposeMatMul(A, B, C)
  *
  * A pass leaves alone what it cannot prove equal: a value that is a graph
  * output or read by more than one node, weights that are graph inputs, types

@@ -1,0 +1,18 @@
+/* Helpers of the dnnl backend's C kernels (kernels.h). */
+#include "kernels.h"
+
+d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_tensor *in, int32_t nin,
+                              const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout)
+{
+    void *state = NULL;
+    d5_status s = ref->create(in, nin, attrs, out, nout, &state);
+    if (s == D5_OK && ref->destroy) ref->destroy(state);
+    return s;
+}
+
+d5_status d5__dnnl_need_f32(const char *op, const d5_tensor *in, int32_t i)
+{
+    if (in[i].desc.dtype == D5_F32) return D5_OK;
+    return d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): input %d is %s; float32 only", op, (int)i,
+                    d5_dtype_name((d5_dtype)in[i].desc.dtype));
+}
