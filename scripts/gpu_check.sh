@@ -126,8 +126,7 @@ if [ -n "$py" ]; then
         --onnx "$models/bert-base.onnx" --json "$out/torch_bert.json"
     if [ -f "$models/bert-base.onnx" ]; then
         step "BERT-base encoder b32 x 128 inference on cuda" 120 "${run_d5[@]}" "$d5" run \
-            "$models/bert-base.onnx" --backend cuda,ref --optimize none --time 5 \
-            --json "$out/run_bert.json"
+            "$models/bert-base.onnx" --backend cuda,ref --time 5 --json "$out/run_bert.json"
     fi
 fi
 

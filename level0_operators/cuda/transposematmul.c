@@ -9,8 +9,7 @@
 
 #include <string.h>
 
-extern const d5_op_desc d5__op_cuda_Transpose, d5__op_cuda_MatMul, d5__op_cuda_Add,
-    d5__op_cuda_Mul;
+extern const d5_op_desc d5__op_cuda_Transpose, d5__op_cuda_MatMul, d5__op_cuda_Add, d5__op_cuda_Mul;
 
 static const char *const OP = "TransposeMatMul";
 

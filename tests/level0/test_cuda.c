@@ -537,3 +537,19 @@ Test(cuda, transpose_concat_and_gather)
     forward_as_ref("Gather", g, 2, t, &a3);
     for (int i = 0; i < 2; i++) d5_tensor_free(&t[i]);
 }
+
+/* d5's fused operator of the optimisation passes, as ref computes it. */
+Test(cuda, transposematmul_with_perms_alpha_and_bias)
+{
+    d5_tensor_desc qk[2] = {f32(4, SHAPE(2, 16, 4, 8)), f32(4, SHAPE(2, 16, 4, 8))};
+    d5_attr p1[] = {attr_ints("perm_a", SHAPE(0, 2, 1, 3), 4),
+                    attr_ints("perm_b", SHAPE(0, 2, 3, 1), 4), attr_float("alpha", 0.125)};
+    d5_attrs a1 = {p1, 3};
+    forward_as_ref("TransposeMatMul", qk, 2, NULL, &a1);
+    d5_tensor_desc lin[3] = {f32(3, SHAPE(4, 32, 64)), f32(2, SHAPE(64, 96)), f32(1, SHAPE(96))};
+    forward_as_ref("TransposeMatMul", lin, 3, NULL, NULL);
+    d5_tensor_desc t2[2] = {f32(2, SHAPE(24, 10)), f32(2, SHAPE(3, 24))};
+    d5_attr p2[] = {attr_ints("perm_a", SHAPE(1, 0), 2), attr_ints("perm_b", SHAPE(1, 0), 2)};
+    d5_attrs a2 = {p2, 2};
+    forward_as_ref("TransposeMatMul", t2, 2, NULL, &a2);
+}
