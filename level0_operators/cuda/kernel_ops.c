@@ -143,18 +143,20 @@ static void elementwise_cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)k->n;
 }
 
-#define D5_CUDA_UNARY(NAME, OP)                                                                    \
+/* The create of operator NAME: FN(its name, OP, ...), FN unary_create or
+ * binary_create. */
+#define D5_CUDA_CREATE(NAME, FN, OP)                                                               \
     static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
                                    d5_tensor_desc *out, int32_t nout, void **state)                \
     {                                                                                              \
         (void)attrs, (void)nout;                                                                   \
-        return unary_create(#NAME, OP, in, nin, out, state);                                       \
+        return FN(#NAME, OP, in, nin, out, state);                                                 \
     }
-D5_CUDA_UNARY(Erf, D5__CUK_ERF)
-D5_CUDA_UNARY(Sqrt, D5__CUK_SQRT)
-D5_CUDA_UNARY(Exp, D5__CUK_EXP)
-D5_CUDA_UNARY(Neg, D5__CUK_NEG)
-D5_CUDA_UNARY(Reciprocal, D5__CUK_RECIPROCAL)
+D5_CUDA_CREATE(Erf, unary_create, D5__CUK_ERF)
+D5_CUDA_CREATE(Sqrt, unary_create, D5__CUK_SQRT)
+D5_CUDA_CREATE(Exp, unary_create, D5__CUK_EXP)
+D5_CUDA_CREATE(Neg, unary_create, D5__CUK_NEG)
+D5_CUDA_CREATE(Reciprocal, unary_create, D5__CUK_RECIPROCAL)
 
 static d5_status Gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int32_t nout, void **state)
@@ -208,18 +210,11 @@ static d5_status binary_forward(void *state, const d5_tensor *in, int32_t nin, d
     return s;
 }
 
-#define D5_CUDA_BINARY(NAME, OP)                                                                   \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
-    {                                                                                              \
-        (void)attrs, (void)nout;                                                                   \
-        return binary_create(#NAME, OP, in, nin, out, state);                                      \
-    }
-D5_CUDA_BINARY(Add, D5__CUK_ADD)
-D5_CUDA_BINARY(Sub, D5__CUK_SUB)
-D5_CUDA_BINARY(Mul, D5__CUK_MUL)
-D5_CUDA_BINARY(Div, D5__CUK_DIV)
-D5_CUDA_BINARY(Pow, D5__CUK_POW)
+D5_CUDA_CREATE(Add, binary_create, D5__CUK_ADD)
+D5_CUDA_CREATE(Sub, binary_create, D5__CUK_SUB)
+D5_CUDA_CREATE(Mul, binary_create, D5__CUK_MUL)
+D5_CUDA_CREATE(Div, binary_create, D5__CUK_DIV)
+D5_CUDA_CREATE(Pow, binary_create, D5__CUK_POW)
 
 static d5_status Where_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                               d5_tensor_desc *out, int32_t nout, void **state)
