@@ -5,7 +5,8 @@
  *   Add, Sub, Mul, Div, Pow with ONNX's multidirectional broadcasting
  *   Where (bool condition, broadcasting all three inputs)
  *   LayerNormalization (opset 17: axis, epsilon; Y only)
- *   Transpose (perm), Concat (axis), Gather (int64 indices, axis)
+ *   Transpose (perm), Concat (axis), Split (every opset's lengths),
+ *   Gather (int64 indices, axis)
  *
  * Shapes are worked out at create, where everything is checked; forward
  * only launches. Backward for all but Pow, Where and LayerNormalization:
@@ -477,6 +478,66 @@ static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d
     return s;
 }
 
+/* Split: its shapes and checks are ref's (every opset's way of giving the
+ * lengths); each output is a strided copy of its slice of the input. */
+static d5_status Split_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                              d5_tensor_desc *out, int32_t nout, void **state)
+{
+    const d5_op_desc *ref = NULL;
+    void *ref_state = NULL;
+    int64_t axis = 0;
+    d5_status s = d5__cuda_need_f32("Split", in, nin, 0);
+    if (s == D5_OK) s = rank_ok("Split", &in[0].desc);
+    if (s == D5_OK) s = d5_op_find("Split", "ref", &ref);
+    if (s == D5_OK) s = ref->create(in, nin, attrs, out, nout, &ref_state);
+    if (s == D5_OK && ref->destroy) ref->destroy(ref_state);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s != D5_OK) return s;
+    kop *k = NULL;
+    if ((s = new_kop("Split", &k)) != D5_OK) return s;
+    k->axis = axis < 0 ? axis + in[0].desc.ndim : axis;
+    k->y = in[0].desc; /* the input: its strides */
+    k->n = d5_tensor_desc_numel(&in[0].desc);
+    *state = k;
+    return D5_OK;
+}
+
+/* The copy between part `t` (contiguous) and its slice of the whole `w` at
+ * offset `at` along the axis: to_whole 0 reads the slice, 1 writes it. */
+static d5_status slice_copy(const kop *k, const d5_tensor_desc *t, float *part, float *whole,
+                            int64_t at, int to_whole)
+{
+    const d5_tensor_desc *w = &k->y;
+    d5__cuk_space sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = t->ndim;
+    int64_t ts = 1, ws = 1, base = 0;
+    for (int32_t j = t->ndim - 1; j >= 0; j--) {
+        sp.dims[j] = t->shape[j];
+        sp.stride[to_whole][j] = ws;
+        sp.stride[1 - to_whole][j] = ts;
+        if (j == k->axis) base = at * ws;
+        ts *= t->shape[j];
+        ws *= w->shape[j];
+    }
+    const float *src = to_whole ? part : whole + base;
+    float *dst = to_whole ? whole + base : part;
+    return launched(d5__cuk_copy(src, dst, &sp), k->name);
+}
+
+static d5_status Split_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
+                               int32_t nout)
+{
+    const kop *k = state;
+    d5_status s = on_device(k, in, nin, out, nout);
+    int64_t at = 0;
+    for (int32_t i = 0; s == D5_OK && i < nout; i++) {
+        s = slice_copy(k, &out[i].desc, out[i].data, in[0].data, at, 0);
+        at += out[i].desc.shape[k->axis];
+    }
+    return s;
+}
+
 /* ---- Backward passes ---- */
 
 /* Every tensor of a backward call that has data lies in device memory. */
@@ -593,6 +654,25 @@ static d5_status Gather_backward(void *state, const d5_tensor *gout, int32_t nou
                     k->name);
 }
 
+/* dX is dY's parts put back in place (zeros for a part without gradient). */
+static d5_status Split_backward(void *state, const d5_tensor *gout, int32_t nout,
+                                const d5_tensor *in, int32_t nin, const d5_tensor *out,
+                                d5_tensor *gin)
+{
+    const kop *k = state;
+    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    if (s != D5_OK || !gin[0].data) return s;
+    int all = 1;
+    for (int32_t i = 0; i < nout; i++) all = all && gout[i].data;
+    if (!all) s = zero(k, &gin[0]);
+    int64_t at = 0;
+    for (int32_t i = 0; s == D5_OK && i < nout; i++) {
+        if (gout[i].data) s = slice_copy(k, &out[i].desc, gout[i].data, gin[0].data, at, 1);
+        at += out[i].desc.shape[k->axis];
+    }
+    return s;
+}
+
 /* ---- The tables ---- */
 
 /* FLAGS: FWD (forward only) or BWD (with backward). */
@@ -628,3 +708,16 @@ D5_CUDA_KOP(LayerNormalization, 2, 3, FWD, LayerNormalization_forward, NULL, lay
 D5_CUDA_KOP(Transpose, 1, 1, BWD, Transpose_forward, Transpose_backward, elementwise_cost)
 D5_CUDA_KOP(Concat, 1, 2147483647, BWD, Concat_forward, Concat_backward, elementwise_cost)
 D5_CUDA_KOP(Gather, 2, 2, BWD, Gather_forward, Gather_backward, elementwise_cost)
+const d5_op_desc d5__op_cuda_Split = {.abi_version = D5_OP_ABI_VERSION,
+                                      .flags = BWD,
+                                      .name = "Split",
+                                      .backend = "cuda",
+                                      .min_inputs = 1,
+                                      .max_inputs = 2,
+                                      .min_outputs = 1,
+                                      .max_outputs = 2147483647,
+                                      .create = Split_create,
+                                      .forward = Split_forward,
+                                      .backward = Split_backward,
+                                      .destroy = kop_destroy,
+                                      .cost = elementwise_cost};

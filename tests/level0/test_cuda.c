@@ -553,3 +553,32 @@ Test(cuda, transposematmul_with_perms_alpha_and_bias)
     d5_attrs a2 = {p2, 2};
     forward_as_ref("TransposeMatMul", t2, 2, NULL, &a2);
 }
+
+/* Split into three parts of lengths given as a constant input (opset 13),
+ * and into equal parts. */
+Test(cuda, split_into_parts)
+{
+    need_device();
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find("Split", "cuda", &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find("Split", "ref", &ref), D5_OK);
+    d5_tensor_desc in[2] = {f32(3, SHAPE(2, 6, 5)), f32(1, SHAPE(3))};
+    in[1].dtype = D5_I64;
+    d5_tensor t[2];
+    for (int i = 0; i < 2; i++) cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);
+    for (int k = 0; k < 60; k++) ((float *)t[0].data)[k] = (float)k * 0.5f - 7.0f;
+    int64_t lengths[3] = {2, 3, 1};
+    memcpy(t[1].data, lengths, sizeof lengths);
+    d5_attr ax[] = {attr_int("axis", 1)};
+    d5_attrs a = {ax, 1};
+    d5_check_params p = d5_check_default_params();
+    p.constants = 2;
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, 2, t, &a, 3, &p, &r), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert(r.passed, "Split: linf %.3g", r.out[0].linf);
+    cr_assert_eq(d5_validate_forward(cand, ref, in, 1, t, &a, 3, &p, &r), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert(r.passed, "Split in equal parts: linf %.3g", r.out[0].linf);
+    for (int i = 0; i < 2; i++) d5_tensor_free(&t[i]);
+}
