@@ -32,7 +32,7 @@ typedef struct xval {
     int32_t grad_buf;     /* plan buffer of the gradient */
     int32_t grad_root;    /* the value whose gradient memory this one's shares, -1 */
     void *grad;
-    int32_t blocked; /* held in a backend's blocked layout (layout.c): not fetchable */
+    int32_t blocked;   /* held in a backend's blocked layout (layout.c): not fetchable */
     int32_t mem;       /* memory: 0 host, else the device memory ex->devs[mem] (device.c) */
     int32_t host_copy; /* a graph output on a device: its copy on the host, else -1 */
 } xval;

@@ -232,7 +232,7 @@ D5_API D5_NODISCARD d5_status d5_executor_run_node(d5_executor *ex, int32_t i);
  * times nodes alone, without them); each has events and a timer region
  * "copy VALUE to MEMORY". None on a schedule that runs on the host only. */
 typedef struct d5_exec_copy {
-    const char *value;    /* the value copied */
+    const char *value;     /* the value copied */
     const char *from, *to; /* "host" or the device memory's name ("cuda") */
     size_t bytes;
     int32_t node; /* the scheduled node it runs before; -1: after the forward pass */

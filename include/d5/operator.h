@@ -246,7 +246,7 @@ typedef struct d5_device_memory {
     int32_t device;   /* the d5_device its tensors carry (D5_DEVICE_CUDA) */
     /* `bytes` (>= 1) of zeroed device memory, aligned for any element type. */
     d5_status (*alloc)(size_t bytes, void **ptr);
-    void (*free)(void *ptr); /* NULL is a no-op */
+    void (*free)(void *ptr);                                          /* NULL is a no-op */
     d5_status (*to_device)(void *dst, const void *src, size_t bytes); /* host -> device */
     d5_status (*to_host)(void *dst, const void *src, size_t bytes);   /* device -> host */
     d5_status (*sync)(void);
@@ -261,8 +261,7 @@ typedef struct d5_device_memory {
  * on host memory (ref, blas, dnnl). For a device backend that cannot run here
  * (cuda without a device or without the plugin), D5_ERR_NODEVICE with the
  * reason; D5_ERR_UNSUPPORTED for a name that is no backend. */
-D5_API D5_NODISCARD d5_status d5_backend_memory(const char *backend,
-                                                const d5_device_memory **out);
+D5_API D5_NODISCARD d5_status d5_backend_memory(const char *backend, const d5_device_memory **out);
 
 /* A custom operator library whose operators run on device memory exports its
  * memory too, with D5_DEVICE_MEMORY_EXPORT(&table) beside D5_OPERATOR_EXPORT;

@@ -48,8 +48,8 @@ int d5__cuk_where(const unsigned char *cond, const float *a, const float *b, flo
 int d5__cuk_copy(const float *x, float *y, const d5__cuk_space *sp);
 /* Each of `rows` rows of `cols`: y = (x - mean) / sqrt(var + eps) * scale +
  * bias (bias may be NULL); scale and bias have `cols` elements. */
-int d5__cuk_layernorm(const float *x, const float *scale, const float *bias, float *y,
-                      int64_t rows, int64_t cols, float eps);
+int d5__cuk_layernorm(const float *x, const float *scale, const float *bias, float *y, int64_t rows,
+                      int64_t cols, float eps);
 /* Backward passes. dx[i] = dy[i] f'(x[i]) (y = f(x), for the functions
  * whose derivative reads it). */
 int d5__cuk_unary_backward(int op, const float *x, const float *y, const float *dy, float *dx,

@@ -218,9 +218,8 @@ static d5_status relu_backward(void *state, const d5_tensor *gout, int32_t nout,
     return backward(gout, in, nin, out, gin, 0);
 }
 
-static d5_status add_backward(void *state, const d5_tensor *gout, int32_t nout,
-                              const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                              d5_tensor *gin)
+static d5_status add_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
+                              int32_t nin, const d5_tensor *out, d5_tensor *gin)
 {
     (void)state, (void)nout;
     return backward(gout, in, nin, out, gin, 1);
