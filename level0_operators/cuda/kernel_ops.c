@@ -396,6 +396,29 @@ static d5_status Concat_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
+/* The copy between part `t` (contiguous) and its slice of the whole `w` at
+ * offset `at` along the axis: to_whole 0 reads the slice, 1 writes it. */
+static d5_status slice_copy(const kop *k, const d5_tensor_desc *t, float *part, float *whole,
+                            int64_t at, int to_whole)
+{
+    const d5_tensor_desc *w = &k->y;
+    d5__cuk_space sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = t->ndim;
+    int64_t ts = 1, ws = 1, base = 0;
+    for (int32_t j = t->ndim - 1; j >= 0; j--) {
+        sp.dims[j] = t->shape[j];
+        sp.stride[to_whole][j] = ws;
+        sp.stride[1 - to_whole][j] = ts;
+        if (j == k->axis) base = at * ws;
+        ts *= t->shape[j];
+        ws *= w->shape[j];
+    }
+    const float *src = to_whole ? part : whole + base;
+    float *dst = to_whole ? whole + base : part;
+    return launched(d5__cuk_copy(src, dst, &sp), k->name);
+}
+
 /* Each input copied into its slice of the output: the output's strides, the
  * input's own contiguous ones. */
 static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
@@ -403,28 +426,10 @@ static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d
 {
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
-    const d5_tensor_desc *y = &k->y;
-    int64_t ystride[D5__CUK_MAX_DIMS], st = 1;
-    for (int32_t i = y->ndim - 1; i >= 0; i--) {
-        ystride[i] = st;
-        st *= y->shape[i];
-    }
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
-        const d5_tensor_desc *d = &in[i].desc;
-        d5__cuk_space sp;
-        memset(&sp, 0, sizeof sp);
-        sp.rank = d->ndim;
-        int64_t xs = 1;
-        for (int32_t j = d->ndim - 1; j >= 0; j--) {
-            sp.dims[j] = d->shape[j];
-            sp.stride[0][j] = xs;
-            sp.stride[1][j] = ystride[j];
-            xs *= d->shape[j];
-        }
-        s = launched(d5__cuk_copy(in[i].data, (float *)out[0].data + at * ystride[k->axis], &sp),
-                     k->name);
-        at += d->shape[k->axis];
+        s = slice_copy(k, &in[i].desc, in[i].data, out[0].data, at, 1);
+        at += in[i].desc.shape[k->axis];
     }
     return s;
 }
@@ -500,29 +505,6 @@ static d5_status Split_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     k->n = d5_tensor_desc_numel(&in[0].desc);
     *state = k;
     return D5_OK;
-}
-
-/* The copy between part `t` (contiguous) and its slice of the whole `w` at
- * offset `at` along the axis: to_whole 0 reads the slice, 1 writes it. */
-static d5_status slice_copy(const kop *k, const d5_tensor_desc *t, float *part, float *whole,
-                            int64_t at, int to_whole)
-{
-    const d5_tensor_desc *w = &k->y;
-    d5__cuk_space sp;
-    memset(&sp, 0, sizeof sp);
-    sp.rank = t->ndim;
-    int64_t ts = 1, ws = 1, base = 0;
-    for (int32_t j = t->ndim - 1; j >= 0; j--) {
-        sp.dims[j] = t->shape[j];
-        sp.stride[to_whole][j] = ws;
-        sp.stride[1 - to_whole][j] = ts;
-        if (j == k->axis) base = at * ws;
-        ts *= t->shape[j];
-        ws *= w->shape[j];
-    }
-    const float *src = to_whole ? part : whole + base;
-    float *dst = to_whole ? whole + base : part;
-    return launched(d5__cuk_copy(src, dst, &sp), k->name);
 }
 
 static d5_status Split_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
@@ -607,35 +589,12 @@ static d5_status Concat_backward(void *state, const d5_tensor *gout, int32_t nou
 {
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
-    const d5_tensor_desc *y = &k->y;
-    int64_t ystride[D5__CUK_MAX_DIMS], st = 1;
-    for (int32_t i = y->ndim - 1; i >= 0; i--) {
-        ystride[i] = st;
-        st *= y->shape[i];
-    }
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
-        const d5_tensor_desc *d = &in[i].desc;
-        int64_t from = at;
-        at += d->shape[k->axis];
-        if (!gin[i].data) continue;
-        if (!gout[0].data) {
-            s = zero(k, &gin[i]);
-            continue;
-        }
-        d5__cuk_space sp;
-        memset(&sp, 0, sizeof sp);
-        sp.rank = d->ndim;
-        int64_t xs = 1;
-        for (int32_t j = d->ndim - 1; j >= 0; j--) {
-            sp.dims[j] = d->shape[j];
-            sp.stride[0][j] = ystride[j];
-            sp.stride[1][j] = xs;
-            xs *= d->shape[j];
-        }
-        s = launched(
-            d5__cuk_copy((const float *)gout[0].data + from * ystride[k->axis], gin[i].data, &sp),
-            k->name);
+        if (gin[i].data)
+            s = gout[0].data ? slice_copy(k, &in[i].desc, gin[i].data, gout[0].data, at, 0)
+                             : zero(k, &gin[i]);
+        at += in[i].desc.shape[k->axis];
     }
     return s;
 }
