@@ -46,6 +46,68 @@ static d5_status count_readers(const d5_network *net, int32_t **out)
     return D5_OK;
 }
 
+/* What the fusion passes read of the graph's links: how many node inputs read
+ * each value, the last node that reads it, the node that writes it (-1 for
+ * none), and the nodes a pass removes. */
+typedef struct links {
+    int32_t *count, *reader, *producer;
+    unsigned char *dead;
+} links;
+
+static d5_status links_make(const d5_network *net, links *l)
+{
+    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
+    memset(l, 0, sizeof *l);
+    l->reader = d5_alloc(nv * sizeof *l->reader, "readers");
+    l->producer = d5_alloc(nv * sizeof *l->producer, "producers");
+    l->dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
+    d5_status s =
+        l->reader && l->producer && l->dead ? count_readers(net, &l->count) : D5_ERR_NOMEM;
+    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) l->producer[v] = -1;
+    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
+        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
+            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            if (v >= 0) l->reader[v] = i;
+        }
+        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
+            int32_t v = value_of(net, net->nodes[i].outputs[j]);
+            if (v >= 0) l->producer[v] = i;
+        }
+    }
+    return s;
+}
+
+/* Removes the nodes marked dead when the pass applied and succeeded, frees l,
+ * and returns the pass's status. */
+static d5_status links_finish(d5_network *net, links *l, d5_status s, int32_t applied)
+{
+    if (s == D5_OK && applied) s = d5__network_remove_nodes(net, l->dead);
+    d5_free(l->count);
+    d5_free(l->reader);
+    d5_free(l->producer);
+    d5_free(l->dead);
+    return s;
+}
+
+/* The node that alone reads value v (v not a graph output) when it is not
+ * removed and, with op_type, is that operator; else -1. */
+static int32_t next_op(const d5_network *net, const links *l, int32_t v, const char *op_type)
+{
+    if (v < 0 || l->count[v] != 1 || net->values[v].is_output) return -1;
+    int32_t r = l->reader[v];
+    return !l->dead[r] && (!op_type || is_op(&net->nodes[r], op_type)) ? r : -1;
+}
+
+/* The node that alone writes value v, read once and no graph output, when it
+ * is op_type with one output and not removed; else -1. */
+static int32_t prev_op(const d5_network *net, const links *l, int32_t v, const char *op_type)
+{
+    if (v < 0 || l->count[v] != 1 || net->values[v].is_output) return -1;
+    int32_t p = l->producer[v];
+    return p >= 0 && !l->dead[p] && net->nodes[p].nout == 1 && is_op(&net->nodes[p], op_type) ? p
+                                                                                              : -1;
+}
+
 /* A name no value has yet: base, or base_2, base_3, ... */
 static d5_status fresh_name(const d5_network *net, const char *base, char *buf, size_t size)
 {
@@ -218,24 +280,16 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
 
 /* ---- fuse-conv-activation ---- */
 
-/* The node that alone reads value v (not a graph output), or -1. */
-static int32_t sole_reader(const d5_network *net, const int32_t *count, const int32_t *reader,
-                           int32_t v)
-{
-    return v >= 0 && count[v] == 1 && !net->values[v].is_output ? reader[v] : -1;
-}
-
 /* One Conv and what follows it: Conv -> Relu, Conv -> Add(Z) or Conv -> Add(Z) -> Relu
  * become one FusedConv(X, W, B, Z) with activation Relu; oneDNN runs the addition and
  * the activation as post-ops of the convolution, on its output while it is in cache.
  * Z must have the convolution's output shape (no broadcasting). */
-static d5_status fuse_one(d5_network *net, int32_t ci, const int32_t *count, const int32_t *reader,
-                          unsigned char *dead, int32_t *applied)
+static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applied)
 {
     const d5__node *conv = &net->nodes[ci];
     int32_t y = value_of(net, conv->outputs[0]);
-    int32_t r = sole_reader(net, count, reader, y);
-    if (r < 0 || dead[r] || net->values[y].desc.dtype != D5_F32) return D5_OK;
+    int32_t r = next_op(net, l, y, NULL);
+    if (r < 0 || net->values[y].desc.dtype != D5_F32) return D5_OK;
     int32_t last = -1, add = -1, relu = -1, z = -1;
     const d5__node *next = &net->nodes[r];
     if (is_op(next, "Add") && next->nin == 2 && next->nout == 1) {
@@ -247,10 +301,8 @@ static d5_status fuse_one(d5_network *net, int32_t ci, const int32_t *count, con
             !d5__same_desc(&net->values[sum].desc, &net->values[y].desc))
             return D5_OK;
         add = last = r;
-        int32_t after = sole_reader(net, count, reader, sum);
-        if (after >= 0 && !dead[after] && is_op(&net->nodes[after], "Relu") &&
-            net->nodes[after].nout == 1)
-            relu = last = after;
+        int32_t after = next_op(net, l, sum, "Relu");
+        if (after >= 0 && net->nodes[after].nout == 1) relu = last = after;
     } else if (is_op(next, "Relu") && next->nout == 1) {
         relu = last = r;
     } else {
@@ -279,8 +331,8 @@ static d5_status fuse_one(d5_network *net, int32_t ci, const int32_t *count, con
         s = d5_network_set_node_input(net, conv->name, 3, net->values[z].name);
     if (s == D5_OK) s = d5__network_move_output(net, ci, 0, out);
     if (s == D5_OK) {
-        if (add >= 0) dead[add] = 1;
-        if (relu >= 0) dead[relu] = 1;
+        if (add >= 0) l->dead[add] = 1;
+        if (relu >= 0) l->dead[relu] = 1;
         (*applied)++;
     }
     return s;
@@ -290,26 +342,14 @@ static d5_status fuse_conv_activation(d5_network *net, int32_t *applied)
 {
     /* Shapes decide whether an addition can be fused; without them nothing is. */
     if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
-    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
-    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
-    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
-    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
-        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
-            if (v >= 0) reader[v] = i;
-        }
-    int32_t nnodes = net->nnodes;
-    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
         const d5__node *n = &net->nodes[i];
-        if (!dead[i] && is_op(n, "Conv") && n->nout == 1 && n->nin >= 2)
-            s = fuse_one(net, i, count, reader, dead, applied);
+        if (!l.dead[i] && is_op(n, "Conv") && n->nout == 1 && n->nin >= 2)
+            s = fuse_one(net, i, &l, applied);
     }
-    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
-    d5_free(count);
-    d5_free(reader);
-    d5_free(dead);
-    return s;
+    return links_finish(net, &l, s, *applied);
 }
 
 /* ---- fuse-gelu ---- */
@@ -350,33 +390,20 @@ static int32_t other_is(d5_network *net, const d5__node *n, int32_t v, double wa
     return -1;
 }
 
-/* The node that alone reads value v (v not a graph output) when it is the
- * operator op_type and not removed, else -1. */
-static int32_t next_op(const d5_network *net, const int32_t *count, const int32_t *reader,
-                       const unsigned char *dead, int32_t v, const char *op_type)
-{
-    if (v < 0 || count[v] != 1 || net->values[v].is_output) return -1;
-    int32_t r = reader[v];
-    return !dead[r] && is_op(&net->nodes[r], op_type) ? r : -1;
-}
-
 /* One GELU in the form PyTorch exports (nn.GELU(), Erf form), from its Erf:
  *   d = Div(x, sqrt(2)) or Mul(x, 1/sqrt(2));  e = Erf(d);  a = Add(e, 1)
  *   then y = Mul(Mul(x, a), 0.5)  or  y = Mul(Mul(x, 0.5), a)
  * (operands of Add and Mul in either order) becomes y = Gelu(x). Every
  * intermediate value has one reader and is no graph output; x, d and y have
  * one float32 shape. */
-static d5_status fuse_gelu_one(d5_network *net, int32_t ei, const int32_t *count,
-                               const int32_t *reader, const int32_t *producer, unsigned char *dead,
-                               int32_t *applied)
+static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *applied)
 {
     const d5__node *erf = &net->nodes[ei];
     int32_t d = value_of(net, erf->inputs[0]), e = value_of(net, erf->outputs[0]);
-    if (d < 0 || e < 0 || producer[d] < 0) return D5_OK;
-    int32_t di = producer[d];
+    int32_t di = prev_op(net, l, d, "Div");
+    if (di < 0) di = prev_op(net, l, d, "Mul");
+    if (di < 0 || e < 0 || net->nodes[di].nin != 2) return D5_OK;
     const d5__node *dn = &net->nodes[di];
-    if (dead[di] || dn->nin != 2 || dn->nout != 1 || count[d] != 1 || net->values[d].is_output)
-        return D5_OK;
     int32_t x = -1;
     for (int32_t k = 0; k < 2 && x < 0; k++) {
         double c;
@@ -386,24 +413,21 @@ static d5_status fuse_gelu_one(d5_network *net, int32_t ei, const int32_t *count
         if (is_op(dn, "Mul") && fabs(c - 0.70710678118654752) <= 1e-6) x = v;
     }
     if (x < 0) return D5_OK;
-    int32_t ai = next_op(net, count, reader, dead, e, "Add");
+    int32_t ai = next_op(net, l, e, "Add");
     if (ai < 0 || other_is(net, &net->nodes[ai], e, 1.0) < 0) return D5_OK;
     int32_t a = value_of(net, net->nodes[ai].outputs[0]);
-    int32_t m1 = next_op(net, count, reader, dead, a, "Mul"), m2 = -1, y = -1;
+    int32_t m1 = next_op(net, l, a, "Mul"), m2 = -1, y = -1;
     if (m1 < 0) return D5_OK;
     const d5__node *mn = &net->nodes[m1];
     int32_t other = value_of(net, mn->inputs[value_of(net, mn->inputs[0]) == a ? 1 : 0]);
     int32_t h = value_of(net, mn->outputs[0]);
     if (other == x) { /* Mul(x, a) then Mul(., 0.5) */
-        m2 = next_op(net, count, reader, dead, h, "Mul");
+        m2 = next_op(net, l, h, "Mul");
         if (m2 < 0 || other_is(net, &net->nodes[m2], h, 0.5) < 0) return D5_OK;
         y = value_of(net, net->nodes[m2].outputs[0]);
     } else { /* Mul(x, 0.5) then Mul(., a) */
-        int32_t hi = other >= 0 ? producer[other] : -1;
-        if (hi < 0 || dead[hi] || !is_op(&net->nodes[hi], "Mul") || count[other] != 1 ||
-            net->values[other].is_output || other_is(net, &net->nodes[hi], x, 0.5) < 0)
-            return D5_OK;
-        m2 = hi;
+        m2 = prev_op(net, l, other, "Mul");
+        if (m2 < 0 || other_is(net, &net->nodes[m2], x, 0.5) < 0) return D5_OK;
         y = h;
     }
     if (y < 0 || net->values[x].desc.dtype != D5_F32 ||
@@ -417,7 +441,7 @@ static d5_status fuse_gelu_one(d5_network *net, int32_t ei, const int32_t *count
     if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[ei].name, 0, net->values[x].name);
     if (s == D5_OK) s = d5__network_move_output(net, ei, 0, y);
     if (s == D5_OK) {
-        dead[di] = dead[ai] = dead[m1] = dead[m2] = 1;
+        l->dead[di] = l->dead[ai] = l->dead[m1] = l->dead[m2] = 1;
         (*applied)++;
     }
     return s;
@@ -426,34 +450,14 @@ static d5_status fuse_gelu_one(d5_network *net, int32_t ei, const int32_t *count
 static d5_status fuse_gelu(d5_network *net, int32_t *applied)
 {
     if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
-    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
-    int32_t *producer = d5_alloc(nv * sizeof *producer, "producers");
-    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
-    d5_status s = reader && producer && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
-    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) producer[v] = -1;
-    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
-        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
-            if (v >= 0) reader[v] = i;
-        }
-        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
-            int32_t v = value_of(net, net->nodes[i].outputs[j]);
-            if (v >= 0) producer[v] = i;
-        }
-    }
-    int32_t nnodes = net->nnodes;
-    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
         const d5__node *n = &net->nodes[i];
-        if (!dead[i] && is_op(n, "Erf") && n->nin == 1 && n->nout == 1)
-            s = fuse_gelu_one(net, i, count, reader, producer, dead, applied);
+        if (!l.dead[i] && is_op(n, "Erf") && n->nin == 1 && n->nout == 1)
+            s = fuse_gelu_one(net, i, &l, applied);
     }
-    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
-    d5_free(count);
-    d5_free(reader);
-    d5_free(producer);
-    d5_free(dead);
-    return s;
+    return links_finish(net, &l, s, *applied);
 }
 
 /* ---- fold-transpose-matmul ---- */
@@ -463,69 +467,86 @@ static d5_status fuse_gelu(d5_network *net, int32_t *applied)
  * backends read the operands through strides instead of writing them out
  * transposed. Each Transpose's output has the MatMul as its one reader and
  * is no graph output; float32 operands of rank 2 or more. */
-static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
+static d5_status fold_one_matmul(d5_network *net, int32_t i, links *l, int32_t *applied)
 {
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
-    int32_t *count = NULL, *producer = d5_alloc(nv * sizeof *producer, "producers");
-    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
-    d5_status s = producer && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
-    for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) producer[v] = -1;
-    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
-        for (int32_t j = 0; j < net->nodes[i].nout; j++) {
-            int32_t v = value_of(net, net->nodes[i].outputs[j]);
-            if (v >= 0) producer[v] = i;
-        }
-    int32_t nnodes = net->nnodes;
-    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
-        const d5__node *mm = &net->nodes[i];
-        if (dead[i] || !is_op(mm, "MatMul") || mm->nin != 2 || mm->nout != 1) continue;
-        int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
-        for (int32_t k = 0; k < 2; k++) {
-            int32_t v = value_of(net, mm->inputs[k]);
-            if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
-                net->values[v].desc.ndim < 2)
-                goto next;
-            int32_t p = producer[v];
-            if (p < 0 || dead[p] || !is_op(&net->nodes[p], "Transpose") || net->nodes[p].nin != 1 ||
-                net->nodes[p].nout != 1 || count[v] != 1 || net->values[v].is_output)
-                continue;
-            t[k] = p;
-            x[k] = value_of(net, net->nodes[p].inputs[0]);
-            if (x[k] < 0) t[k] = -1;
-        }
-        if (t[0] < 0 && t[1] < 0) continue;
-        for (int32_t k = 0; k < 2 && s == D5_OK; k++) {
-            if (t[k] < 0) continue;
-            const d5__node *tn = &net->nodes[t[k]];
-            const int64_t *perm = NULL;
-            int64_t n = 0, rev[D5_MAX_DIMS];
-            int32_t rank = net->values[x[k]].desc.ndim;
-            s = d5_attrs_ints(&tn->attrs_view, "perm", &perm, &n);
-            if (s != D5_OK) break;
-            if (!perm) { /* the default: the axes reversed */
-                for (int32_t j = 0; j < rank; j++) rev[j] = rank - 1 - j;
-                perm = rev;
-                n = rank;
-            }
-            d5_attr a = {
-                .name = k ? "perm_b" : "perm_a", .type = D5_ATTR_INTS, .ints = perm, .count = n};
-            s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
-            if (s == D5_OK)
-                s = d5_network_set_node_input(net, net->nodes[i].name, k, net->values[x[k]].name);
-            if (s == D5_OK) dead[t[k]] = 1;
-        }
-        if (s == D5_OK) (*applied)++;
-    next:;
+    const d5__node *mm = &net->nodes[i];
+    int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
+    for (int32_t k = 0; k < 2; k++) {
+        int32_t v = value_of(net, mm->inputs[k]);
+        if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
+            net->values[v].desc.ndim < 2)
+            return D5_OK;
+        int32_t p = prev_op(net, l, v, "Transpose");
+        if (p >= 0 && net->nodes[p].nin == 1) x[k] = value_of(net, net->nodes[p].inputs[0]);
+        if (x[k] >= 0) t[k] = p;
     }
-    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
-    d5_free(count);
-    d5_free(producer);
-    d5_free(dead);
+    if (t[0] < 0 && t[1] < 0) return D5_OK;
+    d5_status s = D5_OK;
+    for (int32_t k = 0; k < 2 && s == D5_OK; k++) {
+        if (t[k] < 0) continue;
+        const d5__node *tn = &net->nodes[t[k]];
+        const int64_t *perm = NULL;
+        int64_t n = 0, rev[D5_MAX_DIMS];
+        int32_t rank = net->values[x[k]].desc.ndim;
+        s = d5_attrs_ints(&tn->attrs_view, "perm", &perm, &n);
+        if (s != D5_OK) break;
+        if (!perm) { /* the default: the axes reversed */
+            for (int32_t j = 0; j < rank; j++) rev[j] = rank - 1 - j;
+            perm = rev;
+            n = rank;
+        }
+        d5_attr a = {
+            .name = k ? "perm_b" : "perm_a", .type = D5_ATTR_INTS, .ints = perm, .count = n};
+        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+        if (s == D5_OK)
+            s = d5_network_set_node_input(net, net->nodes[i].name, k, net->values[x[k]].name);
+        if (s == D5_OK) l->dead[t[k]] = 1;
+    }
+    if (s == D5_OK) (*applied)++;
     return s;
 }
 
-/* ---- fuse-matmul-scale ---- */
+static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
+        const d5__node *mm = &net->nodes[i];
+        if (!l.dead[i] && is_op(mm, "MatMul") && mm->nin == 2 && mm->nout == 1)
+            s = fold_one_matmul(net, i, &l, applied);
+    }
+    return links_finish(net, &l, s, *applied);
+}
+
+/* ---- fuse-matmul-scale, fuse-matmul-bias ---- */
+
+/* The one reader of a MatMul or TransposeMatMul's float32 output, when it is
+ * op_type and no node is removed; -1 otherwise. */
+static int32_t matmul_then(const d5_network *net, const links *l, int32_t i, const char *op_type)
+{
+    const d5__node *mm = &net->nodes[i];
+    if (l->dead[i] || mm->nin != 2 || mm->nout != 1 ||
+        !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")))
+        return -1;
+    int32_t y = value_of(net, mm->outputs[0]);
+    int32_t r = next_op(net, l, y, op_type);
+    if (r < 0 || !net->values[y].known || net->values[y].desc.dtype != D5_F32 ||
+        net->nodes[r].nin != 2 || net->nodes[r].nout != 1)
+        return -1;
+    return r;
+}
+
+/* Matmul i takes over the output of its reader r, which is removed. */
+static d5_status matmul_absorb(d5_network *net, int32_t i, int32_t r, links *l, int32_t *applied)
+{
+    d5_status s = d5__network_move_output(net, i, 0, value_of(net, net->nodes[r].outputs[0]));
+    if (s == D5_OK) {
+        l->dead[r] = 1;
+        (*applied)++;
+    }
+    return s;
+}
 
 /* MatMul(A, B) or TransposeMatMul(A, B) without a bias or an alpha, whose
  * output only a Div by a float32 scalar constant c (or a Mul by one, in
@@ -535,57 +556,30 @@ static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
 static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
 {
     if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
-    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
-    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
-    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
-    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
-        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
-            if (v >= 0) reader[v] = i;
-        }
-    int32_t nnodes = net->nnodes;
-    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
-        const d5__node *mm = &net->nodes[i];
-        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
-            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")) ||
-            d5_attrs_find(&mm->attrs_view, "alpha"))
-            continue;
-        int32_t y = value_of(net, mm->outputs[0]);
-        if (y < 0 || count[y] != 1 || net->values[y].is_output || !net->values[y].known ||
-            net->values[y].desc.dtype != D5_F32)
-            continue;
-        int32_t r = reader[y];
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
+        if (d5_attrs_find(&net->nodes[i].attrs_view, "alpha")) continue;
+        int32_t r = matmul_then(net, &l, i, "Div");
+        if (r < 0) r = matmul_then(net, &l, i, "Mul");
+        if (r < 0) continue;
         const d5__node *op = &net->nodes[r];
+        int32_t y = value_of(net, net->nodes[i].outputs[0]), z = value_of(net, op->outputs[0]);
         double c = 0, alpha = 0;
-        if (dead[r] || op->nin != 2 || op->nout != 1) continue;
         if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
             c != 0)
             alpha = 1.0 / c;
-        else if (is_op(op, "Mul")) {
-            int32_t k = value_of(net, op->inputs[0]) == y ? 1 : 0;
-            if (scalar_init(net, op, k, &c)) alpha = c;
-        }
-        int32_t z = value_of(net, op->outputs[0]);
+        else if (is_op(op, "Mul") && scalar_init(net, op, value_of(net, op->inputs[0]) == y, &c))
+            alpha = c;
         if (alpha == 0 || z < 0 || !net->values[z].known ||
             !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
             continue;
         d5_attr a = {.name = "alpha", .type = D5_ATTR_FLOAT, .f = alpha};
         s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
-        if (s == D5_OK) s = d5__network_move_output(net, i, 0, z);
-        if (s == D5_OK) {
-            dead[r] = 1;
-            (*applied)++;
-        }
+        if (s == D5_OK) s = matmul_absorb(net, i, r, &l, applied);
     }
-    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
-    d5_free(count);
-    d5_free(reader);
-    d5_free(dead);
-    return s;
+    return links_finish(net, &l, s, *applied);
 }
-
-/* ---- fuse-matmul-bias ---- */
 
 /* MatMul(A, B) or TransposeMatMul(A, B) whose output only an Add reads, the
  * Add's other operand a float32 initializer of N values (the last dimension
@@ -595,30 +589,15 @@ static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
 static d5_status fuse_matmul_bias(d5_network *net, int32_t *applied)
 {
     if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    size_t nv = (size_t)(net->nvalues ? net->nvalues : 1);
-    int32_t *count = NULL, *reader = d5_alloc(nv * sizeof *reader, "readers");
-    unsigned char *dead = d5_calloc((size_t)(net->nnodes ? net->nnodes : 1), 1, "removed nodes");
-    d5_status s = reader && dead ? count_readers(net, &count) : D5_ERR_NOMEM;
-    for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++)
-        for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
-            if (v >= 0) reader[v] = i;
-        }
-    int32_t nnodes = net->nnodes;
-    for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
-        const d5__node *mm = &net->nodes[i];
-        if (dead[i] || mm->nin != 2 || mm->nout != 1 ||
-            !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")))
-            continue;
-        int32_t y = value_of(net, mm->outputs[0]);
-        int32_t ai = next_op(net, count, reader, dead, y, "Add");
-        if (ai < 0 || !net->values[y].known || net->values[y].desc.dtype != D5_F32 ||
-            net->values[y].desc.ndim < 2)
-            continue;
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
+        int32_t ai = matmul_then(net, &l, i, "Add");
+        if (ai < 0) continue;
+        int32_t y = value_of(net, net->nodes[i].outputs[0]);
+        if (net->values[y].desc.ndim < 2) continue;
         const d5__node *add = &net->nodes[ai];
-        if (add->nin != 2 || add->nout != 1) continue;
-        int32_t k = value_of(net, add->inputs[0]) == y ? 1 : 0;
-        const d5__value *c = f32_init(net, add, k);
+        const d5__value *c = f32_init(net, add, value_of(net, add->inputs[0]) == y ? 1 : 0);
         int32_t sum = value_of(net, add->outputs[0]);
         const d5_tensor_desc *yd = &net->values[y].desc;
         if (!c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
@@ -628,17 +607,9 @@ static d5_status fuse_matmul_bias(d5_network *net, int32_t *applied)
         const char *cname = c->name;
         s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
         if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
-        if (s == D5_OK) s = d5__network_move_output(net, i, 0, sum);
-        if (s == D5_OK) {
-            dead[ai] = 1;
-            (*applied)++;
-        }
+        if (s == D5_OK) s = matmul_absorb(net, i, ai, &l, applied);
     }
-    if (s == D5_OK && *applied) s = d5__network_remove_nodes(net, dead);
-    d5_free(count);
-    d5_free(reader);
-    d5_free(dead);
-    return s;
+    return links_finish(net, &l, s, *applied);
 }
 
 /* ---- The passes ---- */
