@@ -226,4 +226,23 @@ d5_status d5__sched_go(d5_comm *c, const d5__op_args *a, d5__sched_build_fn buil
 d5_status d5__bcast_binomial(d5_comm *c, const d5__op_args *a);
 d5_status d5__ibcast_binomial(d5_comm *c, const d5__op_args *a, d5_comm_request *r);
 
+/* The operations of a backend whose allreduce is the schedule `build` makes,
+ * blocking and nonblocking, with the binomial broadcast: one line in ring.c
+ * and recdbl.c. */
+#define D5__SCHED_COMM_OPS(ops, build)                                                             \
+    static d5_status ops##_allreduce(d5_comm *c, const d5__op_args *a)                             \
+    {                                                                                              \
+        return d5__sched_go(c, a, build, NULL);                                                    \
+    }                                                                                              \
+    static d5_status ops##_iallreduce(d5_comm *c, const d5__op_args *a, d5_comm_request *r)        \
+    {                                                                                              \
+        return d5__sched_go(c, a, build, r);                                                       \
+    }                                                                                              \
+    const d5__comm_ops ops = {                                                                     \
+        .allreduce = ops##_allreduce,                                                              \
+        .iallreduce = ops##_iallreduce,                                                            \
+        .broadcast = d5__bcast_binomial,                                                           \
+        .ibroadcast = d5__ibcast_binomial,                                                         \
+    }
+
 #endif

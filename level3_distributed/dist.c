@@ -125,6 +125,7 @@ void d5_dist_free(d5_dist *d)
     if (!d) return;
     if (d->scheme->fini) d->scheme->fini(d);
     d5__ps_fini(d);
+    d5_free(d->state); /* what a scheme without fini keeps is one block */
     d5_optimizer_free(d->wrap);
     d5_free(d->sizes);
     d5_free(d->flat);

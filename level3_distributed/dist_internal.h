@@ -21,7 +21,7 @@ typedef struct d5__scheme {
     d5_status (*finish)(d5_dist *d); /* after the consensus distance is measured */
     /* Servers: the loop of d5_dist_serve. */
     d5_status (*serve)(d5_dist *d);
-    void (*fini)(d5_dist *d); /* frees d->state */
+    void (*fini)(d5_dist *d); /* frees d->state; NULL: d5_free(d->state) */
 } d5__scheme;
 
 /* The table (d5/dist_schemes.def), indexed by d5_dist_scheme. */

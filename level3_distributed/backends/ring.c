@@ -75,19 +75,4 @@ static d5_status build(d5_comm *c, const d5__op_args *a, d5__sched **out)
     return s;
 }
 
-static d5_status allreduce(d5_comm *c, const d5__op_args *a)
-{
-    return d5__sched_go(c, a, build, NULL);
-}
-
-static d5_status iallreduce(d5_comm *c, const d5__op_args *a, d5_comm_request *r)
-{
-    return d5__sched_go(c, a, build, r);
-}
-
-const d5__comm_ops d5__comm_ops_ring = {
-    .allreduce = allreduce,
-    .iallreduce = iallreduce,
-    .broadcast = d5__bcast_binomial,
-    .ibroadcast = d5__ibcast_binomial,
-};
+D5__SCHED_COMM_OPS(d5__comm_ops_ring, build);

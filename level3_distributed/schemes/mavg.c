@@ -29,12 +29,6 @@ static d5_status finish(d5_dist *d)
     return d5__dist_average_models(d, "model average");
 }
 
-static void fini(d5_dist *d)
-{
-    d5_free(d->state);
-    d->state = NULL;
-}
-
 const d5__scheme d5__scheme_mavg = {
     .name = "mavg",
     .description = "local steps, models averaged every --average-every steps",
@@ -43,5 +37,4 @@ const d5__scheme d5__scheme_mavg = {
     .setup = setup,
     .after_update = after_update,
     .finish = finish,
-    .fini = fini,
 };
