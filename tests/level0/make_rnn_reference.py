@@ -266,9 +266,9 @@ def run(c, gen):
     }
 
 
-def c_array(ctype, name, vals, per_line=4):
-    body = ",\n    ".join(", ".join(vals[k:k + per_line]) for k in range(0, len(vals), per_line))
-    return "static const %s %s[%d] = {\n    %s};\n" % (ctype, name, len(vals), body)
+def c_array(ctype, name, vals):
+    """One array on one line: the file is data, left as written (clang-format off)."""
+    return "static const %s %s[%d] = {%s};\n" % (ctype, name, len(vals), ", ".join(vals))
 
 
 FIELDS = ["X", "W", "R", "B", "h0", "c0", "P", "Y", "Yh", "Yc", "wY", "wYh", "wYc", "dX", "dW",
@@ -277,10 +277,11 @@ FIELDS = ["X", "W", "R", "B", "h0", "c0", "P", "Y", "Yh", "Yc", "wY", "wYh", "wY
 
 def main():
     gen = torch.Generator().manual_seed(20240611)
-    out = ["/* Written by make_rnn_reference.py with PyTorch %s; do not edit. */\n"
+    out = ["/* clang-format off */\n"
+           "/* Written by make_rnn_reference.py with PyTorch %s; do not edit. */\n"
            % torch.__version__,
            "#ifndef D5_TEST_RNN_REFERENCE_H\n#define D5_TEST_RNN_REFERENCE_H\n\n",
-           "#include <stddef.h>\n#include <stdint.h>\n\n"]
+           "#include \"rnn_case.h\"\n\n"]
     rows = []
     for c in CASES:
         arrays = run(c, gen)
@@ -300,39 +301,18 @@ def main():
             if v:
                 ctype = "int32_t" if key == "lengths" else "double"
                 fmt = "%d" if key == "lengths" else "%.17g"
-                out.append(c_array(ctype, "%s_%s" % (name, key), [fmt % x for x in v], 8))
+                out.append(c_array(ctype, "%s_%s" % (name, key), [fmt % x for x in v]))
                 extra[key] = "%s_%s" % (name, key)
             else:
                 extra[key] = "NULL"
         acts = '"%s"' % c["activations"] if c["activations"] else "NULL"
         rows.append(
-            '    {"%s", "%s", "%s", %d, %d, %d, %d, %d, %s, %s, %d, %s, %d, %.17g, %d, %d, %s,\n'
-            '     %s}' % (
+            '    {"%s", "%s", "%s", %d, %d, %d, %d, %d, %s, %s, %d, %s, %d, %.17g, %d, %d, %s, %s}' % (
                 name, c["op"], c["direction"], c["layout"], c["T"], c["N"], c["I"], c["H"], acts,
                 extra["alpha"], len(c["alpha"]), extra["beta"], len(c["beta"]), c["clip"],
                 c["lbr"], c["input_forget"], extra["lengths"],
                 ", ".join(fields[k] for k in FIELDS)))
     out.append("""
-/* One case: the operator's attributes and sizes, its inputs (NULL: omitted),
- * its outputs, the output gradients of the loss and the input gradients, in
- * the case's layout. */
-typedef struct rnn_ref_case {
-    const char *name, *op, *direction;
-    int64_t layout, T, N, I, H;
-    const char *activations; /* NULL: the defaults */
-    const double *alpha;
-    int64_t nalpha;
-    const double *beta;
-    int64_t nbeta;
-    double clip; /* 0: none */
-    int64_t lbr, input_forget;
-    const int32_t *lens;
-    const double *X, *W, *R, *B, *h0, *c0, *P;
-    const double *Y, *Yh, *Yc;
-    const double *wY, *wYh, *wYc;
-    const double *dX, *dW, *dR, *dB, *dh0, *dc0, *dP;
-} rnn_ref_case;
-
 static const rnn_ref_case rnn_ref_cases[] = {
 """)
     out.append(",\n".join(rows))
