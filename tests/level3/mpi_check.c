@@ -27,6 +27,20 @@ d5_comm *mpi_check_open(const char *backend, double timeout_s)
     return c;
 }
 
+d5_comm *mpi_check_world(const char *program, double timeout_s)
+{
+    d5_comm_params p = d5_comm_default_params();
+    p.timeout_s = timeout_s;
+    d5_comm *c = NULL;
+    d5_status s = d5_comm_create(&p, &c);
+    if (s != D5_OK) {
+        fprintf(stderr, "%s: %s: %s\n", program, d5_status_name(s), d5_last_error());
+        return NULL;
+    }
+    mpi_check_rank = d5_comm_rank(c);
+    return c;
+}
+
 double mpi_check_pattern(size_t i, int r)
 {
     return (double)(((i * 7) + (size_t)r * 13) % 61) - 30;

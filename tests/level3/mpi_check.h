@@ -42,6 +42,10 @@ extern int mpi_check_rank, mpi_check_passed, mpi_check_failed;
  * none) and the other parameters at their defaults; NULL (and a failed check)
  * when it cannot be created. Free with d5_comm_free (collective). */
 d5_comm *mpi_check_open(const char *backend, double timeout_s);
+/* The program's first communicator (the default backend, timeout_s as in
+ * mpi_check_open), its rank in mpi_check_rank; NULL, with the reason on
+ * stderr under the program's name, when it cannot be created. */
+d5_comm *mpi_check_world(const char *program, double timeout_s);
 
 /* Element i of rank r's allreduce input: a small integer, so that the sum
  * over the ranks is exact in float32. */

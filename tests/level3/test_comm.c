@@ -307,13 +307,9 @@ static void pending_at_free(void *buf)
 
 int main(void)
 {
-    d5_comm *world = NULL;
-    d5_status s = d5_comm_create(NULL, &world);
-    if (s != D5_OK) {
-        fprintf(stderr, "test_comm: %s: %s\n", d5_status_name(s), d5_last_error());
-        return 1;
-    }
-    rank = mpi_check_rank = d5_comm_rank(world);
+    d5_comm *world = mpi_check_world("test_comm", 0);
+    if (!world) return 1;
+    rank = mpi_check_rank;
     size = d5_comm_size(world);
     d5_comm_info info;
     d5_comm_info_get(world, &info);

@@ -279,13 +279,9 @@ static void params(void)
 
 int main(void)
 {
-    d5_comm *world = NULL;
-    d5_status s = d5_comm_create(NULL, &world);
-    if (s != D5_OK) {
-        fprintf(stderr, "test_comm_timeout: %s: %s\n", d5_status_name(s), d5_last_error());
-        return 1;
-    }
-    rank = mpi_check_rank = d5_comm_rank(world);
+    d5_comm *world = mpi_check_world("test_comm_timeout", 0);
+    if (!world) return 1;
+    rank = mpi_check_rank;
     size = d5_comm_size(world);
     void *buf = malloc(1u << 20);
     if (!buf) return 1;

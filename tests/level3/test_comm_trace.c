@@ -79,13 +79,9 @@ static void check_file(const char *path)
 
 int main(void)
 {
-    d5_comm *c = NULL;
-    d5_status s = d5_comm_create(NULL, &c);
-    if (s != D5_OK) {
-        fprintf(stderr, "test_comm_trace: %s: %s\n", d5_status_name(s), d5_last_error());
-        return 1;
-    }
-    rank = mpi_check_rank = d5_comm_rank(c);
+    d5_comm *c = mpi_check_world("test_comm_trace", 0);
+    if (!c) return 1;
+    rank = mpi_check_rank;
     size = d5_comm_size(c);
     CHECK(size <= 8, "up to 8 ranks");
     char path[128];
@@ -110,7 +106,7 @@ int main(void)
     }
 
     /* A rank without a timer, a file that cannot be written: every rank fails. */
-    s = d5_comm_trace_merge(c, rank == size - 1 ? NULL : t, path);
+    d5_status s = d5_comm_trace_merge(c, rank == size - 1 ? NULL : t, path);
     CHECK(s == D5_ERR_INVALID && strstr(d5_last_error(), "rank"), "no timer on rank %d: %s: %s",
           size - 1, d5_status_name(s), d5_last_error());
     s = d5_comm_trace_merge(c, t, "/nonexistent-d5-dir/trace.json");

@@ -265,14 +265,8 @@ static void combinations_are_checked(int32_t p)
 
 int main(void)
 {
-    d5_comm *c = NULL;
-    d5_comm_params cp = d5_comm_default_params();
-    cp.timeout_s = 60;
-    if (d5_comm_create(&cp, &c) != D5_OK) {
-        fprintf(stderr, "d5_comm_create: %s\n", d5_last_error());
-        return 1;
-    }
-    mpi_check_rank = d5_comm_rank(c);
+    d5_comm *c = mpi_check_world("test_dist", 60);
+    if (!c) return 1;
     int32_t p = d5_comm_size(c);
     d5_comm *side = mpi_check_open("mpi", 60); /* holds worker 1 back */
     CHECK_OK(d5_threads_set(1));

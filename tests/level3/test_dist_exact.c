@@ -257,14 +257,8 @@ static void dpsgd_averages_neighbours(d5_comm *c)
 
 int main(void)
 {
-    d5_comm *c = NULL;
-    d5_comm_params cp = d5_comm_default_params();
-    cp.timeout_s = 60;
-    if (d5_comm_create(&cp, &c) != D5_OK) {
-        fprintf(stderr, "d5_comm_create: %s\n", d5_last_error());
-        return 1;
-    }
-    mpi_check_rank = d5_comm_rank(c);
+    d5_comm *c = mpi_check_world("test_dist_exact", 60);
+    if (!c) return 1;
     int32_t p = d5_comm_size(c);
     CHECK_OK(d5_threads_set(1));
     double ref[STEPS];
