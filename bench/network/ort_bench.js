@@ -101,30 +101,29 @@ function loadOrt(ortDir) {
   }
 }
 
-// xorshift32 (Marsaglia 2003); the top 24 bits give a float in [-1, 1).
-function fillInput(data, seed) {
+// xorshift32 (Marsaglia 2003): a function giving the next 24 top bits.
+function xorshift(seed) {
   let x = seed >>> 0;
-  for (let i = 0; i < data.length; i++) {
+  return () => {
     x ^= x << 13;
     x >>>= 0;
     x ^= x >>> 17;
     x ^= x << 5;
     x >>>= 0;
-    data[i] = (x >>> 8) / 16777216 * 2 - 1;
-  }
+    return x >>> 8;
+  };
+}
+
+// Floats in [-1, 1).
+function fillInput(data, seed) {
+  const next = xorshift(seed);
+  for (let i = 0; i < data.length; i++) data[i] = next() / 16777216 * 2 - 1;
 }
 
 // The same sequence as token ids in [0, vocab).
 function fillIds(data, seed, vocab) {
-  let x = seed >>> 0;
-  for (let i = 0; i < data.length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    data[i] = BigInt((x >>> 8) % vocab);
-  }
+  const next = xorshift(seed);
+  for (let i = 0; i < data.length; i++) data[i] = BigInt(next() % vocab);
 }
 
 function sessionOptions(opt) {
