@@ -89,6 +89,22 @@ static d5_status links_finish(d5_network *net, links *l, d5_status s, int32_t ap
     return s;
 }
 
+/* A fusion pass: `one` tried on node i, which it may rewrite, marking the
+ * nodes it absorbs in l->dead and counting in *applied. */
+typedef d5_status (*fuse_fn)(d5_network *net, int32_t i, links *l, int32_t *applied);
+
+/* Tries `one` on every node that is not removed and, with anchor, is that
+ * operator. Shapes decide what can be fused: without them nothing is. */
+static d5_status fuse_each(d5_network *net, int32_t *applied, const char *anchor, fuse_fn one)
+{
+    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
+    links l;
+    d5_status s = links_make(net, &l);
+    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++)
+        if (!l.dead[i] && (!anchor || is_op(&net->nodes[i], anchor))) s = one(net, i, &l, applied);
+    return links_finish(net, &l, s, *applied);
+}
+
 /* The node that alone reads value v (v not a graph output) when it is not
  * removed and, with op_type, is that operator; else -1. */
 static int32_t next_op(const d5_network *net, const links *l, int32_t v, const char *op_type)
@@ -287,6 +303,7 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
 static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applied)
 {
     const d5__node *conv = &net->nodes[ci];
+    if (conv->nout != 1 || conv->nin < 2) return D5_OK;
     int32_t y = value_of(net, conv->outputs[0]);
     int32_t r = next_op(net, l, y, NULL);
     if (r < 0 || net->values[y].desc.dtype != D5_F32) return D5_OK;
@@ -338,20 +355,6 @@ static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applie
     return s;
 }
 
-static d5_status fuse_conv_activation(d5_network *net, int32_t *applied)
-{
-    /* Shapes decide whether an addition can be fused; without them nothing is. */
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    links l;
-    d5_status s = links_make(net, &l);
-    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
-        const d5__node *n = &net->nodes[i];
-        if (!l.dead[i] && is_op(n, "Conv") && n->nout == 1 && n->nin >= 2)
-            s = fuse_one(net, i, &l, applied);
-    }
-    return links_finish(net, &l, s, *applied);
-}
-
 /* ---- fuse-gelu ---- */
 
 /* The value of the float32 scalar initializer behind input `slot` of n (one
@@ -399,6 +402,7 @@ static int32_t other_is(d5_network *net, const d5__node *n, int32_t v, double wa
 static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *applied)
 {
     const d5__node *erf = &net->nodes[ei];
+    if (erf->nin != 1 || erf->nout != 1) return D5_OK;
     int32_t d = value_of(net, erf->inputs[0]), e = value_of(net, erf->outputs[0]);
     int32_t di = prev_op(net, l, d, "Div");
     if (di < 0) di = prev_op(net, l, d, "Mul");
@@ -447,19 +451,6 @@ static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *a
     return s;
 }
 
-static d5_status fuse_gelu(d5_network *net, int32_t *applied)
-{
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    links l;
-    d5_status s = links_make(net, &l);
-    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
-        const d5__node *n = &net->nodes[i];
-        if (!l.dead[i] && is_op(n, "Erf") && n->nin == 1 && n->nout == 1)
-            s = fuse_gelu_one(net, i, &l, applied);
-    }
-    return links_finish(net, &l, s, *applied);
-}
-
 /* ---- fold-transpose-matmul ---- */
 
 /* MatMul(Transpose(A), Transpose(B)), either Transpose or both, becomes
@@ -471,6 +462,7 @@ static d5_status fold_one_matmul(d5_network *net, int32_t i, links *l, int32_t *
 {
     const d5__node *mm = &net->nodes[i];
     int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
+    if (mm->nin != 2 || mm->nout != 1) return D5_OK;
     for (int32_t k = 0; k < 2; k++) {
         int32_t v = value_of(net, mm->inputs[k]);
         if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
@@ -504,19 +496,6 @@ static d5_status fold_one_matmul(d5_network *net, int32_t i, links *l, int32_t *
     }
     if (s == D5_OK) (*applied)++;
     return s;
-}
-
-static d5_status fold_transpose_matmul(d5_network *net, int32_t *applied)
-{
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    links l;
-    d5_status s = links_make(net, &l);
-    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
-        const d5__node *mm = &net->nodes[i];
-        if (!l.dead[i] && is_op(mm, "MatMul") && mm->nin == 2 && mm->nout == 1)
-            s = fold_one_matmul(net, i, &l, applied);
-    }
-    return links_finish(net, &l, s, *applied);
 }
 
 /* ---- fuse-matmul-scale, fuse-matmul-bias ---- */
@@ -553,32 +532,26 @@ static d5_status matmul_absorb(d5_network *net, int32_t i, int32_t r, links *l, 
  * either order) reads, becomes TransposeMatMul with alpha = 1 / c (or c): an
  * attention block's scores divided by sqrt(d) scaled by the product's
  * kernel. */
-static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
+static d5_status scale_one(d5_network *net, int32_t i, links *l, int32_t *applied)
 {
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    links l;
-    d5_status s = links_make(net, &l);
-    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
-        if (d5_attrs_find(&net->nodes[i].attrs_view, "alpha")) continue;
-        int32_t r = matmul_then(net, &l, i, "Div");
-        if (r < 0) r = matmul_then(net, &l, i, "Mul");
-        if (r < 0) continue;
-        const d5__node *op = &net->nodes[r];
-        int32_t y = value_of(net, net->nodes[i].outputs[0]), z = value_of(net, op->outputs[0]);
-        double c = 0, alpha = 0;
-        if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
-            c != 0)
-            alpha = 1.0 / c;
-        else if (is_op(op, "Mul") && scalar_init(net, op, value_of(net, op->inputs[0]) == y, &c))
-            alpha = c;
-        if (alpha == 0 || z < 0 || !net->values[z].known ||
-            !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
-            continue;
-        d5_attr a = {.name = "alpha", .type = D5_ATTR_FLOAT, .f = alpha};
-        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
-        if (s == D5_OK) s = matmul_absorb(net, i, r, &l, applied);
-    }
-    return links_finish(net, &l, s, *applied);
+    if (d5_attrs_find(&net->nodes[i].attrs_view, "alpha")) return D5_OK;
+    int32_t r = matmul_then(net, l, i, "Div");
+    if (r < 0) r = matmul_then(net, l, i, "Mul");
+    if (r < 0) return D5_OK;
+    const d5__node *op = &net->nodes[r];
+    int32_t y = value_of(net, net->nodes[i].outputs[0]), z = value_of(net, op->outputs[0]);
+    double c = 0, alpha = 0;
+    if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
+        c != 0)
+        alpha = 1.0 / c;
+    else if (is_op(op, "Mul") && scalar_init(net, op, value_of(net, op->inputs[0]) == y, &c))
+        alpha = c;
+    if (alpha == 0 || z < 0 || !net->values[z].known ||
+        !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
+        return D5_OK;
+    d5_attr a = {.name = "alpha", .type = D5_ATTR_FLOAT, .f = alpha};
+    d5_status s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", &a);
+    return s == D5_OK ? matmul_absorb(net, i, r, l, applied) : s;
 }
 
 /* MatMul(A, B) or TransposeMatMul(A, B) whose output only an Add reads, the
@@ -586,46 +559,43 @@ static d5_status fuse_matmul_scale(d5_network *net, int32_t *applied)
  * of the product; shape [N] or [1, ..., N]) that does not widen the product,
  * becomes TransposeMatMul(A, B, C): the bias added by the matrix product's
  * kernel while its output is in cache. */
-static d5_status fuse_matmul_bias(d5_network *net, int32_t *applied)
+static d5_status bias_one(d5_network *net, int32_t i, links *l, int32_t *applied)
 {
-    if (d5_network_infer_shapes(net) != D5_OK) return D5_OK;
-    links l;
-    d5_status s = links_make(net, &l);
-    for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++) {
-        int32_t ai = matmul_then(net, &l, i, "Add");
-        if (ai < 0) continue;
-        int32_t y = value_of(net, net->nodes[i].outputs[0]);
-        if (net->values[y].desc.ndim < 2) continue;
-        const d5__node *add = &net->nodes[ai];
-        const d5__value *c = f32_init(net, add, value_of(net, add->inputs[0]) == y ? 1 : 0);
-        int32_t sum = value_of(net, add->outputs[0]);
-        const d5_tensor_desc *yd = &net->values[y].desc;
-        if (!c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
-            d5_tensor_desc_numel(&c->init.desc) != yd->shape[yd->ndim - 1] ||
-            !d5__same_desc(&net->values[sum].desc, yd))
-            continue;
-        const char *cname = c->name;
-        s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
-        if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
-        if (s == D5_OK) s = matmul_absorb(net, i, ai, &l, applied);
-    }
-    return links_finish(net, &l, s, *applied);
+    int32_t ai = matmul_then(net, l, i, "Add");
+    if (ai < 0) return D5_OK;
+    int32_t y = value_of(net, net->nodes[i].outputs[0]);
+    const d5__node *add = &net->nodes[ai];
+    const d5__value *c = f32_init(net, add, value_of(net, add->inputs[0]) == y ? 1 : 0);
+    int32_t sum = value_of(net, add->outputs[0]);
+    const d5_tensor_desc *yd = &net->values[y].desc;
+    if (yd->ndim < 2 || !c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
+        d5_tensor_desc_numel(&c->init.desc) != yd->shape[yd->ndim - 1] ||
+        !d5__same_desc(&net->values[sum].desc, yd))
+        return D5_OK;
+    const char *cname = c->name;
+    d5_status s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
+    if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
+    return s == D5_OK ? matmul_absorb(net, i, ai, l, applied) : s;
 }
 
 /* ---- The passes ---- */
 
+/* A pass is a function of the whole network (run) or a fusion tried on
+ * every node of one operator (anchor, one; anchor NULL: every node). */
 static const struct {
     const char *name;
     d5_optimize_level level;
     pass_fn run;
+    const char *anchor;
+    fuse_fn one;
 } passes[] = {
-    {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity},
-    {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm},
-    {"fuse-conv-activation", D5_OPTIMIZE_ALL, fuse_conv_activation},
-    {"fuse-gelu", D5_OPTIMIZE_ALL, fuse_gelu},
-    {"fold-transpose-matmul", D5_OPTIMIZE_ALL, fold_transpose_matmul},
-    {"fuse-matmul-scale", D5_OPTIMIZE_ALL, fuse_matmul_scale},
-    {"fuse-matmul-bias", D5_OPTIMIZE_ALL, fuse_matmul_bias},
+    {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity, NULL, NULL},
+    {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm, NULL, NULL},
+    {"fuse-conv-activation", D5_OPTIMIZE_ALL, NULL, "Conv", fuse_one},
+    {"fuse-gelu", D5_OPTIMIZE_ALL, NULL, "Erf", fuse_gelu_one},
+    {"fold-transpose-matmul", D5_OPTIMIZE_ALL, NULL, "MatMul", fold_one_matmul},
+    {"fuse-matmul-scale", D5_OPTIMIZE_ALL, NULL, NULL, scale_one},
+    {"fuse-matmul-bias", D5_OPTIMIZE_ALL, NULL, NULL, bias_one},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};
@@ -661,7 +631,9 @@ d5_status d5_network_optimize(d5_network *net, d5_optimize_level level, d5_optim
         if (passes[i].level > level) continue;
         int32_t k = r.npasses++;
         r.passes[k].name = passes[i].name;
-        s = passes[i].run(net, &r.passes[k].applied);
+        int32_t *applied = &r.passes[k].applied;
+        s = passes[i].run ? passes[i].run(net, applied)
+                          : fuse_each(net, applied, passes[i].anchor, passes[i].one);
     }
     r.nodes_after = net->nnodes;
     if (report) *report = r;
