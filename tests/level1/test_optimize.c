@@ -1,22 +1,11 @@
 /* Graph optimisation passes: each rewrite leaves the outputs equal to the
  * unoptimised graph's, and what a pass cannot prove equal stays as it is. */
-#include "support.h"
+#include "optimize_support.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int count_op(const d5_network *net, const char *op_type)
-{
-    int n = 0;
-    for (int32_t i = 0; i < d5_network_node_count(net); i++) {
-        d5_node_info info;
-        d5_network_node_at(net, i, &info);
-        n += strcmp(info.op_type, op_type) == 0;
-    }
-    return n;
-}
 
 /* Running statistics, scales and shifts of every BatchNormalization drawn at
  * random, so that folding them is not the identity it is on fresh models. */
@@ -42,74 +31,6 @@ static void randomise_batchnorms(d5_network *net, unsigned seed)
     }
 }
 
-/* Runs net on seeded inputs with the backends `backend` (NULL: the default
- * list) and returns a copy of output 0. */
-static float *run_output(d5_network *net, const char *backend, int64_t *n)
-{
-    d5_executor *ex = NULL;
-    d5_executor_options eo = d5_executor_default_options();
-    eo.backend = backend;
-    cr_assert_eq(d5_executor_create(net, &eo, &ex), D5_OK, "%s", d5_last_error());
-    for (int32_t i = 0; i < d5_network_input_count(net); i++) {
-        int32_t v;
-        d5_value_info vi;
-        cr_assert_eq(d5_network_find_value(net, d5_network_input_name(net, i), &v), D5_OK);
-        d5_network_value_at(net, v, &vi);
-        d5_tensor t;
-        cr_assert_eq(d5_tensor_alloc(&vi.desc, &t), D5_OK);
-        float *x = t.data;
-        for (int64_t j = 0; j < d5_tensor_desc_numel(&vi.desc); j++)
-            x[j] = (float)sin(0.37 * (double)j + i);
-        cr_assert_eq(d5_executor_feed(ex, vi.name, &t), D5_OK, "%s", d5_last_error());
-        d5_tensor_free(&t);
-    }
-    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
-    d5_tensor y;
-    cr_assert_eq(d5_executor_fetch(ex, d5_network_output_name(net, 0), &y), D5_OK);
-    *n = d5_tensor_desc_numel(&y.desc);
-    float *copy = malloc((size_t)*n * sizeof *copy);
-    cr_assert_not_null(copy);
-    memcpy(copy, y.data, (size_t)*n * sizeof *copy);
-    d5_executor_free(ex);
-    return copy;
-}
-
-/* Optimises a clone of net at `level` and checks that output 0 is the same
- * within float32 rounding (relative to the output's largest magnitude), on the
- * default backends (dnnl), on blas and, with `ref`, on the ref backend too:
- * each has its own FusedConv. */
-static d5_optimize_report compare_on(d5_network *net, d5_optimize_level level, int ref)
-{
-    d5_network *opt = NULL;
-    cr_assert_eq(d5_network_clone(net, &opt), D5_OK);
-    d5_optimize_report r;
-    cr_assert_eq(d5_network_optimize(opt, level, &r), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_network_check(opt, NULL), D5_OK, "%s", d5_last_error());
-    static const char *const backends[] = {NULL, "blas,ref", "ref"};
-    for (size_t k = 0; k < (ref ? 3u : 2u); k++) {
-        int64_t na, nb;
-        float *a = run_output(net, backends[k], &na), *b = run_output(opt, backends[k], &nb);
-        cr_assert_eq(na, nb);
-        double scale = 0, worst = 0;
-        for (int64_t i = 0; i < na; i++) {
-            scale = fmax(scale, fabs(a[i]));
-            worst = fmax(worst, fabs((double)a[i] - b[i]));
-        }
-        cr_expect_leq(worst, 1e-5 * fmax(scale, 1.0),
-                      "backends %s: largest difference %g (outputs up to %g)",
-                      backends[k] ? backends[k] : "default", worst, scale);
-        free(a);
-        free(b);
-    }
-    d5_network_free(opt);
-    return r;
-}
-
-static d5_optimize_report optimise_and_compare(d5_network *net, d5_optimize_level level)
-{
-    return compare_on(net, level, 1);
-}
-
 static d5_network *model(const char *name, int64_t batch)
 {
     d5_model_params p = d5_model_default_params();
@@ -118,13 +39,6 @@ static d5_network *model(const char *name, int64_t batch)
     d5_network *net = NULL;
     cr_assert_eq(d5_model_build(name, &p, &net), D5_OK, "%s", d5_last_error());
     return net;
-}
-
-static int32_t applied(const d5_optimize_report *r, const char *pass)
-{
-    for (int32_t i = 0; i < r->npasses; i++)
-        if (strcmp(r->passes[i].name, pass) == 0) return r->passes[i].applied;
-    return -1;
 }
 
 /* Every BatchNormalization of the ResNets follows a Conv and is folded (basic);
@@ -194,43 +108,6 @@ Test(optimize, levels_parse)
 }
 
 /* ---- Small graphs built by hand ---- */
-
-static d5_tensor_desc desc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
-static void add_f32(d5_network *net, const char *name, int32_t ndim, const int64_t *shape,
-                    float base)
-{
-    d5_tensor_desc d = desc(ndim, shape);
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    for (int64_t i = 0; i < d5_tensor_desc_numel(&d); i++)
-        ((float *)t.data)[i] = base + 0.01f * (float)(i % 17);
-    cr_assert_eq(d5_network_add_initializer_take(net, name, &t), D5_OK, "%s", d5_last_error());
-}
-
-static void node(d5_network *net, const char *name, const char *op, const char *const *in,
-                 int32_t nin, const char *out, const d5_attrs *attrs)
-{
-    const char *outs[] = {out};
-    cr_assert_eq(d5_network_add_node(net, name, op, NULL, in, nin, outs, 1, attrs, NULL), D5_OK,
-                 "%s", d5_last_error());
-}
-
-/* An empty network of `opset` with the float32 input x of `shape`. */
-static d5_network *graph(const char *name, int opset, int32_t ndim, const int64_t *shape)
-{
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(name, &net), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", opset), D5_OK);
-    d5_tensor_desc xd = desc(ndim, shape);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
-    return net;
-}
 
 /* x[2,3,6,6] -> Conv(w[4,3,3,3]) -> c, and BatchNormalization(c) -> `bn_out`
  * with per-channel operands s, b, m, v of 4. */
@@ -698,200 +575,4 @@ Test(optimize, add_gradient_in_place_only_when_first)
     free(a);
     free(b);
     d5_network_free(net);
-}
-
-/* ---- fuse-gelu ---- */
-
-/* x[4,6] -> Div(sqrt 2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(., 0.5) -> y, the
- * form PyTorch's nn.GELU() exports; with `half_first`, Mul(x, 0.5) -> Mul(., a)
- * instead. With `leak`, the Erf's output is also a graph output. */
-static d5_network *gelu_graph(int half_first, int leak)
-{
-    const int64_t xs[] = {4, 6}, one[] = {1};
-    d5_network *net = graph("gelu", 17, 2, xs);
-    add_f32(net, "sqrt2", 1, one, 1.41421356f);
-    add_f32(net, "one", 1, one, 1.0f);
-    add_f32(net, "half", 1, one, 0.5f);
-    const char *i0[] = {"x", "sqrt2"}, *i1[] = {"d"}, *i2[] = {"one", "e"};
-    node(net, "div", "Div", i0, 2, "d", NULL);
-    node(net, "erf", "Erf", i1, 1, "e", NULL);
-    node(net, "add", "Add", i2, 2, "a", NULL);
-    if (half_first) {
-        const char *i3[] = {"half", "x"}, *i4[] = {"h", "a"};
-        node(net, "mul_half", "Mul", i3, 2, "h", NULL);
-        node(net, "mul", "Mul", i4, 2, "y", NULL);
-    } else {
-        const char *i3[] = {"x", "a"}, *i4[] = {"m", "half"};
-        node(net, "mul", "Mul", i3, 2, "m", NULL);
-        node(net, "mul_half", "Mul", i4, 2, "y", NULL);
-    }
-    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    if (leak) cr_assert_eq(d5_network_add_output(net, "e", NULL), D5_OK);
-    return net;
-}
-
-static void fuse_gelu_form(int half_first)
-{
-    d5_network *net = gelu_graph(half_first, 0);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-gelu"), 1);
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
-    cr_expect_eq(d5_network_node_count(net), 1);
-    cr_expect_eq(count_op(net, "Gelu"), 1);
-    d5_node_info g;
-    d5_network_node_at(net, 0, &g);
-    cr_expect_str_eq(g.inputs[0], "x");
-    cr_expect_str_eq(g.outputs[0], "y");
-    d5_network_free(net);
-}
-
-Test(optimize, fuses_gelu_erf_form)
-{
-    fuse_gelu_form(0);
-}
-
-Test(optimize, fuses_gelu_half_first)
-{
-    fuse_gelu_form(1);
-}
-
-Test(optimize, keeps_gelu_parts_read_elsewhere)
-{
-    d5_network *net = gelu_graph(0, 1);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-gelu"), 0);
-    cr_expect_eq(count_op(net, "Erf"), 1);
-    d5_network_free(net);
-}
-
-/* ---- fold-transpose-matmul ---- */
-
-/* x[2,3,4,5] -> Transpose([0,2,1,3]) -> a[2,4,3,5]; w[2,6,4,5] ->
- * Transpose([0,2,3,1]) -> b[2,4,5,6]; MatMul(a, b) -> y[2,4,3,6]. With
- * `twice`, a is also read by a Relu whose output is a second graph output. */
-static d5_network *transpose_matmul(int twice)
-{
-    const int64_t xs[] = {2, 3, 4, 5}, ws[] = {2, 6, 4, 5};
-    const int64_t pa[] = {0, 2, 1, 3}, pb[] = {0, 2, 3, 1};
-    d5_network *net = graph("tmm", 17, 4, xs);
-    add_f32(net, "w", 4, ws, -0.05f);
-    d5_attr a1 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pa, .count = 4};
-    d5_attr a2 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pb, .count = 4};
-    d5_attrs at1 = {&a1, 1}, at2 = {&a2, 1};
-    const char *i0[] = {"x"}, *i1[] = {"w"}, *i2[] = {"a", "b"}, *i3[] = {"a"};
-    node(net, "ta", "Transpose", i0, 1, "a", &at1);
-    node(net, "tb", "Transpose", i1, 1, "b", &at2);
-    node(net, "mm", "MatMul", i2, 2, "y", NULL);
-    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    if (twice) {
-        node(net, "relu", "Relu", i3, 1, "r", NULL);
-        cr_assert_eq(d5_network_add_output(net, "r", NULL), D5_OK);
-    }
-    return net;
-}
-
-Test(optimize, folds_transposes_into_matmul)
-{
-    d5_network *net = transpose_matmul(0);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fold-transpose-matmul"), 1);
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
-    cr_expect_eq(d5_network_node_count(net), 1);
-    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
-    d5_node_info m;
-    d5_network_node_at(net, 0, &m);
-    cr_expect_str_eq(m.inputs[0], "x");
-    cr_expect_str_eq(m.inputs[1], "w");
-    d5_network_free(net);
-}
-
-Test(optimize, keeps_transpose_read_twice)
-{
-    d5_network *net = transpose_matmul(1);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fold-transpose-matmul"), 1); /* B only */
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
-    cr_expect_eq(count_op(net, "Transpose"), 1);
-    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
-    d5_network_free(net);
-}
-
-/* ---- fuse-matmul-bias ---- */
-
-/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Add(c) -> y, c of `cshape` (cnd dims). */
-static d5_network *matmul_bias(int32_t cnd, const int64_t *cshape)
-{
-    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4};
-    d5_network *net = graph("mmb", 17, 3, xs);
-    add_f32(net, "w", 2, ws, -0.05f);
-    add_f32(net, "c", cnd, cshape, 0.3f);
-    const char *i0[] = {"x", "w"}, *i1[] = {"c", "p"};
-    node(net, "mm", "MatMul", i0, 2, "p", NULL);
-    node(net, "add", "Add", i1, 2, "y", NULL);
-    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    return net;
-}
-
-Test(optimize, fuses_matmul_bias)
-{
-    const int64_t cs[] = {1, 4};
-    d5_network *net = matmul_bias(2, cs);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-matmul-bias"), 1);
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
-    cr_expect_eq(d5_network_node_count(net), 1);
-    d5_node_info m;
-    d5_network_node_at(net, 0, &m);
-    cr_expect_str_eq(m.op_type, "TransposeMatMul");
-    cr_expect_eq(m.ninputs, 3);
-    cr_expect_str_eq(m.inputs[2], "c");
-    cr_expect_str_eq(m.outputs[0], "y");
-    d5_network_free(net);
-}
-
-/* A C of [3, 4] is not one value per column: the Add stays. */
-Test(optimize, keeps_add_of_a_matrix)
-{
-    const int64_t cs[] = {3, 4};
-    d5_network *net = matmul_bias(2, cs);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-matmul-bias"), 0);
-    d5_network_free(net);
-}
-
-/* ---- fuse-matmul-scale ---- */
-
-/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Div(p, 8) (or Mul(0.125, p)) -> y. */
-static d5_network *matmul_scale(int mul)
-{
-    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4}, one[] = {1};
-    d5_network *net = graph("mms", 17, 3, xs);
-    add_f32(net, "w", 2, ws, -0.05f);
-    add_f32(net, "c", 1, one, mul ? 0.125f : 8.0f);
-    const char *i0[] = {"x", "w"}, *i1[] = {"p", "c"}, *i2[] = {"c", "p"};
-    node(net, "mm", "MatMul", i0, 2, "p", NULL);
-    node(net, "scale", mul ? "Mul" : "Div", mul ? i2 : i1, 2, "y", NULL);
-    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
-    return net;
-}
-
-static void fuse_scale(int mul)
-{
-    d5_network *net = matmul_scale(mul);
-    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
-    cr_expect_eq(applied(&r, "fuse-matmul-scale"), 1);
-    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
-    cr_expect_eq(d5_network_node_count(net), 1);
-    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
-    d5_network_free(net);
-}
-
-Test(optimize, fuses_matmul_div)
-{
-    fuse_scale(0);
-}
-
-Test(optimize, fuses_matmul_mul)
-{
-    fuse_scale(1);
 }

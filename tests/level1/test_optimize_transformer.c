@@ -1,0 +1,189 @@
+/* The graph optimisation passes of transformer blocks (fuse-gelu,
+ * fold-transpose-matmul, fuse-matmul-bias, fuse-matmul-scale): each rewrite
+ * leaves the outputs equal to the unoptimised graph's, and what a pass
+ * cannot prove equal stays as it is. */
+#include "optimize_support.h"
+
+#include <criterion/criterion.h>
+
+/* ---- fuse-gelu ---- */
+
+/* x[4,6] -> Div(sqrt 2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(., 0.5) -> y, the
+ * form PyTorch's nn.GELU() exports; with `half_first`, Mul(x, 0.5) -> Mul(., a)
+ * instead. With `leak`, the Erf's output is also a graph output. */
+static d5_network *gelu_graph(int half_first, int leak)
+{
+    const int64_t xs[] = {4, 6}, one[] = {1};
+    d5_network *net = graph("gelu", 17, 2, xs);
+    add_f32(net, "sqrt2", 1, one, 1.41421356f);
+    add_f32(net, "one", 1, one, 1.0f);
+    add_f32(net, "half", 1, one, 0.5f);
+    const char *i0[] = {"x", "sqrt2"}, *i1[] = {"d"}, *i2[] = {"one", "e"};
+    node(net, "div", "Div", i0, 2, "d", NULL);
+    node(net, "erf", "Erf", i1, 1, "e", NULL);
+    node(net, "add", "Add", i2, 2, "a", NULL);
+    if (half_first) {
+        const char *i3[] = {"half", "x"}, *i4[] = {"h", "a"};
+        node(net, "mul_half", "Mul", i3, 2, "h", NULL);
+        node(net, "mul", "Mul", i4, 2, "y", NULL);
+    } else {
+        const char *i3[] = {"x", "a"}, *i4[] = {"m", "half"};
+        node(net, "mul", "Mul", i3, 2, "m", NULL);
+        node(net, "mul_half", "Mul", i4, 2, "y", NULL);
+    }
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    if (leak) cr_assert_eq(d5_network_add_output(net, "e", NULL), D5_OK);
+    return net;
+}
+
+static void fuse_gelu_form(int half_first)
+{
+    d5_network *net = gelu_graph(half_first, 0);
+    d5_node_info g;
+    cr_expect_eq(fused_to_one(net, "fuse-gelu", &g), 1);
+    cr_expect_str_eq(g.op_type, "Gelu");
+    cr_expect_str_eq(g.inputs[0], "x");
+    cr_expect_str_eq(g.outputs[0], "y");
+    d5_network_free(net);
+}
+
+Test(optimize_transformer, fuses_gelu_erf_form)
+{
+    fuse_gelu_form(0);
+}
+
+Test(optimize_transformer, fuses_gelu_half_first)
+{
+    fuse_gelu_form(1);
+}
+
+Test(optimize_transformer, keeps_gelu_parts_read_elsewhere)
+{
+    d5_network *net = gelu_graph(0, 1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-gelu"), 0);
+    cr_expect_eq(count_op(net, "Erf"), 1);
+    d5_network_free(net);
+}
+
+/* ---- fold-transpose-matmul ---- */
+
+/* x[2,3,4,5] -> Transpose([0,2,1,3]) -> a[2,4,3,5]; w[2,6,4,5] ->
+ * Transpose([0,2,3,1]) -> b[2,4,5,6]; MatMul(a, b) -> y[2,4,3,6]. With
+ * `twice`, a is also read by a Relu whose output is a second graph output. */
+static d5_network *transpose_matmul(int twice)
+{
+    const int64_t xs[] = {2, 3, 4, 5}, ws[] = {2, 6, 4, 5};
+    const int64_t pa[] = {0, 2, 1, 3}, pb[] = {0, 2, 3, 1};
+    d5_network *net = graph("tmm", 17, 4, xs);
+    add_f32(net, "w", 4, ws, -0.05f);
+    d5_attr a1 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pa, .count = 4};
+    d5_attr a2 = {.name = "perm", .type = D5_ATTR_INTS, .ints = pb, .count = 4};
+    d5_attrs at1 = {&a1, 1}, at2 = {&a2, 1};
+    const char *i0[] = {"x"}, *i1[] = {"w"}, *i2[] = {"a", "b"}, *i3[] = {"a"};
+    node(net, "ta", "Transpose", i0, 1, "a", &at1);
+    node(net, "tb", "Transpose", i1, 1, "b", &at2);
+    node(net, "mm", "MatMul", i2, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    if (twice) {
+        node(net, "relu", "Relu", i3, 1, "r", NULL);
+        cr_assert_eq(d5_network_add_output(net, "r", NULL), D5_OK);
+    }
+    return net;
+}
+
+Test(optimize_transformer, folds_transposes_into_matmul)
+{
+    d5_network *net = transpose_matmul(0);
+    d5_node_info m;
+    cr_expect_eq(fused_to_one(net, "fold-transpose-matmul", &m), 1);
+    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    cr_expect_str_eq(m.inputs[0], "x");
+    cr_expect_str_eq(m.inputs[1], "w");
+    d5_network_free(net);
+}
+
+Test(optimize_transformer, keeps_transpose_read_twice)
+{
+    d5_network *net = transpose_matmul(1);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fold-transpose-matmul"), 1); /* B only */
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK);
+    cr_expect_eq(count_op(net, "Transpose"), 1);
+    cr_expect_eq(count_op(net, "TransposeMatMul"), 1);
+    d5_network_free(net);
+}
+
+/* ---- fuse-matmul-bias ---- */
+
+/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Add(c) -> y, c of `cshape` (cnd dims). */
+static d5_network *matmul_bias(int32_t cnd, const int64_t *cshape)
+{
+    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4};
+    d5_network *net = graph("mmb", 17, 3, xs);
+    add_f32(net, "w", 2, ws, -0.05f);
+    add_f32(net, "c", cnd, cshape, 0.3f);
+    const char *i0[] = {"x", "w"}, *i1[] = {"c", "p"};
+    node(net, "mm", "MatMul", i0, 2, "p", NULL);
+    node(net, "add", "Add", i1, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+Test(optimize_transformer, fuses_matmul_bias)
+{
+    const int64_t cs[] = {1, 4};
+    d5_network *net = matmul_bias(2, cs);
+    d5_node_info m;
+    cr_expect_eq(fused_to_one(net, "fuse-matmul-bias", &m), 1);
+    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    cr_expect_eq(m.ninputs, 3);
+    cr_expect_str_eq(m.inputs[2], "c");
+    cr_expect_str_eq(m.outputs[0], "y");
+    d5_network_free(net);
+}
+
+/* A C of [3, 4] is not one value per column: the Add stays. */
+Test(optimize_transformer, keeps_add_of_a_matrix)
+{
+    const int64_t cs[] = {3, 4};
+    d5_network *net = matmul_bias(2, cs);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-matmul-bias"), 0);
+    d5_network_free(net);
+}
+
+/* ---- fuse-matmul-scale ---- */
+
+/* x[2,3,5] -> MatMul(w[5,4]) -> p -> Div(p, 8) (or Mul(0.125, p)) -> y. */
+static d5_network *matmul_scale(int mul)
+{
+    const int64_t xs[] = {2, 3, 5}, ws[] = {5, 4}, one[] = {1};
+    d5_network *net = graph("mms", 17, 3, xs);
+    add_f32(net, "w", 2, ws, -0.05f);
+    add_f32(net, "c", 1, one, mul ? 0.125f : 8.0f);
+    const char *i0[] = {"x", "w"}, *i1[] = {"p", "c"}, *i2[] = {"c", "p"};
+    node(net, "mm", "MatMul", i0, 2, "p", NULL);
+    node(net, "scale", mul ? "Mul" : "Div", mul ? i2 : i1, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+static void fuse_scale(int mul)
+{
+    d5_network *net = matmul_scale(mul);
+    d5_node_info m;
+    cr_expect_eq(fused_to_one(net, "fuse-matmul-scale", &m), 1);
+    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    d5_network_free(net);
+}
+
+Test(optimize_transformer, fuses_matmul_div)
+{
+    fuse_scale(0);
+}
+
+Test(optimize_transformer, fuses_matmul_mul)
+{
+    fuse_scale(1);
+}
