@@ -20,6 +20,14 @@ void need_bf16(d5_precision_class *cls, char *text, size_t size)
     if (*cls == D5_PRECISION_UNSUPPORTED) cr_skip_test("%s", text);
 }
 
+void need_bf16_tensors(void)
+{
+    need_dnnl();
+    d5_precision_class cls;
+    char text[256];
+    need_bf16(&cls, text, sizeof text);
+}
+
 uint16_t bf16_of(float f)
 {
     uint32_t u;

@@ -29,6 +29,9 @@ void need_dnnl(void);
 /* Skips the test where oneDNN cannot compute bfloat16 here; otherwise *cls
  * and text hold d5_dnnl_precision_support's answer for "bf16". */
 void need_bf16(d5_precision_class *cls, char *text, size_t size);
+/* need_dnnl and need_bf16: skips where oneDNN has no bfloat16 kernels here
+ * (below AVX-512, where the operators decline bfloat16 tensors). */
+void need_bf16_tensors(void);
 
 uint16_t bf16_of(float f);
 float f32_of_bf16(uint16_t h);

@@ -131,7 +131,7 @@ static int check(const char *what, const char *name, const d5_tensor *in, int32_
     d5_tensor got;
     d5_status s = run(name, "dnnl", in, nin, attrs, known, &got);
     if (s == D5_ERR_UNSUPPORTED && strstr(d5_last_error(), "d5's ref backend runs it")) {
-        cr_log_warn("%s: %s", what, d5_last_error());
+        cr_log_info("%s: %s", what, d5_last_error());
         return 0;
     }
     cr_assert_eq(s, D5_OK, "%s: %s: %s", what, d5_status_name(s), d5_last_error());

@@ -136,7 +136,7 @@ static void conv_case(const conv2d *g, int32_t bias_type)
 
 Test(dnnl_lowp, conv_bf16_forward_backward_matches_double)
 {
-    need_dnnl();
+    need_bf16_tensors();
     conv2d a = conv_geometry(2, 16, 9, 8, 32, 3, 1, 1, 1);
     conv_case(&a, D5_BF16);
     conv_case(&a, D5_F32); /* a float32 bias */
@@ -149,7 +149,7 @@ Test(dnnl_lowp, conv_bf16_forward_backward_matches_double)
 /* FusedConv in bfloat16: Y = relu(Conv(X, W) + Z). */
 Test(dnnl_lowp, fusedconv_bf16_adds_z_and_rectifies)
 {
-    need_dnnl();
+    need_bf16_tensors();
     conv2d g = conv_geometry(2, 16, 6, 6, 16, 3, 1, 1, 1);
     float *xv, *wv, *zv;
     d5_tensor in[4] = {random_tensor(D5_BF16, 4, SHAPE(2, 16, 6, 6), 51u, 0, &xv),

@@ -39,7 +39,7 @@ static void gemm_attrs(d5_attr *items, int ta, int tb, double alpha, double beta
 
 Test(dnnl_lowp, gemm_bf16_forward_backward_matches_double)
 {
-    need_dnnl();
+    need_bf16_tensors();
     const int64_t m = 7, n = 9, k = 33;
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
@@ -238,7 +238,7 @@ static void matmul_case(const int64_t *as, const int64_t *bs)
  * product), an A shared by the batch (dA summed from scratch). */
 Test(dnnl_lowp, matmul_bf16_broadcast_forward_backward)
 {
-    need_dnnl();
+    need_bf16_tensors();
     matmul_case(SHAPE(3, 5, 17), SHAPE(3, 17, 6));
     matmul_case(SHAPE(4, 5, 17), SHAPE(1, 17, 6));
     matmul_case(SHAPE(1, 5, 17), SHAPE(4, 17, 6));
