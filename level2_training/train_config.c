@@ -35,7 +35,8 @@ d5_train_config d5_train_config_default(void)
 static d5_status in_range(const char *flag, double x, double lo, double hi)
 {
     if (x >= lo && x <= hi) return D5_OK;
-    return d5_error(D5_ERR_INVALID, "--%s %g: expected a value from %g to %g", flag, x, lo, hi);
+    return d5_error(D5_ERR_INVALID, "--%s %.15g: expected a value from %.15g to %.15g", flag, x, lo,
+                    hi);
 }
 
 static d5_status check_ranges(const d5_train_config *c)
