@@ -227,7 +227,10 @@ static void args_from_options(train_args *a)
 {
     const d5_train_config *c = &a->o.cfg;
     a->schedule = d5_train_schedule_name(c->schedule);
-    a->sampler = c->sampler >= 0 ? d5_train_sampler_name(c->sampler) : NULL;
+    /* The sampler that runs: the default one resolved, as the run uses it. */
+    a->sampler = d5_train_sampler_name(c->sampler >= 0    ? c->sampler
+                                       : a->o.distributed ? D5_SAMPLER_PARTITIONED
+                                                          : D5_SAMPLER_SHUFFLED);
     d5_train_augment_spec(&c->augment, a->augment_buf, sizeof a->augment_buf);
     a->augment = a->augment_buf;
     a->warmup = (int)c->warmup;
@@ -269,7 +272,7 @@ int train_parse(int argc, char **argv, train_options *o)
     }
     train_options_default(&a->o);
     args_from_options(a);
-    a->augment = "none";
+    a->sampler = NULL; /* not given: the default of the run (distributed or not) */
     bind_spec(a);
     int rc = cli_parse(&a->spec, argc, argv);
     d5_status s = D5_OK;
