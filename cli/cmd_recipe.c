@@ -6,6 +6,8 @@
  * target. The recipes themselves are in recipes.def. */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
+#include "train_results.h"
+#include "train_run.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -76,44 +78,7 @@ static const recipe *find_recipe(const char *command, const char *name)
     return NULL;
 }
 
-/* ---- The d5 train command line of each phase ---- */
-
-typedef struct train_argv {
-    char *v[64];
-    int n;
-    int oom;
-} train_argv;
-
-/* Appends the word `word`, or with fmt also its value (a flag and its value). */
-static void arg(train_argv *a, const char *word, const char *fmt, ...) D5_PRINTF(3, 4);
-
-static void arg(train_argv *a, const char *word, const char *fmt, ...)
-{
-    char buf[4200];
-    if (fmt) {
-        arg(a, word, NULL);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-    } else {
-        snprintf(buf, sizeof buf, "%s", word);
-    }
-    char *s = a->n < 63 ? malloc(strlen(buf) + 1) : NULL;
-    if (!s) {
-        a->oom = 1;
-        return;
-    }
-    memcpy(s, buf, strlen(buf) + 1);
-    a->v[a->n++] = s;
-    a->v[a->n] = NULL;
-}
-
-static void argv_free(train_argv *a)
-{
-    for (int i = 0; i < a->n; i++) free(a->v[i]);
-    a->n = 0;
-}
+/* ---- The d5 train configuration of each phase ---- */
 
 /* What a run changes in a recipe, and where its files go. */
 typedef struct run_cfg {
@@ -153,85 +118,115 @@ static int32_t epochs_before(const recipe *r, int32_t k)
     return e;
 }
 
-static void build_argv(const recipe *r, const run_cfg *c, int32_t k, train_argv *a)
+/* Phase k of a recipe as d5 train's typed options, with the paths they
+ * point to. */
+typedef struct phase {
+    train_options o;
+    char model[4200], checkpoint[4200], out[4200];
+} phase;
+
+/* The options of phase k (the recipe's augmentations parsed by level 2). */
+static d5_status phase_options(const recipe *r, const run_cfg *c, int32_t k, phase *p)
 {
     int32_t nph = phase_count(r);
-    char path[4200];
-    a->n = 0;
-    a->oom = 0;
-    arg(a, "train", NULL);
-    if (k > 0) phase_file(path, sizeof path, c->dir, "model", k - 1, nph, "onnx");
-    arg(a, "--model", "%s", k > 0 ? path : r->model);
-    arg(a, "--dataset", "%s", c->dataset);
-    arg(a, "--optimizer", "%s", r->optimizer);
-    arg(a, "--lr", "%g", r->phases[k].lr);
-    arg(a, "--momentum", "%g", r->momentum);
-    arg(a, "--weight-decay", "%g", r->weight_decay);
-    arg(a, "--batch", "%d", (int)r->batch);
-    arg(a, "--epochs", "%d", (int)r->phases[k].epochs);
-    if (c->max_batches > 0) arg(a, "--max-batches", "%d", c->max_batches);
-    arg(a, "--augment", "%s", r->augment);
-    arg(a, "--seed", "%d", c->seed + (int)epochs_before(r, k));
-    if (!c->full) arg(a, "--target-accuracy", "%g", r->target);
-    if (c->threads >= 0) arg(a, "--threads", "%d", c->threads);
-    if (c->backend) arg(a, "--backend", "%s", c->backend);
+    train_options *o = &p->o;
+    d5_train_config *cfg = &o->cfg;
+    train_options_default(o);
+    if (k > 0) phase_file(p->model, sizeof p->model, c->dir, "model", k - 1, nph, "onnx");
+    cfg->model = k > 0 ? p->model : r->model;
+    cfg->dataset = c->dataset;
+    cfg->optimizer = r->optimizer;
+    cfg->lr = r->phases[k].lr;
+    cfg->momentum = r->momentum;
+    cfg->weight_decay = r->weight_decay;
+    cfg->batch = r->batch;
+    cfg->epochs = r->phases[k].epochs;
+    cfg->max_batches = c->max_batches;
+    cfg->seed = c->seed + epochs_before(r, k);
+    cfg->target_accuracy = c->full ? 0 : r->target;
+    cfg->backend = c->backend;
+    o->threads = c->threads > 0 ? c->threads : 0;
     if (k + 1 < nph || (c->dir && c->keep)) {
-        phase_file(path, sizeof path, c->dir, "model", k, nph, "onnx");
-        arg(a, "--checkpoint", "%s", path);
+        phase_file(p->checkpoint, sizeof p->checkpoint, c->dir, "model", k, nph, "onnx");
+        cfg->checkpoint = p->checkpoint;
     }
-    if (!c->dir) return;
-    /* With --out, d5 train's results folder (its train.json is --json's
-     * document); else the JSON file alone. */
-    phase_file(path, sizeof path, c->dir, "train", k, nph, c->keep ? NULL : "json");
-    arg(a, c->keep ? "--out" : "--json", "%s", path);
+    /* With --out, d5 train's results folder. */
+    if (c->dir && c->keep) {
+        phase_file(p->out, sizeof p->out, c->dir, "train", k, nph, NULL);
+        o->out = p->out;
+    }
+    d5_status s = d5_train_parse_augment(r->augment, &cfg->augment);
+    if (s == D5_OK) s = train_options_check(o);
+    return s;
 }
 
-/* Where build_argv's phase k leaves d5 train's JSON document. */
-static void phase_json(char *buf, size_t size, const recipe *r, const run_cfg *c, int32_t k)
+/* A word of the command line as a shell takes it back: in single quotes when
+ * it has characters other than [A-Za-z0-9_./:,=+-]. */
+static void print_word(FILE *f, const char *w)
 {
-    int32_t nph = phase_count(r);
-    if (!c->keep) {
-        phase_file(buf, size, c->dir, "train", k, nph, "json");
+    int plain = *w != '\0';
+    for (const char *p = w; *p; p++)
+        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,=+-", *p))
+            plain = 0;
+    if (plain) {
+        fprintf(f, " %s", w);
         return;
     }
-    char dir[4200];
-    phase_file(dir, sizeof dir, c->dir, "train", k, nph, NULL);
-    int n = snprintf(buf, size, "%s/train.json", dir);
-    if (n < 0 || (size_t)n >= size) buf[0] = '\0';
+    fputs(" '", f);
+    for (const char *p = w; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    fputc('\'', f);
 }
 
-/* The command line as a shell would take it back: words with characters
- * other than [A-Za-z0-9_./:,=+-] in single quotes. */
-static void print_command(FILE *f, const train_argv *a)
+/* One flag and its value: printed on f and appended to words (either may
+ * be NULL). */
+static void flag(FILE *f, json_t *words, const char *name, const char *fmt, ...) D5_PRINTF(4, 5);
+
+static void flag(FILE *f, json_t *words, const char *name, const char *fmt, ...)
 {
-    fprintf(f, "d5");
-    for (int i = 0; i < a->n; i++) {
-        const char *w = a->v[i];
-        int plain = *w != '\0';
-        for (const char *p = w; *p; p++)
-            if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,=+-",
-                        *p))
-                plain = 0;
-        if (plain) {
-            fprintf(f, " %s", w);
-            continue;
-        }
-        fputs(" '", f);
-        for (const char *p = w; *p; p++)
-            if (*p == '\'')
-                fputs("'\\''", f);
-            else
-                fputc(*p, f);
-        fputc('\'', f);
-    }
-    fputc('\n', f);
+    char value[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    if (f) print_word(f, name), print_word(f, value);
+    if (words) json_array_append_new(words, json_string(name));
+    if (words) json_array_append_new(words, json_string(value));
 }
 
-static json_t *command_json(const train_argv *a)
+/* The d5 train command line that runs phase p, generated from its options
+ * (for reproducing the phase by hand): printed on f ending the line, and as
+ * the words of the recipe's JSON file (new reference; NULL without words).
+ * `threads` < 0 leaves --threads out (show). */
+static json_t *phase_command(FILE *f, const phase *p, int threads, int words)
 {
-    json_t *words = json_array();
-    for (int i = 0; words && i < a->n; i++) json_array_append_new(words, json_string(a->v[i]));
-    return words;
+    const d5_train_config *c = &p->o.cfg;
+    json_t *w = words ? json_array() : NULL;
+    if (f) fprintf(f, "d5 train");
+    if (w) json_array_append_new(w, json_string("train"));
+    char augment[128];
+    d5_train_augment_spec(&c->augment, augment, sizeof augment);
+    flag(f, w, "--model", "%s", c->model);
+    flag(f, w, "--dataset", "%s", c->dataset);
+    flag(f, w, "--optimizer", "%s", c->optimizer);
+    flag(f, w, "--lr", "%g", c->lr);
+    flag(f, w, "--momentum", "%g", c->momentum);
+    flag(f, w, "--weight-decay", "%g", c->weight_decay);
+    flag(f, w, "--batch", "%d", (int)c->batch);
+    flag(f, w, "--epochs", "%d", (int)c->epochs);
+    if (c->max_batches > 0) flag(f, w, "--max-batches", "%lld", (long long)c->max_batches);
+    flag(f, w, "--augment", "%s", augment);
+    flag(f, w, "--seed", "%d", (int)c->seed);
+    if (c->target_accuracy > 0) flag(f, w, "--target-accuracy", "%g", c->target_accuracy);
+    if (threads >= 0) flag(f, w, "--threads", "%d", threads);
+    if (c->backend) flag(f, w, "--backend", "%s", c->backend);
+    if (c->checkpoint) flag(f, w, "--checkpoint", "%s", c->checkpoint);
+    if (p->o.out) flag(f, w, "--out", "%s", p->o.out);
+    if (f) fputc('\n', f);
+    return w;
 }
 
 /* ---- list and show ---- */
@@ -321,15 +316,10 @@ static int show_recipe(const recipe *r)
     printf("\nthe same with d5 train%s:\n",
            nph > 1 ? " (one run per learning rate, each from the previous one's checkpoint)" : "");
     for (int32_t k = 0; k < nph; k++) {
-        train_argv a;
-        build_argv(r, &c, k, &a);
-        if (a.oom) {
-            argv_free(&a);
-            fprintf(stderr, "d5 recipe show: out of memory\n");
-            return D5_EXIT_CHECK;
-        }
-        print_command(stdout, &a);
-        argv_free(&a);
+        phase p;
+        d5_status s = phase_options(r, &c, k, &p);
+        if (s != D5_OK) return cli_fail("recipe show", s);
+        phase_command(stdout, &p, -1, 0);
     }
     printf("\n--target-accuracy stops a run once the test accuracy, evaluated after each epoch,\n"
            "reaches the target; the time to it is training time, evaluation excluded.\n");
@@ -377,65 +367,49 @@ static int check_data(const recipe *r, const char *data, char *dir, size_t size)
     return D5_EXIT_INPUT;
 }
 
-/* The figures of one phase, read back from its d5 train --json file. */
+/* The figures of one phase, from d5 train's outcome. */
 typedef struct phase_result {
     int32_t epochs;  /* epochs that ran */
     int64_t batches; /* batches that ran */
     double seconds;  /* training time, evaluation excluded */
     double final_accuracy;
     double tta_s; /* time to the target in this phase, NAN when not reached */
-    char stop[64];
+    const char *stop;
     int contended;
 } phase_result;
 
-/* A new reference to obj[key], or null. */
-static json_t *copy_or_null(const json_t *obj, const char *key)
+static json_t *number_or_null(double x)
 {
-    json_t *v = json_object_get(obj, key);
-    return v ? json_incref(v) : json_null();
+    return isfinite(x) ? json_real(x) : json_null();
 }
 
-/* Reads a phase's JSON; appends its epochs, numbered from `first`, to `rows`. */
-static d5_status read_phase(const char *path, int32_t first, double lr, json_t *rows,
-                            phase_result *out)
+/* The outcome of phase k; appends its epochs, numbered from `first`, to
+ * `rows`. */
+static d5_status phase_figures(const train_outcome *t, int32_t k, int32_t first, double lr,
+                               json_t *rows, phase_result *out)
 {
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc)
-        return d5_error(D5_ERR_FORMAT, "%s: line %d: %s (the JSON file of d5 train)", path,
-                        err.line, err.text);
-    json_t *epochs = json_object_get(doc, "epochs");
-    json_t *fin = json_object_get(doc, "final_test_accuracy");
-    if (!json_is_array(epochs) || json_array_size(epochs) == 0 || !json_is_number(fin)) {
-        json_decref(doc);
-        return d5_error(D5_ERR_FORMAT, "%s: no epochs or final_test_accuracy", path);
-    }
+    if (t->nepochs == 0 || isnan(t->final_test_accuracy))
+        return d5_error(D5_ERR_INVALID,
+                        "phase %d: d5 train ran no epoch or gave no final test "
+                        "accuracy",
+                        (int)k + 1);
     memset(out, 0, sizeof *out);
-    out->final_accuracy = json_number_value(fin);
-    json_t *tta = json_object_get(doc, "time_to_accuracy_s");
-    out->tta_s = json_is_number(tta) ? json_number_value(tta) : NAN;
-    const char *stop = json_string_value(json_object_get(doc, "stop"));
-    snprintf(out->stop, sizeof out->stop, "%s", stop ? stop : "unknown");
-    json_t *cont =
-        json_object_get(json_object_get(json_object_get(doc, "config"), "contention"), "contended");
-    out->contended = json_is_true(cont);
-    size_t i;
-    json_t *e;
-    json_array_foreach(epochs, i, e)
-    {
-        double secs = json_number_value(json_object_get(e, "seconds"));
-        out->seconds += secs;
-        out->epochs++;
-        out->batches += json_integer_value(json_object_get(e, "batches"));
+    out->epochs = t->nepochs;
+    out->batches = t->batches;
+    out->seconds = t->seconds;
+    out->final_accuracy = t->final_test_accuracy;
+    out->tta_s = t->time_to_accuracy_s;
+    out->stop = train_stop_name(t->stop);
+    out->contended = t->contended;
+    for (int32_t i = 0; i < t->nepochs; i++) {
+        const d5_epoch_stats *e = &t->epochs[i];
         json_array_append_new(
-            rows,
-            json_pack("{s:i, s:f, s:I, s:o, s:o, s:o, s:f}", "epoch", (int)(first + (int)i), "lr",
-                      lr, "batches", (json_int_t)json_integer_value(json_object_get(e, "batches")),
-                      "train_loss", copy_or_null(e, "train_loss"), "train_accuracy",
-                      copy_or_null(e, "train_accuracy"), "test_accuracy",
-                      copy_or_null(e, "test_accuracy"), "seconds", secs));
+            rows, json_pack("{s:i, s:f, s:I, s:o, s:o, s:o, s:f}", "epoch", (int)(first + i), "lr",
+                            lr, "batches", (json_int_t)e->batches, "train_loss",
+                            number_or_null(e->train_loss), "train_accuracy",
+                            number_or_null(e->train_accuracy), "test_accuracy",
+                            number_or_null(e->test_accuracy), "seconds", e->seconds));
     }
-    json_decref(doc);
     return D5_OK;
 }
 
@@ -463,8 +437,6 @@ static void register_unfinished(const recipe *r, const run_cfg *c)
     for (int32_t k = 0; k < phase_count(r); k++) {
         phase_file(path, sizeof path, c->dir, "model", k, phase_count(r), "onnx");
         cli_unfinished_add(path);
-        phase_json(path, sizeof path, r, c, k);
-        if (!c->keep) cli_unfinished_add(path);
     }
     cli_unfinished_add(c->dir);
 }
@@ -483,11 +455,6 @@ static json_t *recipe_json(const recipe *r, const char *data_dir)
                      (int)r->batch, "epochs", (int)epoch_count(r), "max_batches",
                      (int)r->max_batches, "augment", r->augment, "seed", (int)r->seed,
                      "target_accuracy", r->target, "reference", r->reference, "notes", r->notes);
-}
-
-static json_t *number_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
 }
 
 /* A temporary folder for the phases' files when --out is not given. */
@@ -519,32 +486,26 @@ static int run_phases(run_state *st)
     int32_t nph = phase_count(r);
     st->tta_s = NAN;
     for (int32_t k = 0; k < nph; k++) {
-        train_argv a;
-        build_argv(r, &st->c, k, &a);
-        if (a.oom) {
-            argv_free(&a);
-            fprintf(stderr, "d5 recipe run: out of memory\n");
-            return D5_EXIT_CHECK;
-        }
+        phase ph;
+        d5_status s = phase_options(r, &st->c, k, &ph);
+        if (s != D5_OK) return cli_fail("recipe run", s);
         printf("\n== recipe %s, phase %d of %d: lr %g for %d epoch%s ==\n", r->name, (int)k + 1,
                (int)nph, r->phases[k].lr, (int)r->phases[k].epochs,
                r->phases[k].epochs == 1 ? "" : "s");
-        print_command(stdout, &a);
+        json_array_append_new(st->commands, phase_command(stdout, &ph, st->c.threads, 1));
         fflush(stdout);
-        json_array_append_new(st->commands, command_json(&a));
         register_unfinished(r, &st->c);
-        int rc = cmd_train(a.n, a.v);
-        argv_free(&a);
+        train_outcome t;
+        int rc = train_run(&ph.o, &t);
         fflush(stdout);
         if (rc != D5_EXIT_OK) {
             fprintf(stderr, "d5 recipe run: %s: phase %d failed (d5 train exit status %d)\n",
                     r->name, (int)k + 1, rc);
             return rc;
         }
-        char path[4200];
-        phase_json(path, sizeof path, r, &st->c, k);
         phase_result p;
-        d5_status s = read_phase(path, st->epochs_run + 1, r->phases[k].lr, st->rows, &p);
+        s = phase_figures(&t, k, st->epochs_run + 1, r->phases[k].lr, st->rows, &p);
+        train_outcome_free(&t);
         if (s != D5_OK) return cli_fail("recipe run", s);
         if (isnan(st->tta_s) && isfinite(p.tta_s)) st->tta_s = st->seconds + p.tta_s;
         st->seconds += p.seconds;

@@ -378,64 +378,71 @@ static d5_status system_report(d5_sysmon *m, const d5_measurement *meas, double 
     return s;
 }
 
-int cmd_run(int argc, char **argv)
-{
-    const char *model = NULL, *inputs = NULL, *save = NULL, *backend = NULL;
-    const char *node_backends = NULL, *json = NULL, *trace = NULL, *lib = NULL, *optimize = NULL;
-    const char *precision = NULL;
-    const char *memory = NULL;
-    int batch = 0, threads = 0, backprop = 0, no_overhead = 0;
-    double seconds = 5, rel_ci = 0.02;
-    double system_hz = 10;
-    const char *system_csv = NULL;
+/* The options of d5 run. */
+typedef struct run_args {
+    const char *model, *inputs, *save, *backend, *node_backends, *json, *trace, *lib;
+    const char *optimize, *precision, *memory, *system_csv;
+    const char *backend_option; /* --backend as given (NULL: the default list) */
+    int batch, threads, backprop, no_overhead;
+    double seconds, rel_ci, system_hz;
+    d5_optimize_level level;
     char backend_help[160];
-    snprintf(backend_help, sizeof backend_help,
+    cli_opt opts[18];
+    cli_spec spec;
+} run_args;
+
+/* The option table and the spec, bound to *a. */
+static void bind_run_args(run_args *a)
+{
+    snprintf(a->backend_help, sizeof a->backend_help,
              "backends in order of preference, or auto (measure each per node; default %s)",
              d5_backend_default_list());
     const cli_opt opts[] = {
-        {"batch", CLI_INT, &batch, "N", "batch size: the first dimension of every input", 1,
+        {"batch", CLI_INT, &a->batch, "N", "batch size: the first dimension of every input", 1,
          1 << 20},
-        {"inputs", CLI_STRING, &inputs, "A.pb,...",
+        {"inputs", CLI_STRING, &a->inputs, "A.pb,...",
          "TensorProto files, one per graph input in order (default: seeded random data)", 0, 0},
-        {"save-outputs", CLI_STRING, &save, "DIR", "write the outputs as output_K.pb into DIR", 0,
-         0},
-        {"backend", CLI_STRING, &backend, "LIST", backend_help, 0, 0},
-        {"node-backend", CLI_STRING, &node_backends, "NODE=B,...", "per-node backend overrides", 0,
-         0},
-        {"lib", CLI_STRING, &lib, "LIB.so",
+        {"save-outputs", CLI_STRING, &a->save, "DIR", "write the outputs as output_K.pb into DIR",
+         0, 0},
+        {"backend", CLI_STRING, &a->backend, "LIST", a->backend_help, 0, 0},
+        {"node-backend", CLI_STRING, &a->node_backends, "NODE=B,...", "per-node backend overrides",
+         0, 0},
+        {"lib", CLI_STRING, &a->lib, "LIB.so",
          "custom operator library (d5 compile-op): its operators replace built-in ones", 0, 0},
-        {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
-        {"backprop", CLI_FLAG, &backprop, NULL,
+        {"threads", CLI_INT, &a->threads, "N", CLI_THREADS_HELP, 0, 4096},
+        {"backprop", CLI_FLAG, &a->backprop, NULL,
          "time inference and backpropagation from the first output (seeded with ones)", 0, 0},
-        {"precision", CLI_STRING, &precision, "f32|bf16|f16|tf32",
+        {"precision", CLI_STRING, &a->precision, "f32|bf16|f16|tf32",
          "compute precision of Conv, Gemm, MatMul and FusedConv: bf16 and f16 on dnnl (float32 "
          "accumulation), tf32 on the cuda backend's tensor cores (default f32)",
          0, 0},
-        {"optimize", CLI_STRING, &optimize, "none|basic|all",
+        {"optimize", CLI_STRING, &a->optimize, "none|basic|all",
          "graph optimisation passes before compiling (default all; none with --backprop)", 0, 0},
-        {"time", CLI_DOUBLE, &seconds, "S", "time budget of each measurement (default 5)", 0.01,
+        {"time", CLI_DOUBLE, &a->seconds, "S", "time budget of each measurement (default 5)", 0.01,
          3600},
-        {"rel-ci", CLI_DOUBLE, &rel_ci, "X",
+        {"rel-ci", CLI_DOUBLE, &a->rel_ci, "X",
          "stop when the median's 95% CI half-width is below X of it (default 0.02)", 1e-4, 1},
-        {"no-overhead", CLI_FLAG, &no_overhead, NULL,
+        {"no-overhead", CLI_FLAG, &a->no_overhead, NULL,
          "skip the per-operator breakdown and FrameworkOverhead", 0, 0},
-        {"json", CLI_STRING, &json, "FILE", "write the results as JSON (Google Benchmark schema)",
-         0, 0},
-        {"trace", CLI_STRING, &trace, "FILE",
+        {"json", CLI_STRING, &a->json, "FILE",
+         "write the results as JSON (Google Benchmark schema)", 0, 0},
+        {"trace", CLI_STRING, &a->trace, "FILE",
          "write a Chrome/Perfetto trace of one iteration, node by node", 0, 0},
-        {"system-hz", CLI_DOUBLE, &system_hz, "HZ",
+        {"system-hz", CLI_DOUBLE, &a->system_hz, "HZ",
          "samples per second of the system sampler while the latency is measured (default 10; "
          "0: off)",
          0, 1000},
-        {"system", CLI_STRING, &system_csv, "FILE",
+        {"system", CLI_STRING, &a->system_csv, "FILE",
          "write the system samples as CSV to FILE and the system report to its .json sibling", 0,
          0},
-        {"memory", CLI_STRING, &memory, "FILE.json",
+        {"memory", CLI_STRING, &a->memory, "FILE.json",
          "record one run's memory per operator (planned and heap bytes, the peak and where): "
          "a table, FILE.json, FILE_timeline.csv and FILE_trace.json",
          0, 0},
     };
-    const cli_spec spec = {
+    _Static_assert(sizeof opts == sizeof a->opts, "a->opts holds every option");
+    memcpy(a->opts, opts, sizeof opts);
+    a->spec = (cli_spec){
         CLI_SPEC(
             "run",
             "MODEL.onnx [--batch N] [--inputs A.pb,...] [--save-outputs DIR] [--backend LIST]\n"
@@ -460,218 +467,269 @@ int cmd_run(int argc, char **argv)
             "disk and network traffic, GPUs, and the energy per inference where RAPL or NVML\n"
             "measure it, in one line; --system FILE keeps the samples (CSV) and the report\n"
             "(FILE's .json sibling).",
-            opts),
-        .positional = "MODEL", .pos_value = &model};
-    int rc = cli_parse(&spec, argc, argv);
+            a->opts),
+        .positional = "MODEL", .pos_value = &a->model};
+}
+
+/* Parses and checks the options, echoes them, checks the outputs and sets
+ * the threads: -1 to go on, or an exit status. */
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->seconds = 5;
+    a->rel_ci = 0.02;
+    a->system_hz = 10;
+    bind_run_args(a);
+    int rc = cli_parse(&a->spec, argc, argv);
     if (rc >= 0) return rc;
-    if (system_csv && system_hz == 0) {
+    if (a->system_csv && a->system_hz == 0) {
         fprintf(stderr, "d5 run: --system needs --system-hz above 0 (see 'd5 run --help')\n");
         return D5_EXIT_USAGE;
     }
-    if ((rc = cli_check_backends("run", "backend", backend, 1)) >= 0) return rc;
-    d5_optimize_level level;
-    if ((rc = netload_optimize_level("run", optimize, backprop, &level)) >= 0) return rc;
-    if (precision && strcmp(precision, "f32") != 0 && strcmp(precision, "bf16") != 0 &&
-        strcmp(precision, "f16") != 0 && strcmp(precision, "tf32") != 0) {
-        fprintf(stderr, "d5 run: --precision '%s': expected f32, bf16, f16 or tf32\n", precision);
+    if ((rc = cli_check_backends("run", "backend", a->backend, 1)) >= 0) return rc;
+    if ((rc = netload_optimize_level("run", a->optimize, a->backprop, &a->level)) >= 0) return rc;
+    const char *p = a->precision;
+    if (p && strcmp(p, "f32") != 0 && strcmp(p, "bf16") != 0 && strcmp(p, "f16") != 0 &&
+        strcmp(p, "tf32") != 0) {
+        fprintf(stderr, "d5 run: --precision '%s': expected f32, bf16, f16 or tf32\n", p);
         return D5_EXIT_USAGE;
     }
     /* NULL: the default list, whose backends that cannot run here are skipped. */
-    const char *backend_option = backend;
-    if (!backend) backend = d5_backend_default_list();
-    cli_echo(stdout, &spec);
-    if (!cli_output_ok("run", "--json", json, 0) || !cli_output_ok("run", "--trace", trace, 0) ||
-        !cli_output_ok("run", "--save-outputs", save, 1) ||
-        !cli_output_ok("run", "--memory", memory, 0))
+    a->backend_option = a->backend;
+    if (!a->backend) a->backend = d5_backend_default_list();
+    cli_echo(stdout, &a->spec);
+    if (!cli_output_ok("run", "--json", a->json, 0) ||
+        !cli_output_ok("run", "--trace", a->trace, 0) ||
+        !cli_output_ok("run", "--save-outputs", a->save, 1) ||
+        !cli_output_ok("run", "--memory", a->memory, 0) ||
+        !cli_output_ok("run", "--system", a->system_csv, 0))
         return D5_EXIT_INPUT;
-    if (!cli_output_ok("run", "--system", system_csv, 0)) return D5_EXIT_INPUT;
-    if ((rc = cli_threads_apply("run", threads)) >= 0) return rc;
-    d5_status s = D5_OK;
+    return cli_threads_apply("run", a->threads);
+}
 
-    d5_network *net = NULL;
-    d5_executor *ex = NULL;
-    d5_op_library *library = NULL;
-    d5_tensor *in = NULL;
-    int32_t nin = 0;
-    d5_measurement m = {0};
-    d5_sysmon *sys = NULL;
-    d5_measurement *copies = NULL;
+/* What a run of d5 run holds, freed by run_state_free. */
+typedef struct run_state {
+    d5_network *net;
+    d5_executor *ex;
+    d5_op_library *library;
+    d5_tensor *in;
+    int32_t nin;
+    d5_measurement m;
+    d5_sysmon *sys;
+    d5_measurement *copies;
     d5_overhead o;
-    memset(&o, 0, sizeof o);
-    struct stat st;
-    double t0 = mono_ms();
-    cli_progress(1, 4, "loading %s", model);
-    s = netload_open(model, batch, 0, &net);
-    double load_ms = mono_ms() - t0;
-    d5_status bad = s == D5_OK ? d5_executor_check_node_backends(net, node_backends) : D5_OK;
-    if (bad != D5_OK) {
-        d5_network_free(net);
-        return cli_bad_backend_option("run", "node-backend", node_backends, bad);
-    }
     d5_optimize_report opt;
-    memset(&opt, 0, sizeof opt);
+    d5_memory_plan plan;
+    double load_ms, optimize_ms, compile_ms, extra_runs;
+    int64_t b; /* the batch: the first input's first dimension */
+    char opt_text[512];
+} run_state;
+
+static void run_state_free(run_state *st)
+{
+    free_copies(st->copies, st->ex);
+    d5_sysmon_free(st->sys);
+    d5_overhead_free(&st->o);
+    d5_measurement_free(&st->m);
+    netload_inputs_free(st->in, st->nin);
+    d5_executor_free(st->ex);
+    d5_op_library_close(st->library);
+    d5_network_free(st->net);
+}
+
+/* Loads, optimises and compiles the model and feeds its inputs: -1 to go
+ * on, or an exit status after saying what is wrong. */
+static int load_model(const run_args *a, run_state *st)
+{
+    double t0 = mono_ms();
+    cli_progress(1, 4, "loading %s", a->model);
+    d5_status s = netload_open(a->model, a->batch, 0, &st->net);
+    st->load_ms = mono_ms() - t0;
+    d5_status bad = s == D5_OK ? d5_executor_check_node_backends(st->net, a->node_backends) : D5_OK;
+    if (bad != D5_OK) return cli_bad_backend_option("run", "node-backend", a->node_backends, bad);
     double t_opt = mono_ms();
-    if (s == D5_OK) s = d5_network_optimize(net, level, &opt);
-    double optimize_ms = mono_ms() - t_opt;
-    if (s == D5_OK && d5_executor_check_node_backends(net, node_backends) != D5_OK) {
+    if (s == D5_OK) s = d5_network_optimize(st->net, a->level, &st->opt);
+    st->optimize_ms = mono_ms() - t_opt;
+    if (s == D5_OK && d5_executor_check_node_backends(st->net, a->node_backends) != D5_OK) {
         fprintf(stderr,
                 "d5 run: --node-backend %s names a node that --optimize %s removed or fused into "
                 "another; give --optimize none to keep every node\n",
-                node_backends, d5_optimize_name(level));
-        d5_network_free(net);
+                a->node_backends, d5_optimize_name(a->level));
         return D5_EXIT_USAGE;
     }
-    if (s == D5_OK && lib) s = probe_library(lib, 30);
-    if (s == D5_OK && lib) s = d5_op_library_open(lib, &library);
+    if (s == D5_OK && a->lib) s = probe_library(a->lib, 30);
+    if (s == D5_OK && a->lib) s = d5_op_library_open(a->lib, &st->library);
     d5_executor_options eo = d5_executor_default_options();
-    eo.backend = backend_option;
-    eo.node_backends = node_backends;
-    eo.backprop = backprop;
-    eo.compute_precision = precision;
-    eo.libraries = library ? &library : NULL;
-    eo.nlibraries = library ? 1 : 0;
+    eo.backend = a->backend_option;
+    eo.node_backends = a->node_backends;
+    eo.backprop = a->backprop;
+    eo.compute_precision = a->precision;
+    eo.libraries = st->library ? &st->library : NULL;
+    eo.nlibraries = st->library ? 1 : 0;
     double t1 = mono_ms();
-    if (s == D5_OK) s = d5_executor_create(net, &eo, &ex);
-    double compile_ms = mono_ms() - t1;
-    if (s == D5_OK) s = netload_inputs(net, inputs, 1, &in, &nin);
-    for (int32_t i = 0; s == D5_OK && i < nin; i++)
-        s = d5_executor_feed(ex, d5_network_input_name(net, i), &in[i]);
-    if (s != D5_OK) goto fail;
-
-    int64_t b = 1;
-    {
-        int32_t v;
-        d5_value_info info;
-        if (nin > 0 && d5_network_find_value(net, d5_network_input_name(net, 0), &v) == D5_OK) {
-            d5_network_value_at(net, v, &info);
-            if (info.desc.ndim > 0) b = info.desc.shape[0];
-        }
+    if (s == D5_OK) s = d5_executor_create(st->net, &eo, &st->ex);
+    st->compile_ms = mono_ms() - t1;
+    if (s == D5_OK) s = netload_inputs(st->net, a->inputs, 1, &st->in, &st->nin);
+    for (int32_t i = 0; s == D5_OK && i < st->nin; i++)
+        s = d5_executor_feed(st->ex, d5_network_input_name(st->net, i), &st->in[i]);
+    if (s != D5_OK) return cli_fail("run", s);
+    st->b = 1;
+    int32_t v;
+    d5_value_info info;
+    if (st->nin > 0 &&
+        d5_network_find_value(st->net, d5_network_input_name(st->net, 0), &v) == D5_OK) {
+        d5_network_value_at(st->net, v, &info);
+        if (info.desc.ndim > 0) st->b = info.desc.shape[0];
     }
-    d5_memory_plan plan;
-    d5_executor_memory(ex, &plan);
-    char a[32], c[32], d[32], e[32];
-    d5_format_bytes(stat(model, &st) == 0 ? (double)st.st_size : 0, a, sizeof a);
+    d5_executor_memory(st->ex, &st->plan);
+    return -1;
+}
+
+/* The model's lines: nodes, optimisation, load times, backends, layout and
+ * device copies. */
+static void print_model(const run_args *a, run_state *st)
+{
+    d5_executor *ex = st->ex;
+    struct stat sb;
+    char x[32], y[32], z[32];
+    d5_format_bytes(stat(a->model, &sb) == 0 ? (double)sb.st_size : 0, x, sizeof x);
     printf("model       %s: %d nodes scheduled, %d folded at load, %lld parameters, file %s\n",
-           model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
-           (long long)d5_network_param_elements(net), a);
-    char opt_text[512];
-    netload_optimize_text(&opt, opt_text, sizeof opt_text);
-    printf("optimize    %s\n", opt_text);
-    printf("load        %.1f ms to read, %.1f ms to optimise, %.1f ms to compile\n", load_ms,
-           optimize_ms, compile_ms);
-    print_backends(ex, backend);
-    if (plan.blocked_values > 0)
+           a->model, (int)d5_executor_node_count(ex), (int)d5_executor_folded_count(ex),
+           (long long)d5_network_param_elements(st->net), x);
+    netload_optimize_text(&st->opt, st->opt_text, sizeof st->opt_text);
+    printf("optimize    %s\n", st->opt_text);
+    printf("load        %.1f ms to read, %.1f ms to optimise, %.1f ms to compile\n", st->load_ms,
+           st->optimize_ms, st->compile_ms);
+    print_backends(ex, a->backend);
+    if (st->plan.blocked_values > 0)
         printf("layout      %d values kept in oneDNN's blocked layout between its operators\n",
-               (int)plan.blocked_values);
-    if (d5_executor_copy_count(ex) > 0) {
-        size_t every = 0, once = 0;
-        int32_t nevery = 0;
-        for (int32_t i = 0; i < d5_executor_copy_count(ex); i++) {
-            d5_exec_copy cp;
-            d5_executor_copy_at(ex, i, &cp);
-            if (cp.once)
-                once += cp.bytes;
-            else
-                every += cp.bytes, nevery++;
-        }
-        d5_format_bytes((double)every, a, sizeof a);
-        d5_format_bytes((double)once, c, sizeof c);
-        d5_format_bytes((double)plan.device_bytes, d, sizeof d);
-        printf("device      %s of device arena; %d copies (%s) every run between host and "
-               "device, constants (%s) at the first run\n",
-               d, (int)nevery, a, c);
+               (int)st->plan.blocked_values);
+    if (d5_executor_copy_count(ex) == 0) return;
+    size_t every = 0, once = 0;
+    int32_t nevery = 0;
+    for (int32_t i = 0; i < d5_executor_copy_count(ex); i++) {
+        d5_exec_copy cp;
+        d5_executor_copy_at(ex, i, &cp);
+        if (cp.once)
+            once += cp.bytes;
+        else
+            every += cp.bytes, nevery++;
     }
+    d5_format_bytes((double)every, x, sizeof x);
+    d5_format_bytes((double)once, y, sizeof y);
+    d5_format_bytes((double)st->plan.device_bytes, z, sizeof z);
+    printf("device      %s of device arena; %d copies (%s) every run between host and "
+           "device, constants (%s) at the first run\n",
+           z, (int)nevery, x, y);
+}
 
+/* The latency and throughput, the system report and the saved outputs. */
+static d5_status measure_latency(const run_args *a, run_state *st)
+{
     d5_measure_params mp = d5_measure_default_params();
-    mp.max_time_s = seconds;
-    mp.rel_ci = rel_ci;
+    mp.max_time_s = a->seconds;
+    mp.rel_ci = a->rel_ci;
     cli_progress(2, 4, "measuring %s (up to %g s)",
-                 backprop ? "inference and backprop" : "inference", seconds);
-    if ((s = system_start(system_hz, system_csv, &sys)) != D5_OK) goto fail;
-    s = d5_measure_run(backprop ? run_training : run_inference, ex, &mp, &m);
-    double extra_runs = 0;
-    if (s == D5_OK && sys) s = system_extend(sys, ex, backprop, &extra_runs);
-    if (s != D5_OK) goto fail;
-    d5_format_duration(m.stats.median, a, sizeof a);
-    d5_format_duration(m.stats.ci_low, c, sizeof c);
-    d5_format_duration(m.stats.ci_high, d, sizeof d);
-    cli_contention_note(&m);
-    printf("latency     %s [%s, %s] per batch of %lld (n=%zu, stop: %s)%s%s%s\n", a, c, d,
-           (long long)b, m.n, d5_stop_reason_name(m.stop),
-           m.stability.unstable ? "  UNSTABLE: " : "",
-           m.stability.unstable ? m.stability.reason : "",
-           m.contention.contended ? "  CONTENDED" : "");
-    printf("throughput  %.1f samples/s [%.1f, %.1f]\n", 1e9 * (double)b / m.stats.median,
-           1e9 * (double)b / m.stats.ci_high, 1e9 * (double)b / m.stats.ci_low);
-    if ((s = system_report(sys, &m, extra_runs, backprop, system_csv)) != D5_OK) goto fail;
-    if (save && (s = save_outputs(net, ex, save)) != D5_OK) goto fail;
+                 a->backprop ? "inference and backprop" : "inference", a->seconds);
+    d5_status s = system_start(a->system_hz, a->system_csv, &st->sys);
+    if (s == D5_OK)
+        s = d5_measure_run(a->backprop ? run_training : run_inference, st->ex, &mp, &st->m);
+    if (s == D5_OK && st->sys) s = system_extend(st->sys, st->ex, a->backprop, &st->extra_runs);
+    if (s != D5_OK) return s;
+    const d5_measurement *m = &st->m;
+    char x[32], y[32], z[32];
+    d5_format_duration(m->stats.median, x, sizeof x);
+    d5_format_duration(m->stats.ci_low, y, sizeof y);
+    d5_format_duration(m->stats.ci_high, z, sizeof z);
+    cli_contention_note(m);
+    printf("latency     %s [%s, %s] per batch of %lld (n=%zu, stop: %s)%s%s%s\n", x, y, z,
+           (long long)st->b, m->n, d5_stop_reason_name(m->stop),
+           m->stability.unstable ? "  UNSTABLE: " : "",
+           m->stability.unstable ? m->stability.reason : "",
+           m->contention.contended ? "  CONTENDED" : "");
+    double b = (double)st->b;
+    printf("throughput  %.1f samples/s [%.1f, %.1f]\n", 1e9 * b / m->stats.median,
+           1e9 * b / m->stats.ci_high, 1e9 * b / m->stats.ci_low);
+    s = system_report(st->sys, m, st->extra_runs, a->backprop, a->system_csv);
+    if (s == D5_OK && a->save) s = save_outputs(st->net, st->ex, a->save);
+    return s;
+}
 
-    if (!no_overhead && d5_executor_node_count(ex) == 0) {
+/* The per-operator breakdown and FrameworkOverhead, the copies and the
+ * memory line. */
+static d5_status measure_parts(run_args *a, run_state *st)
+{
+    d5_executor *ex = st->ex;
+    d5_status s = D5_OK;
+    if (!a->no_overhead && d5_executor_node_count(ex) == 0) {
         printf("\nFrameworkOverhead  undefined: no node runs at inference (all folded at load)\n");
-        no_overhead = 1;
+        a->no_overhead = 1;
     }
-    if (!no_overhead) {
+    if (!a->no_overhead) {
         cli_progress(3, 4, "timing rounds of the graph, then each of its %d nodes alone",
                      (int)d5_executor_node_count(ex));
-        mp.max_time_s = seconds; /* graph and nodes share it, interleaved */
-        if ((s = d5_overhead_measure(ex, &mp, &o)) != D5_OK) goto fail;
-        print_breakdown(ex, &o);
-        print_overhead(&o);
+        d5_measure_params mp = d5_measure_default_params();
+        mp.max_time_s = a->seconds; /* graph and nodes share it, interleaved */
+        mp.rel_ci = a->rel_ci;
+        if ((s = d5_overhead_measure(ex, &mp, &st->o)) != D5_OK) return s;
+        print_breakdown(ex, &st->o);
+        print_overhead(&st->o);
     }
     int32_t ncopies = d5_executor_copy_count(ex);
     if (ncopies > 0) {
-        copies = calloc((size_t)ncopies, sizeof *copies);
-        if (!copies) {
-            s = d5_error(D5_ERR_NOMEM, "run: the copies' measurements");
-            goto fail;
-        }
-        if ((s = measure_copies(ex, seconds, copies)) != D5_OK) goto fail;
+        st->copies = calloc((size_t)ncopies, sizeof *st->copies);
+        if (!st->copies) return d5_error(D5_ERR_NOMEM, "run: the copies' measurements");
+        if ((s = measure_copies(ex, a->seconds, st->copies)) != D5_OK) return s;
     }
-    d5_format_bytes((double)plan.arena_bytes, a, sizeof a);
-    d5_format_bytes((double)plan.unshared_bytes, c, sizeof c);
-    d5_format_bytes((double)plan.param_bytes, d, sizeof d);
-    d5_format_bytes(peak_rss_bytes(), e, sizeof e);
-    printf("memory      activations %s planned (%s without reuse), parameters %s, peak RSS %s\n", a,
-           c, d, e);
+    char x[32], y[32], z[32], w[32];
+    d5_format_bytes((double)st->plan.arena_bytes, x, sizeof x);
+    d5_format_bytes((double)st->plan.unshared_bytes, y, sizeof y);
+    d5_format_bytes((double)st->plan.param_bytes, z, sizeof z);
+    d5_format_bytes(peak_rss_bytes(), w, sizeof w);
+    printf("memory      activations %s planned (%s without reuse), parameters %s, peak RSS %s\n", x,
+           y, z, w);
+    return D5_OK;
+}
 
-    if (memory && (s = record_memory(ex, backprop, model, memory)) != D5_OK) goto fail;
-    if (trace) {
-        cli_progress(4, 4, "tracing one iteration into %s", trace);
-        d5_timer *timer = NULL;
-        d5_timer_params tp = d5_timer_default_params();
-        /* Nodes on a GPU: their regions on CUDA events too, beside the host clock. */
-        if (d5_executor_copy_count(ex) > 0 && d5_backend_available("cuda", NULL, 0))
-            tp.clocks |= D5_TIMER_CUDA;
-        s = d5_timer_create(&tp, &timer);
-        if (s == D5_OK) s = d5_executor_attach_timer(ex, timer);
-        if (s == D5_OK) s = backprop ? run_training(ex) : run_inference(ex);
-        if (s == D5_OK) s = d5_report_trace(timer, trace);
-        d5_timer_free(timer);
-        if (s != D5_OK) goto fail;
+/* One iteration traced into `path`. */
+static d5_status trace_once(const run_args *a, run_state *st)
+{
+    cli_progress(4, 4, "tracing one iteration into %s", a->trace);
+    d5_timer *timer = NULL;
+    d5_timer_params tp = d5_timer_default_params();
+    /* Nodes on a GPU: their regions on CUDA events too, beside the host clock. */
+    if (d5_executor_copy_count(st->ex) > 0 && d5_backend_available("cuda", NULL, 0))
+        tp.clocks |= D5_TIMER_CUDA;
+    d5_status s = d5_timer_create(&tp, &timer);
+    if (s == D5_OK) s = d5_executor_attach_timer(st->ex, timer);
+    if (s == D5_OK) s = a->backprop ? run_training(st->ex) : run_inference(st->ex);
+    if (s == D5_OK) s = d5_report_trace(timer, a->trace);
+    d5_timer_free(timer);
+    return s;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args *a = malloc(sizeof *a);
+    run_state st;
+    memset(&st, 0, sizeof st);
+    int rc = a ? parse_run_args(argc, argv, a) : cli_fail("run", d5_error(D5_ERR_NOMEM, "run"));
+    if (rc < 0) rc = load_model(a, &st);
+    if (rc < 0) {
+        print_model(a, &st);
+        d5_status s = measure_latency(a, &st);
+        if (s == D5_OK) s = measure_parts(a, &st);
+        if (s == D5_OK && a->memory) s = record_memory(st.ex, a->backprop, a->model, a->memory);
+        if (s == D5_OK && a->trace) s = trace_once(a, &st);
+        if (s == D5_OK) cli_contention_end("run", NULL);
+        if (s == D5_OK && a->json)
+            s = write_json(a->json, a->model, st.b, a->backend, &st.m, st.ex,
+                           a->no_overhead ? NULL : &st.o, &st.plan,
+                           st.load_ms + st.optimize_ms + st.compile_ms, a->backprop, st.opt_text,
+                           st.copies);
+        rc = s == D5_OK ? D5_EXIT_OK : cli_fail("run", s);
     }
-    cli_contention_end("run", NULL);
-    if (json &&
-        (s = write_json(json, model, b, backend, &m, ex, no_overhead ? NULL : &o, &plan,
-                        load_ms + optimize_ms + compile_ms, backprop, opt_text, copies)) != D5_OK)
-        goto fail;
-    free_copies(copies, ex);
-    d5_sysmon_free(sys);
-    d5_overhead_free(&o);
-    d5_measurement_free(&m);
-    netload_inputs_free(in, nin);
-    d5_executor_free(ex);
-    d5_op_library_close(library);
-    d5_network_free(net);
-    return D5_EXIT_OK;
-fail:;
-    int code = cli_fail("run", s);
-    free_copies(copies, ex);
-    d5_sysmon_free(sys);
-    d5_overhead_free(&o);
-    d5_measurement_free(&m);
-    netload_inputs_free(in, nin);
-    d5_executor_free(ex);
-    d5_op_library_close(library);
-    d5_network_free(net);
-    return code;
+    run_state_free(&st);
+    free(a);
+    return rc;
 }

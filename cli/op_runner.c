@@ -306,6 +306,85 @@ static d5_status validate_precision(const op_case *c, const target *t, const d5_
     return s;
 }
 
+/* Validation of a float32 run against ref, forward (and backward with
+ * o->gradient), within the size limit the ref can handle. */
+static d5_status validate_against_ref(const run_opts *o, const op_case *c, const target *t,
+                                      const d5_attrs *attrs, d5_tensor *in, outcome *r)
+{
+    const d5_op_desc *ref = NULL;
+    if (!(o->validate || o->gradient) || strcmp(t->desc->backend, "ref") == 0 ||
+        d5_op_find(t->desc->name, "ref", &ref) != D5_OK)
+        return D5_OK;
+    if (r->flops > o->validate_max_gflop * 1e9) {
+        snprintf(r->status, sizeof r->status,
+                 "ok (not validated: %.1f GFLOP exceeds "
+                 "--validate-max-gflop %g)",
+                 r->flops * 1e-9, o->validate_max_gflop);
+        return D5_OK;
+    }
+    d5_status s = D5_OK;
+    d5_check_params cp = d5_check_default_params();
+    cp.heatmap_csv = o->heatmap;
+    cp.constants = case_constants(c);
+    d5_forward_check fc;
+    if (o->validate &&
+        (s = d5_validate_forward(t->desc, ref, c->in, c->nin, in, attrs, 0, &cp, &fc)) == D5_OK) {
+        r->validated = 1;
+        r->valid = fc.passed;
+        r->err_linf = fc.out[0].linf;
+        r->err_rel = fc.out[0].max_rel;
+        if (!fc.passed)
+            snprintf(r->status, sizeof r->status,
+                     "FAIL: output 0 element %lld is %.7g, ref %.7g (linf %.3g > %.3g)",
+                     (long long)fc.out[0].worst, fc.out[0].got, fc.out[0].want, fc.out[0].linf,
+                     fc.tol[0]);
+    }
+    if (s == D5_OK && o->gradient && t->desc->backward) {
+        s = d5_validate_backward(t->desc, ref, c->in, c->nin, in, attrs, 0, &cp, &fc);
+        if (s == D5_OK) {
+            r->grad_checked = 1;
+            r->grad_ok = fc.passed;
+            for (int32_t i = 0; !fc.passed && i < fc.noutputs; i++)
+                if (fc.out[i].linf > fc.tol[i])
+                    snprintf(r->status, sizeof r->status,
+                             "FAIL: gradient of input %d element %lld is %.7g, ref %.7g", i,
+                             (long long)fc.out[i].worst, fc.out[i].got, fc.out[i].want);
+        }
+    }
+    return s;
+}
+
+/* The gradient against central finite differences of the operator itself
+ * (ref included), on at most o->grad_elements of each input (256 when 0). */
+static d5_status check_fd_gradient(const run_opts *o, const op_case *c, const target *t,
+                                   const d5_attrs *attrs, d5_tensor *in, outcome *r)
+{
+    if (!o->gradient || !t->desc->backward || (t->desc->flags & D5_OP_CUDA) ||
+        r->flops > o->validate_max_gflop * 1e9)
+        return D5_OK;
+    d5_gradient_params gp = d5_gradient_default_params();
+    gp.max_elements = o->grad_elements > 0 ? o->grad_elements : 256;
+    gp.constants = case_constants(c);
+    d5_gradient_check gc;
+    int against_ref = r->grad_checked, ref_ok = r->grad_ok;
+    d5_status s = d5_validate_gradient(t->desc, c->in, c->nin, in, attrs, 0, &gp, &gc);
+    if (s != D5_OK) return s;
+    r->grad_checked = 1;
+    r->grad_fd_checked = gc.checked;
+    r->grad_ok = gc.passed && (!against_ref || ref_ok);
+    if (!gc.passed)
+        snprintf(r->status, sizeof r->status,
+                 "FAIL: gradient of input %d element %lld is %.7g, finite differences "
+                 "give %.7g (|error| %.3g > %.3g)",
+                 (int)gc.worst_input, (long long)gc.worst_index, gc.analytic, gc.numeric, gc.error,
+                 gc.tol);
+    else if (r->grad_ok && strcmp(r->status, "ok") == 0)
+        snprintf(r->status, sizeof r->status,
+                 "ok (gradient: %lld elements match finite differences%s)", (long long)gc.checked,
+                 against_ref ? " and ref" : "");
+    return D5_OK;
+}
+
 void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
 {
     memset(r, 0, sizeof *r);
@@ -370,7 +449,6 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         snprintf(r->status, sizeof r->status, "ok");
     }
     /* Validation against ref, within the size limit the ref can handle. */
-    const d5_op_desc *ref = NULL;
     if (s == D5_OK && lowp && o->validate) {
         if (r->flops > o->validate_max_gflop * 1e9)
             snprintf(r->status, sizeof r->status,
@@ -379,70 +457,8 @@ void run_here(const run_opts *o, const op_case *c, const target *t, outcome *r)
         else
             s = validate_precision(c, t, &attrs, in, &out[0], r);
     }
-    if (s == D5_OK && !lowp && (o->validate || o->gradient) &&
-        strcmp(t->desc->backend, "ref") != 0 && d5_op_find(t->desc->name, "ref", &ref) == D5_OK) {
-        if (r->flops > o->validate_max_gflop * 1e9) {
-            snprintf(r->status, sizeof r->status,
-                     "ok (not validated: %.1f GFLOP exceeds "
-                     "--validate-max-gflop %g)",
-                     r->flops * 1e-9, o->validate_max_gflop);
-        } else {
-            d5_check_params cp = d5_check_default_params();
-            cp.heatmap_csv = o->heatmap;
-            cp.constants = case_constants(c);
-            d5_forward_check fc;
-            if (o->validate && (s = d5_validate_forward(t->desc, ref, c->in, c->nin, in, &attrs, 0,
-                                                        &cp, &fc)) == D5_OK) {
-                r->validated = 1;
-                r->valid = fc.passed;
-                r->err_linf = fc.out[0].linf;
-                r->err_rel = fc.out[0].max_rel;
-                if (!fc.passed)
-                    snprintf(r->status, sizeof r->status,
-                             "FAIL: output 0 element %lld is %.7g, ref %.7g (linf %.3g > %.3g)",
-                             (long long)fc.out[0].worst, fc.out[0].got, fc.out[0].want,
-                             fc.out[0].linf, fc.tol[0]);
-            }
-            if (s == D5_OK && o->gradient && t->desc->backward) {
-                s = d5_validate_backward(t->desc, ref, c->in, c->nin, in, &attrs, 0, &cp, &fc);
-                if (s == D5_OK) {
-                    r->grad_checked = 1;
-                    r->grad_ok = fc.passed;
-                    for (int32_t i = 0; !fc.passed && i < fc.noutputs; i++)
-                        if (fc.out[i].linf > fc.tol[i])
-                            snprintf(r->status, sizeof r->status,
-                                     "FAIL: gradient of input %d element %lld is %.7g, ref %.7g", i,
-                                     (long long)fc.out[i].worst, fc.out[i].got, fc.out[i].want);
-                }
-            }
-        }
-    }
-    /* The gradient against central finite differences of the operator itself
-     * (ref included), on at most o->grad_elements of each input (256 when 0). */
-    if (s == D5_OK && !lowp && o->gradient && t->desc->backward && !(t->desc->flags & D5_OP_CUDA) &&
-        r->flops <= o->validate_max_gflop * 1e9) {
-        d5_gradient_params gp = d5_gradient_default_params();
-        gp.max_elements = o->grad_elements > 0 ? o->grad_elements : 256;
-        gp.constants = case_constants(c);
-        d5_gradient_check gc;
-        int against_ref = r->grad_checked, ref_ok = r->grad_ok;
-        s = d5_validate_gradient(t->desc, c->in, c->nin, in, &attrs, 0, &gp, &gc);
-        if (s == D5_OK) {
-            r->grad_checked = 1;
-            r->grad_fd_checked = gc.checked;
-            r->grad_ok = gc.passed && (!against_ref || ref_ok);
-            if (!gc.passed)
-                snprintf(r->status, sizeof r->status,
-                         "FAIL: gradient of input %d element %lld is %.7g, finite differences "
-                         "give %.7g (|error| %.3g > %.3g)",
-                         (int)gc.worst_input, (long long)gc.worst_index, gc.analytic, gc.numeric,
-                         gc.error, gc.tol);
-            else if (r->grad_ok && strcmp(r->status, "ok") == 0)
-                snprintf(r->status, sizeof r->status,
-                         "ok (gradient: %lld elements match finite differences%s)",
-                         (long long)gc.checked, against_ref ? " and ref" : "");
-        }
-    }
+    if (s == D5_OK && !lowp) s = validate_against_ref(o, c, t, &attrs, in, r);
+    if (s == D5_OK && !lowp) s = check_fd_gradient(o, c, t, &attrs, in, r);
     if (s != D5_OK) {
         snprintf(r->status, sizeof r->status, "error: %s", d5_last_error());
         if (r->ok) d5_measurement_free(&r->m);

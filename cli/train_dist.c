@@ -170,11 +170,23 @@ int job_fail(job *jb, d5_status s)
     return job_end(jb, D5_EXIT_CHECK);
 }
 
+/* Ends the job on a bad option, keeping this rank's number and `why`. */
+static int bad_option(job *jb, const char *why)
+{
+    int32_t rank = jb->rank;
+    job_end(jb, D5_EXIT_USAGE);
+    jb->rank = rank;
+    snprintf(jb->why, sizeof jb->why, "%s", why);
+    return D5_EXIT_USAGE;
+}
+
 /* The communicator and the checks every rank makes alike before anything
- * starts: -1 to go on, or an exit status (rank 0 says why). */
+ * starts: -1 to go on, or an exit status (D5_EXIT_USAGE: jb->why says what
+ * is wrong with the options, for rank 0 to print). */
 int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
               int32_t sampler, int batch)
 {
+    char why[512];
     d5_comm_params cp = d5_comm_default_params();
     cp.backend = comm_name;
     cp.timeout_s = timeout;
@@ -186,19 +198,19 @@ int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double t
     jb->size = d5_comm_size(jb->comm);
     s = d5_dist_create(jb->comm, dp, &jb->dist);
     if (s != D5_OK) {
-        if (jb->rank == 0)
-            train_usage("--distributed %s: %s", d5_dist_scheme_name(dp->scheme), d5_last_error());
-        return job_end(jb, D5_EXIT_USAGE);
+        snprintf(why, sizeof why, "--distributed %s: %s", d5_dist_scheme_name(dp->scheme),
+                 d5_last_error());
+        return bad_option(jb, why);
     }
     jb->workers = d5_dist_workers(jb->dist);
     jb->worker = d5_dist_worker(jb->dist);
     jb->server = d5_dist_is_server(jb->dist);
     if (sampler == D5_SAMPLER_SHARDED_BATCH && batch % jb->workers != 0) {
-        if (jb->rank == 0)
-            train_usage("--batch %d is not divisible by the %d workers: --sampler sharded-batch "
-                        "splits each global batch evenly",
-                        batch, (int)jb->workers);
-        return job_end(jb, D5_EXIT_USAGE);
+        snprintf(why, sizeof why,
+                 "--batch %d is not divisible by the %d workers: --sampler sharded-batch "
+                 "splits each global batch evenly",
+                 batch, (int)jb->workers);
+        return bad_option(jb, why);
     }
     /* Created again once the steps per epoch are known. */
     d5_dist_free(jb->dist);

@@ -26,9 +26,6 @@ void train_dist_print(FILE *f, const train_dist_report *rep);
 /* The JSON object (new reference; NULL when out of memory). */
 json_t *train_dist_json(const train_dist_report *rep);
 
-/* Prints "d5 train: <what> (see 'd5 train --help')" and returns D5_EXIT_USAGE. */
-int train_usage(const char *fmt, ...) D5_PRINTF(1, 2);
-
 /* A distributed run of d5 train on this rank. */
 typedef struct job {
     d5_comm *comm; /* NULL: not distributed */
@@ -42,11 +39,14 @@ typedef struct job {
     d5_trainer *t;
     d5_sampler *smp;
     d5_dist_result res;
-    int finished; /* res holds figures */
+    int finished;  /* res holds figures */
+    char why[512]; /* job_begin's D5_EXIT_USAGE: what is wrong with the options */
 } job;
 
 /* The communicator and the checks every rank makes alike before anything
- * starts: -1 to go on, or an exit status (rank 0 says why). */
+ * starts: -1 to go on, or an exit status; with D5_EXIT_USAGE after the
+ * communicator started, jb->why says what is wrong with the options (rank 0
+ * prints it; the job is ended). */
 int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
               int32_t sampler, int batch);
 /* Every rank's verdict on a check, so that all go on or all stop. */

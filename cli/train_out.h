@@ -60,11 +60,6 @@ d5_status train_out_epochs_csv(const d5_train_result *r, const char *path);
 /* "step,epoch,loss,lr,seconds,samples_per_second", one row per step. */
 d5_status train_out_steps_csv(const d5_train_result *r, int64_t global_batch, const char *path);
 
-/* --augment LIST (crop[:PAD], flip, normalize, cutout[:SIDE]) into *a: -1
- * when valid, else the exit code after saying why (train_augment.c). */
-int train_parse_augment(const char *list, d5_augment *a);
-/* "normalize": each channel's mean and standard deviation over `ds`. */
-d5_status train_channel_stats(const d5_dataset *ds, d5_augment *a);
 /* The resolved augmentations as text ("crop 4, flip") and as the JSON of
  * the training document's config. */
 void train_format_augment(const d5_augment *a, int64_t channels, char *buf, size_t size);
