@@ -32,8 +32,9 @@ typedef struct outcome {
     double err_linf, err_rel;
     int grad_checked, grad_ok;
     int64_t grad_fd_checked; /* elements compared with finite differences */
-    int unsupported;         /* the backend cannot run the case's precision (status says why) */
-    double err_tol;          /* the tolerance err_linf was held to (validated cases) */
+    int unsupported; /* the backend cannot run the case (its precision, or declined here): status
+                        says why */
+    double err_tol;  /* the tolerance err_linf was held to (validated cases) */
 } outcome;
 
 /* Cases in a precision other than float32 (op_case.precision) are filled with
