@@ -1,5 +1,10 @@
-/* d5 reporters: the region timer and benchmark results as a printed table,
- * JSON, CSV, Chrome trace events, an MLflow run directory and a JSONL history.
+/* d5 reporters (libd5reporting, the library above core that holds the
+ * foreign formats: jansson, zlib, protobuf-c): the region timer and benchmark
+ * results as a printed table, JSON, CSV, Chrome trace events, an MLflow run
+ * directory and a JSONL history; the build information every report carries;
+ * the reports of the machine (d5/machine.h) and of memory profiles
+ * (d5/memory.h). The run logs (d5/runlog.h), the comparison of result sets
+ * (d5/compare.h) and the system monitor (d5/sysmon.h) are this library's too.
  *
  * Every file is written atomically (a temporary file beside it, then a
  * rename), so a reader never sees half a report. JSON documents carry a
@@ -10,6 +15,8 @@
 #define D5_REPORT_H
 
 #include "d5/core.h"
+#include "d5/machine.h"
+#include "d5/memory.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
 
@@ -21,6 +28,29 @@ extern "C" {
 
 /* Version of the JSON layouts written here; bumped on incompatible changes. */
 #define D5_REPORT_SCHEMA_VERSION 1
+
+/* ---- Version and build information ---------------------------------------- */
+
+typedef struct d5_build_info {
+    const char *version;      /* "0.1.0" */
+    const char *git_commit;   /* "abc123def456" or "...-dirty" or "unknown" */
+    const char *compiler;     /* "GNU 12.2.0" */
+    const char *build_type;   /* "Release" */
+    const char *flags;        /* C flags the library was compiled with */
+    const char *system;       /* "Linux x86_64" */
+    int cuda;                 /* 1 when built with the CUDA toolkit */
+    const char *cuda_toolkit; /* toolkit version or "" */
+    char jansson[16];         /* library versions seen at run time */
+    char zlib[16];
+    char openblas[128];
+} d5_build_info;
+
+/* Fills `out`; every string is static or stored in the struct. The library
+ * versions are those of the process: jansson and zlib (which this library
+ * links) and OpenBLAS when it is loaded (d5_blas_info_get), else "". */
+D5_API void d5_build_info_get(d5_build_info *out);
+
+/* ---- Formats ---------------------------------------------------------------------- */
 
 /* The "context" block every d5 JSON document carries (schema version, date,
  * host, d5 build), as the text of one JSON object; the caller frees it with
@@ -158,6 +188,64 @@ D5_API D5_NODISCARD d5_status d5_results_write_csv(const d5_results *r, const ch
 D5_API D5_NODISCARD d5_status d5_results_write_samples_csv(const d5_results *r, const char *path);
 /* An aligned table: name, median [CI], n, stop, counters. */
 D5_API D5_NODISCARD d5_status d5_results_print(FILE *f, const d5_results *r);
+
+/* ---- The machine (d5/machine.h) ------------------------------------------------- */
+
+/* Prints the description and, when `peaks` is not NULL, the measured peaks as
+ * aligned "name : value" lines. */
+D5_API D5_NODISCARD d5_status d5_machine_print(FILE *f, const d5_machine_info *m,
+                                               const d5_machine_peaks *peaks);
+/* Writes {"context": {...}, "machine": {...}, "peaks": {...}} atomically; peaks may be NULL. */
+D5_API D5_NODISCARD d5_status d5_machine_write_json(const d5_machine_info *m,
+                                                    const d5_machine_peaks *peaks,
+                                                    const char *path);
+
+/* ---- Memory profiles (d5/memory.h) ---------------------------------------------- */
+
+/* memory.json: {"context", "name", "clock", "origin_ns", "duration_ms",
+ * "runs", "plan": {arena, unshared, param, constant bytes}, "peak": {"bytes",
+ * "time_ms", "phase", "node", "op_type", "backend", "planned_bytes",
+ * "heap_bytes"}, "planned_peak_bytes", "heap": {counters, "peak_bytes",
+ * "dropped_events"}, "operators": [one per row, fields as d5_memory_row],
+ * "live_at_peak": [{"label", "kind", "bytes", "node", "phase", "since_ms"}]}.
+ * Written atomically; D5_ERR_IO names the path. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_json(const d5_memory_profile *p,
+                                                           const char *path);
+/* memory_timeline.csv: header "time_ms,live_bytes,delta_bytes,label", one row
+ * per point; label "KIND:LABEL" ("value:conv1_out", "heap:Conv weight
+ * gradient"). Written atomically. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_timeline(const d5_memory_profile *p,
+                                                               const char *path);
+/* DIR/memory.json and DIR/memory_timeline.csv; DIR is created if missing. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_dir(const d5_memory_profile *p,
+                                                          const char *dir);
+/* The peak and where, the plan, then the `top` rows with the most actual
+ * bytes (all rows when top <= 0): planned, heap allocated and freed, heap
+ * peak, actual, live peak. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_print(FILE *f, const d5_memory_profile *p,
+                                                      int32_t top);
+/* Counter tracks for d5_report_trace_counters: the counter "memory bytes"
+ * with the series "total", "planned" and "heap", a point at the start and one
+ * per timeline point, at times on the recording's clock (origin_ns +
+ * time_ms). Line them up with a timer's regions by recording with that timer
+ * as the clock. out[0..2] point into *storage, which the caller frees with
+ * d5_free. D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_counter_tracks(const d5_memory_profile *p,
+                                                               d5_counter_track out[3],
+                                                               double **storage);
+
+/* Adds to `timer` one region per node row that ran (key: the node's name,
+ * "NAME/backward" in the backward phase, cut to D5_TIMER_KEY_MAX bytes), at
+ * its start and for its duration, so that a trace shows the nodes beside the
+ * counter tracks. The profile must have been recorded with `timer` as its
+ * clock (D5_ERR_INVALID otherwise); the timer's errors. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_add_regions(const d5_memory_profile *p,
+                                                            struct d5_timer *timer);
+/* d5_report_trace_counters(timer, the three tracks above, path): the timer's
+ * regions with the memory counter tracks. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_trace(const d5_memory_profile *p,
+                                                            struct d5_timer *timer,
+                                                            const char *path);
 
 #ifdef __cplusplus
 }
