@@ -17,6 +17,7 @@
 #include "d5/core.h"
 #include "d5/machine.h"
 #include "d5/memory.h"
+#include "d5/runlog.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
 
@@ -188,6 +189,74 @@ D5_API D5_NODISCARD d5_status d5_results_write_csv(const d5_results *r, const ch
 D5_API D5_NODISCARD d5_status d5_results_write_samples_csv(const d5_results *r, const char *path);
 /* An aligned table: name, median [CI], n, stop, counters. */
 D5_API D5_NODISCARD d5_status d5_results_print(FILE *f, const d5_results *r);
+
+/* Adds one benchmark per key of `t` with samples, per clock: its durations in
+ * ns under the name PREFIX + key (+ "/cuda" for CUDA events; prefix may be
+ * NULL), so that the timer's regions go through the reporters below. The
+ * timer is synchronised first. The timer's and d5_results_add's errors. */
+D5_API D5_NODISCARD d5_status d5_results_add_timer(d5_results *r, d5_timer *t, const char *prefix);
+
+/* ---- Reporters: one interface over the results ------------------------------------ */
+
+/* A reporter writes d5_results in one format, in the manner of google/benchmark's
+ * BenchmarkReporter: d5_reporter_report calls `context` once, before any run
+ * (the results' context block), `run` for every benchmark in order (failed
+ * ones included: d5_results_samples says which), then `finish`, where a
+ * reporter that needs every run (an aligned table, a file written atomically,
+ * a tracker's run) writes. Any callback may be NULL; the first error stops the
+ * report and is returned. A reporter is used from one thread at a time. */
+typedef struct d5_reporter_ops {
+    const char *name; /* "console", "json", "csv", "mlflow", "wandb", ... */
+    d5_status (*context)(void *self, const d5_results *r);
+    d5_status (*run)(void *self, const d5_results *r, size_t index);
+    d5_status (*finish)(void *self, const d5_results *r);
+    void (*free)(void *self); /* frees `self` with the reporter; may be NULL */
+} d5_reporter_ops;
+
+typedef struct d5_reporter d5_reporter;
+
+/* A reporter over `ops` (borrowed: static in practice) and its state `self`,
+ * which the reporter owns from here on (ops->free frees it, also when this
+ * fails). D5_ERR_INVALID, D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_reporter_create(const d5_reporter_ops *ops, void *self,
+                                                 d5_reporter **out);
+D5_API void d5_reporter_free(d5_reporter *rep);
+/* ops->name, "" when none. */
+D5_API const char *d5_reporter_name(const d5_reporter *rep);
+/* context, every run, finish, as above. */
+D5_API D5_NODISCARD d5_status d5_reporter_report(d5_reporter *rep, const d5_results *r);
+/* Each of the n reporters in turn; the first error stops them. */
+D5_API D5_NODISCARD d5_status d5_reporters_report(d5_reporter *const *reps, size_t n,
+                                                  const d5_results *r);
+
+/* The table of d5_results_print on `f` (borrowed until the reporter is freed). */
+D5_API D5_NODISCARD d5_status d5_reporter_console(FILE *f, d5_reporter **out);
+/* d5_results_write_json to `path` (copied). */
+D5_API D5_NODISCARD d5_status d5_reporter_json(const char *path, d5_reporter **out);
+/* d5_results_write_csv to `path` (copied). */
+D5_API D5_NODISCARD d5_status d5_reporter_csv(const char *path, d5_reporter **out);
+
+/* An experiment tracker's run (d5/runlog.h) of the results: at the context a
+ * run log named run_name and the `before` hook (the caller's parameters and
+ * tags), for each benchmark the metrics PREFIX<name>/median, /ci_low,
+ * /ci_high and /n (characters a tracker's file store refuses become '_'), at
+ * the finish the `after` hook, then the run written. */
+typedef struct d5_tracker_params {
+    const char *dir;           /* MLflow: the mlruns folder; W&B: the offline runs' folder */
+    const char *project;       /* MLflow experiment (default "Default"), W&B project ("d5") */
+    const char *run_name;      /* the run log's name (default "d5") */
+    const char *metric_prefix; /* default "bench/" */
+    d5_status (*before)(void *user, d5_runlog *log); /* may be NULL */
+    d5_status (*after)(void *user, d5_runlog *log);  /* may be NULL */
+    void *user;                                      /* borrowed until the reporter is freed */
+    FILE *say; /* "mlflow run ID written under DIR"; NULL: nothing */
+} d5_tracker_params;
+
+D5_API d5_tracker_params d5_tracker_default_params(void);
+/* d5_runlog_write_mlflow under p->dir; the strings are copied. */
+D5_API D5_NODISCARD d5_status d5_reporter_mlflow(const d5_tracker_params *p, d5_reporter **out);
+/* d5_runlog_write_wandb under p->dir; the strings are copied. */
+D5_API D5_NODISCARD d5_status d5_reporter_wandb(const d5_tracker_params *p, d5_reporter **out);
 
 /* ---- The machine (d5/machine.h) ------------------------------------------------- */
 
