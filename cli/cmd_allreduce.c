@@ -3,12 +3,14 @@
  * adaptive measurement: median time and its 95% CI. Rank 0 prints, and with
  * --trace writes one Perfetto trace of every rank's sizes and samples. */
 #include "comm_cli.h"
+#include "output_options.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct ar_opts {
-    const char *min_bytes, *max_bytes, *sizes, *comm, *dtype, *json, *mpi_thread, *trace;
+    const char *min_bytes, *max_bytes, *sizes, *comm, *dtype, *mpi_thread, *trace;
+    cli_outputs out; /* --json */
     int factor, check, threads;
     double time_s, timeout_s;
 } ar_opts;
@@ -284,7 +286,8 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
                     "meaningful\n",
                     why);
         if (s == D5_OK) s = context(res, c, o, over, why);
-        if (s == D5_OK && o->json) s = cli_json_write_results(NULL, "allreduce", res, o->json);
+        cli_outputs_params outputs = {.command = "allreduce"};
+        if (s == D5_OK) s = cli_outputs_write(&o->out, &outputs, res);
     }
     d5_results_free(res);
     free(host);
@@ -300,7 +303,8 @@ static int sweep(d5_comm *c, const ar_opts *o, const cli_spec *spec, d5_dtype t,
 
 int cmd_allreduce(int argc, char **argv)
 {
-    ar_opts o = {"8", "64M", NULL, "mpi", "f32", NULL, "single", NULL, 2, 0, 0, 1.0, 0};
+    ar_opts o = {"8", "64M", NULL, "mpi", "f32", "single", NULL, {NULL, NULL, NULL, NULL, NULL},
+                 2,   0,     0,    1.0,   0};
     const cli_opt opts[] = {
         {"min-bytes", CLI_STRING, &o.min_bytes, "SIZE", "smallest message (-b; default 8)", 0, 0},
         {"max-bytes", CLI_STRING, &o.max_bytes, "SIZE",
@@ -324,8 +328,7 @@ int cmd_allreduce(int argc, char **argv)
          "verify every element of one more allreduce against the exact sum (#wrong)", 0, 0},
         {"time", CLI_DOUBLE, &o.time_s, "S", "time budget per size in seconds (default 1)", 0.001,
          3600},
-        {"json", CLI_STRING, &o.json, "FILE", "write results as Google Benchmark JSON (rank 0)", 0,
-         0},
+        CLI_OUTPUT_JSON(&o.out), /* written by rank 0 */
         {"trace", CLI_STRING, &o.trace, "FILE",
          "write one Chrome/Perfetto trace of every rank (rank 0): a region per size, its batches "
          "and their agreements, on one time line",

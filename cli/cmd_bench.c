@@ -2,6 +2,7 @@
  * appears whole when the run is done. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "output_options.h"
 #include "results_folder.h"
 
 #include <errno.h>
@@ -12,10 +13,7 @@
 #include <time.h>
 
 typedef struct bench_cfg {
-    const char *out;
-    const char *json;
-    const char *mlflow;
-    const char *wandb;
+    cli_outputs out; /* --out is the results folder */
     double time_s;
     double machine_time_s;
     int quick;
@@ -164,70 +162,35 @@ static const cli_folder_file outputs[] = {
 };
 #define NOUTPUTS (sizeof outputs / sizeof outputs[0])
 
-/* Every benchmark's median, CI and sample count as metrics bench/<name>/...
- * (characters a tracker's file store refuses become '_'). */
-static d5_status log_results(d5_runlog *log, const d5_results *r)
+/* The run log's entries of the suite (the reporters add every option, the
+ * build, the host and the machine before, every benchmark's median and CI
+ * after): the suite's sections as metrics time/<section>. */
+static d5_status log_before(void *user, d5_runlog *log)
 {
-    d5_status s = D5_OK;
-    for (size_t i = 0; s == D5_OK && i < d5_results_count(r); i++) {
-        const double *v;
-        size_t n;
-        d5_stats st;
-        const char *name = d5_results_name(r, i);
-        if (!name || d5_results_samples(r, i, &v, &n, &st) != D5_OK) continue;
-        char key[512];
-        snprintf(key, sizeof key, "bench/%s", name);
-        for (char *c = key; *c; c++)
-            if (*c == ':' || *c == '\\' || (unsigned char)*c < 0x20 || (c[0] == '.' && c[1] == '.'))
-                *c = '_';
-        const struct {
-            const char *suffix;
-            double value;
-        } m[] = {{"median", st.median},
-                 {"ci_low", st.ci_low},
-                 {"ci_high", st.ci_high},
-                 {"n", (double)n}};
-        for (size_t k = 0; s == D5_OK && k < sizeof m / sizeof m[0]; k++) {
-            char full[600];
-            snprintf(full, sizeof full, "%s/%s", key, m[k].suffix);
-            if (isfinite(m[k].value)) s = d5_runlog_metric(log, full, m[k].value, 0, -1);
-        }
-    }
+    const bench_out *o = user;
+    d5_status s = d5_runlog_param(log, "suite", "d5 bench");
+    if (s == D5_OK)
+        s = d5_runlog_tag(log, "d5.cpu_clock", d5_timer_clock_name(o->suite, D5_TIMER_CPU));
+    if (s == D5_OK) s = d5_runlog_add_timer(log, o->suite, "time/");
     return s;
 }
 
-/* The copies outside the folder (--json, --mlflow, --wandb), written once the folder is
- * in place: a failure here reports the path and leaves the folder alone. */
+/* Then the system sampler's series (system/...). */
+static d5_status log_after(void *user, d5_runlog *log)
+{
+    const bench_out *o = user;
+    return o->sys ? d5_sysmon_to_runlog(o->sys, log) : D5_OK;
+}
+
+/* The copies outside the folder (--json, --csv, --mlflow, --wandb), written once the
+ * folder is in place: a failure here reports the path and leaves the folder alone. */
 static d5_status write_extras(const bench_out *o)
 {
-    d5_status s = D5_OK;
-    if (o->cfg->json) s = cli_json_write_results(o->spec, NULL, o->r, o->cfg->json);
-    if (s == D5_OK && (o->cfg->mlflow || o->cfg->wandb)) {
-        /* Every option, the build, the host and the machine (cli_runlog_context),
-         * the suite's sections as metrics time/<section>, every benchmark's
-         * median and the system sampler's series (system/...). */
-        d5_runlog *log = NULL;
-        char id[33];
-        s = d5_runlog_create("d5 bench", &log);
-        if (s == D5_OK) s = cli_runlog_context(log, o->spec);
-        if (s == D5_OK) s = d5_runlog_param(log, "suite", "d5 bench");
-        if (s == D5_OK)
-            s = d5_runlog_tag(log, "d5.cpu_clock", d5_timer_clock_name(o->suite, D5_TIMER_CPU));
-        if (s == D5_OK) s = d5_runlog_add_timer(log, o->suite, "time/");
-        if (s == D5_OK) s = log_results(log, o->r);
-        if (s == D5_OK && o->sys) s = d5_sysmon_to_runlog(o->sys, log);
-        if (s == D5_OK) d5_runlog_finish(log, 0);
-        if (s == D5_OK && o->cfg->mlflow) {
-            s = d5_runlog_write_mlflow(log, o->cfg->mlflow, "d5 bench", id, sizeof id);
-            if (s == D5_OK) printf("mlflow run %s written under %s\n", id, o->cfg->mlflow);
-        }
-        if (s == D5_OK && o->cfg->wandb) {
-            s = d5_runlog_write_wandb(log, o->cfg->wandb, "d5-bench", id, sizeof id);
-            if (s == D5_OK) printf("W&B offline run %s written under %s\n", id, o->cfg->wandb);
-        }
-        d5_runlog_free(log);
-    }
-    return s;
+    cli_outputs_params p = {
+        .spec = o->spec, .before = log_before, .after = log_after, .user = (void *)o};
+    cli_outputs extras = o->cfg->out;
+    extras.out = NULL; /* the folder, written already */
+    return cli_outputs_write(&extras, &p, o->r);
 }
 
 /* The system sampler over the whole suite; without it (--system-hz 0, or
@@ -355,18 +318,9 @@ static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_cfg cfg = {NULL, NULL, NULL, NULL, 2.0, 1.0, 0, 0, 10};
+    bench_cfg cfg = {{NULL, NULL, NULL, NULL, NULL}, 2.0, 1.0, 0, 0, 10};
     const cli_opt opts[] = {
-        {"out", CLI_STRING, &cfg.out, "DIR",
-         "results folder to create (default d5-results/bench-DATE-TIME)", 0, 0},
-        {"json", CLI_STRING, &cfg.json, "FILE", "also write the results JSON to FILE", 0, 0},
-        {"mlflow", CLI_STRING, &cfg.mlflow, "DIR",
-         "also log the run as an MLflow run under DIR (mlruns): options, build and host, the "
-         "suite's sections, every benchmark's median and CI, the system sampler's series",
-         0, 0},
-        {"wandb", CLI_STRING, &cfg.wandb, "DIR",
-         "also write that run log as a W&B offline run under DIR (wandb sync DIR/offline-run-*)", 0,
-         0},
+        CLI_OUTPUT_ALL(&cfg.out, "results folder to create (default d5-results/bench-DATE-TIME)"),
         {"time", CLI_DOUBLE, &cfg.time_s, "S", "time budget per benchmark in seconds (default 2)",
          0.01, 3600},
         {"machine-time", CLI_DOUBLE, &cfg.machine_time_s, "S",
@@ -378,9 +332,8 @@ int cmd_bench(int argc, char **argv)
     };
     const cli_spec spec = {CLI_SPEC(
         "bench",
-        "[--out DIR] [--json FILE] [--mlflow DIR] [--wandb DIR] [--time S] [--machine-time S] "
-        "[--quick]\n"
-        "       [--threads N] [--system-hz HZ]",
+        "[--out DIR] [--json FILE] [--csv FILE] [--mlflow DIR] [--wandb DIR] [--time S]\n"
+        "       [--machine-time S] [--quick] [--threads N] [--system-hz HZ]",
         "Runs d5's default suite: the machine's description and measured peaks, then the\n"
         "cost of the region timer (start+end pairs on the TSC and monotonic clocks, by name\n"
         "and by id) and of raw clock reads, a DeepBench subset of GEMM and convolution on\n"
@@ -410,31 +363,27 @@ int cmd_bench(int argc, char **argv)
     if (cfg.quick) cfg.time_s = cfg.machine_time_s = 0.3;
 
     char def[256];
-    if (!cfg.out) {
+    if (!cfg.out.out) {
         time_t now = time(NULL);
         struct tm tm;
         localtime_r(&now, &tm);
         char stamp[32];
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(def, sizeof def, "d5-results/bench-%s", stamp);
-        cfg.out = def;
+        cfg.out.out = def;
         if (mkdir("d5-results", 0777) != 0 && errno != EEXIST) {
             fprintf(stderr, "d5 bench: cannot create 'd5-results': %s\n", strerror(errno));
             return D5_EXIT_INPUT;
         }
     }
     struct stat st;
-    if (stat(cfg.out, &st) == 0) {
+    if (stat(cfg.out.out, &st) == 0) {
         fprintf(stderr, "d5 bench: results folder '%s' already exists; choose another --out\n",
-                cfg.out);
+                cfg.out.out);
         return D5_EXIT_USAGE;
     }
     /* Every output path is checked before the work starts. */
-    if (!cli_output_ok("bench", "--out", cfg.out, 0) ||
-        !cli_output_ok("bench", "--json", cfg.json, 0) ||
-        !cli_output_ok("bench", "--mlflow", cfg.mlflow, 1) ||
-        !cli_output_ok("bench", "--wandb", cfg.wandb, 1))
-        return D5_EXIT_INPUT;
+    if (!cli_outputs_check("bench", &cfg.out)) return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("bench", cfg.threads)) >= 0) return rc;
-    return run(&cfg, &spec, cfg.out);
+    return run(&cfg, &spec, cfg.out.out);
 }

@@ -1,6 +1,7 @@
 /* d5 pingpong: latency and bandwidth between ranks 0 and 1 across message
  * sizes, and with --fit the alpha-beta model t(S) = alpha + beta S. */
 #include "comm_cli.h"
+#include "output_options.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@ static d5_status round_trip(void *ctx)
 }
 
 typedef struct pp_opts {
-    const char *min_bytes, *max_bytes, *json;
+    const char *min_bytes, *max_bytes;
+    cli_outputs out; /* --json */
     int factor, fit;
     double time_s, timeout_s;
 } pp_opts;
@@ -132,7 +134,8 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
         if (s == D5_OK && fitted)
             s = d5_results_context_number(res, "beta_s_per_byte", f.beta_s_per_byte);
         if (s == D5_OK && fitted) s = d5_results_context_number(res, "fit_r2", f.r2);
-        if (s == D5_OK && o->json) s = cli_json_write_results(NULL, "pingpong", res, o->json);
+        cli_outputs_params outputs = {.command = "pingpong"};
+        if (s == D5_OK) s = cli_outputs_write(&o->out, &outputs, res);
     }
     d5_results_free(res);
     free(med);
@@ -142,7 +145,7 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
 
 int cmd_pingpong(int argc, char **argv)
 {
-    pp_opts o = {"0", "4M", NULL, 2, 0, 0.5, 0};
+    pp_opts o = {"0", "4M", {NULL, NULL, NULL, NULL, NULL}, 2, 0, 0.5, 0};
     const cli_opt opts[] = {
         {"min-bytes", CLI_STRING, &o.min_bytes, "SIZE", "smallest message (-b; default 0)", 0, 0},
         {"max-bytes", CLI_STRING, &o.max_bytes, "SIZE",
@@ -155,8 +158,7 @@ int cmd_pingpong(int argc, char **argv)
          0, 0},
         {"time", CLI_DOUBLE, &o.time_s, "S", "time budget per size in seconds (default 0.5)", 0.001,
          3600},
-        {"json", CLI_STRING, &o.json, "FILE", "write results as Google Benchmark JSON (rank 0)", 0,
-         0},
+        CLI_OUTPUT_JSON(&o.out), /* written by rank 0 */
         {"comm-timeout", CLI_DOUBLE, &o.timeout_s, "S", COMM_TIMEOUT_HELP, 0, 1e6},
     };
     const cli_spec spec = {CLI_SPEC(

@@ -3,6 +3,7 @@
  * operators run in a child process so that a crash or a hang is a row of the
  * table, not the end of the sweep. */
 #define _GNU_SOURCE
+#include "output_options.h"
 #include "cli.h"
 #include "op_runner.h"
 
@@ -12,7 +13,8 @@
 
 typedef struct topts {
     run_opts run;
-    const char *sizes, *backends, *json, *csv, *dtype;
+    const char *sizes, *backends, *dtype;
+    cli_outputs out; /* --json and --csv */
     int list, all, no_peak, limit, threads;
 } topts;
 
@@ -397,8 +399,8 @@ int cmd_test_operator(int argc, char **argv)
         {"timeout", CLI_DOUBLE, &o.run.timeout, "S",
          "kill a custom operator's run after S seconds (default 10 x max-time + 30)", 1, 86400},
         {"limit", CLI_INT, &o.limit, "N", "only the first N sizes", 0, 1000000},
-        {"json", CLI_STRING, &o.json, "FILE", "write results as Google Benchmark JSON", 0, 0},
-        {"csv", CLI_STRING, &o.csv, "FILE", "write results as CSV", 0, 0},
+        CLI_OUTPUT_JSON(&o.out),
+        CLI_OUTPUT_CSV(&o.out),
         {"no-peak", CLI_FLAG, &o.no_peak, NULL,
          "do not measure the peaks (of each precision) for the % peak column", 0, 0},
         {"list", CLI_FLAG, &o.list, NULL, "list the built-in operators and backends, then exit", 0,
@@ -460,8 +462,7 @@ int cmd_test_operator(int argc, char **argv)
         if (rc >= 0) return rc;
     }
     cli_echo(stdout, &spec);
-    if (!cli_output_ok("test-operator", "--json", o.json, 0) ||
-        !cli_output_ok("test-operator", "--csv", o.csv, 0) ||
+    if (!cli_outputs_check("test-operator", &o.out) ||
         !cli_output_ok("test-operator", "--heatmap", o.run.heatmap, 0))
         return D5_EXIT_INPUT;
     if ((rc = cli_threads_apply("test-operator", o.threads)) >= 0) return rc;
@@ -488,8 +489,8 @@ int cmd_test_operator(int argc, char **argv)
                : test_one(&o, op, peaks, precisions, res, &rows_failed);
     cli_contention_end("test-operator", NULL);
     s = cli_contention_context(res);
-    if (s == D5_OK && o.json) s = cli_json_write_results(&spec, NULL, res, o.json);
-    if (s == D5_OK && o.csv) s = d5_results_write_csv(res, o.csv);
+    cli_outputs_params outputs = {.spec = &spec};
+    if (s == D5_OK) s = cli_outputs_write(&o.out, &outputs, res);
     d5_results_free(res);
     if (s != D5_OK) return cli_fail("test-operator", s);
     return rc;

@@ -1,9 +1,7 @@
 /* Files written atomically: a temporary file beside the target, renamed over
- * it once complete; CSV fields. */
+ * it once complete. */
 #define _GNU_SOURCE
 #include "internal.h"
-
-#include "d5/report.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *d5__path_join(const char *dir, const char *name)
+char *d5_path_join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);
     int slash = a > 0 && dir[a - 1] != '/';
@@ -23,7 +21,7 @@ char *d5__path_join(const char *dir, const char *name)
     return p;
 }
 
-d5_status d5__mkdirs(const char *path)
+d5_status d5_mkdirs(const char *path)
 {
     char *p = d5_strdup(path, "directory path");
     if (!p) return D5_ERR_NOMEM;
@@ -49,14 +47,14 @@ d5_status d5__mkdirs(const char *path)
     return s;
 }
 
-d5_status d5__afile_open(d5__afile *af, const char *path)
+d5_status d5_afile_open(d5_afile *af, const char *path)
 {
     memset(af, 0, sizeof *af);
     size_t n = strlen(path);
     af->path = d5_strdup(path, "output path");
     af->tmp = d5_alloc(n + 16, "temporary path");
     if (!af->path || !af->tmp) {
-        d5__afile_abort(af);
+        d5_afile_abort(af);
         return D5_ERR_NOMEM;
     }
     snprintf(af->tmp, n + 16, "%s.tmp.XXXXXX", path);
@@ -64,7 +62,7 @@ d5_status d5__afile_open(d5__afile *af, const char *path)
     if (fd < 0) {
         d5_status s = d5_error(D5_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
         af->tmp[0] = '\0';
-        d5__afile_abort(af);
+        d5_afile_abort(af);
         return s;
     }
     fchmod(fd, 0644);
@@ -72,13 +70,13 @@ d5_status d5__afile_open(d5__afile *af, const char *path)
     if (!af->f) {
         close(fd);
         d5_status s = d5_error(D5_ERR_IO, "cannot open '%s': %s", af->tmp, strerror(errno));
-        d5__afile_abort(af);
+        d5_afile_abort(af);
         return s;
     }
     return D5_OK;
 }
 
-d5_status d5__afile_commit(d5__afile *af)
+d5_status d5_afile_commit(d5_afile *af)
 {
     d5_status s = D5_OK;
     if (fflush(af->f) != 0 || ferror(af->f) || fsync(fileno(af->f)) != 0)
@@ -90,11 +88,11 @@ d5_status d5__afile_commit(d5__afile *af)
         s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", af->tmp, af->path,
                      strerror(errno));
     if (s == D5_OK) af->tmp[0] = '\0'; /* nothing left to remove */
-    d5__afile_abort(af);
+    d5_afile_abort(af);
     return s;
 }
 
-void d5__afile_abort(d5__afile *af)
+void d5_afile_abort(d5_afile *af)
 {
     if (af->f) fclose(af->f);
     if (af->tmp && af->tmp[0]) unlink(af->tmp);
@@ -107,15 +105,15 @@ d5_status d5_file_write_atomic(const char *path, const void *data, size_t len)
 {
     if (!path || (len && !data))
         return d5_error(D5_ERR_INVALID, "d5_file_write_atomic: NULL argument");
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     if (len && fwrite(data, 1, len, af.f) != len) {
         s = d5_error(D5_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        d5__afile_abort(&af);
+        d5_afile_abort(&af);
         return s;
     }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 d5_status d5_file_check_regular(const char *path, const char *what)
@@ -134,18 +132,4 @@ d5_status d5_file_check_regular(const char *path, const char *what)
                                               : "not a regular file";
     return d5_error(D5_ERR_IO, "'%s' is %s; the %s must be a regular file", path, kind,
                     what ? what : "input");
-}
-
-void d5_csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }

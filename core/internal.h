@@ -42,24 +42,12 @@ static inline uint64_t d5__ticks(void)
  * cores in automatic mode (the team may be smaller after d5_threads_adapt). */
 int32_t d5__threads_intended(void);
 
+/* ---- BLAS (blas.c) ---- */
+/* Sets OpenBLAS's threads when it is loaded; nothing otherwise. */
+void d5__blas_set_threads(int32_t n);
+
 /* ---- Statistics helpers (stats.c) ---- */
 void d5__sort_doubles(double *x, size_t n);
 double d5__probit(double p);
-
-/* ---- Files written atomically (fileio.c) ----
- * Output goes to a temporary file beside `path`; commit flushes, syncs and
- * renames it over `path`, abort removes it. A file is never seen half-written. */
-typedef struct d5__afile {
-    FILE *f;
-    char *path;
-    char *tmp;
-} d5__afile;
-d5_status d5__afile_open(d5__afile *af, const char *path);
-d5_status d5__afile_commit(d5__afile *af);
-void d5__afile_abort(d5__afile *af);
-/* mkdir -p; D5_ERR_IO naming the directory on failure. */
-d5_status d5__mkdirs(const char *path);
-/* Joins a directory and a name into a new string (d5_free it). */
-char *d5__path_join(const char *dir, const char *name);
 
 #endif

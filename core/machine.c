@@ -4,7 +4,6 @@
 #include "internal.h"
 #include "peak_kernels.h"
 
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -147,9 +146,11 @@ d5_status d5_machine_query(d5_machine_info *out)
     const d5__tsc_info *tsc = d5__tsc();
     m->invariant_tsc = tsc->usable;
     m->tsc_ghz = tsc->usable ? tsc->ghz : 0;
-    snprintf(m->openblas_config, sizeof m->openblas_config, "%s", openblas_get_config());
-    snprintf(m->openblas_core, sizeof m->openblas_core, "%s", openblas_get_corename());
-    m->openblas_threads = openblas_get_num_threads();
+    d5_blas_info blas;
+    d5_blas_info_get(&blas);
+    snprintf(m->openblas_config, sizeof m->openblas_config, "%s", blas.config);
+    snprintf(m->openblas_core, sizeof m->openblas_core, "%s", blas.core);
+    m->openblas_threads = blas.threads;
     d5__cuda_query(m);
     return D5_OK;
 }

@@ -3,12 +3,11 @@
  *
  * OpenMP's setter is looked up at run time, so that core does not link an
  * OpenMP runtime of its own: the one that oneDNN and level 0 load is the one
- * that is set. OpenBLAS is linked by core (machine report) and set directly. */
+ * that is set. OpenBLAS, which level 0 links, is set through blas.c. */
 #define _GNU_SOURCE
 #include "d5/threads.h"
 #include "internal.h"
 
-#include <cblas.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +38,7 @@ static void set_team(int32_t n)
         omp_looked_up = 1;
     }
     if (omp_set) omp_set(n);
-    openblas_set_num_threads(n);
+    d5__blas_set_threads(n);
     state.team = n;
 }
 
@@ -156,12 +155,9 @@ void d5_threads_info_get(d5_threads_info *out)
     out->usable = state.usable;
     out->adaptations = state.adaptations;
     out->openmp = dlsym(RTLD_DEFAULT, "omp_get_max_threads") != NULL;
-    switch (openblas_get_parallel()) {
-    case 0: snprintf(out->openblas, sizeof out->openblas, "serial"); break;
-    case 1: snprintf(out->openblas, sizeof out->openblas, "pthreads"); break;
-    case 2: snprintf(out->openblas, sizeof out->openblas, "openmp"); break;
-    default: snprintf(out->openblas, sizeof out->openblas, "unknown"); break;
-    }
+    d5_blas_info blas;
+    d5_blas_info_get(&blas);
+    snprintf(out->openblas, sizeof out->openblas, "%s", blas.parallel);
     const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     if (spin)
         snprintf(out->wait_policy, sizeof out->wait_policy, "GOMP_SPINCOUNT=%s (%s)", spin,

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -227,21 +228,29 @@ D5_API uint64_t d5_rng_below(d5_rng *r, uint64_t n);
 #define D5_FNV1A_OFFSET 14695981039346656037ull
 D5_API uint64_t d5_fnv1a(uint64_t h, const void *p, size_t n);
 
-/* ---- Version and build information ---------------------------------------- */
+/* ---- Files ----------------------------------------------------------------------- */
 
-typedef struct d5_build_info {
-    const char *version;      /* "0.1.0" */
-    const char *git_commit;   /* "abc123def456" or "...-dirty" or "unknown" */
-    const char *compiler;     /* "GNU 12.2.0" */
-    const char *build_type;   /* "Release" */
-    const char *flags;        /* C flags the library was compiled with */
-    const char *system;       /* "Linux x86_64" */
-    int cuda;                 /* 1 when built with the CUDA toolkit */
-    const char *cuda_toolkit; /* toolkit version or "" */
-    char jansson[16];         /* library versions seen at run time */
-    char zlib[16];
-    char openblas[128];
-} d5_build_info;
+/* A file written atomically: output goes to a temporary file beside `path`;
+ * d5_afile_commit flushes, syncs and renames it over `path`, d5_afile_abort
+ * removes it, so that a reader never sees half a file. The struct is filled by
+ * open and emptied by commit or abort (each frees what open allocated; commit
+ * also on failure). Write through `f`. */
+typedef struct d5_afile {
+    FILE *f;
+    char *path;
+    char *tmp;
+} d5_afile;
+/* D5_ERR_IO naming the path and the system's reason; D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_afile_open(d5_afile *af, const char *path);
+/* D5_ERR_IO when a write, the flush, the sync or the rename failed (the
+ * temporary file is removed and `path` untouched). */
+D5_API D5_NODISCARD d5_status d5_afile_commit(d5_afile *af);
+D5_API void d5_afile_abort(d5_afile *af);
+/* mkdir -p: D5_ERR_IO naming the directory on failure. */
+D5_API D5_NODISCARD d5_status d5_mkdirs(const char *path);
+/* Joins a directory and a name with one '/' into a new string (caller frees
+ * with d5_free); NULL when out of memory. */
+D5_API char *d5_path_join(const char *dir, const char *name);
 
 /* ---- Input files ---------------------------------------------------------------- */
 
@@ -257,9 +266,8 @@ D5_API D5_NODISCARD d5_status d5_file_check_regular(const char *path, const char
  * untouched. D5_ERR_IO names the path and the system's reason. */
 D5_API D5_NODISCARD d5_status d5_file_write_atomic(const char *path, const void *data, size_t len);
 
+/* The library's version, "0.1.0" (its build: d5_build_info_get, d5/report.h). */
 D5_API const char *d5_version(void);
-/* Fills `out`; every string is static or stored in the struct. */
-D5_API void d5_build_info_get(d5_build_info *out);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #ifndef D5_EXECUTOR_H
 #define D5_EXECUTOR_H
 
+#include "d5/memory.h"
 #include "d5/network.h"
 #include "d5/precision.h"
 #include "d5/stats.h"
@@ -346,6 +347,43 @@ D5_API d5_overhead_flag d5_overhead_classify(double median, double lo, double hi
                                              int32_t stopped_by_ci);
 /* "ok", "unstable", "implausible"; "unknown" for any other value. */
 D5_API const char *d5_overhead_flag_name(int flag);
+
+/* ---- Memory recorder (the profile of d5/memory.h) ----------------------------------- */
+
+typedef struct d5_memory_recorder d5_memory_recorder;
+
+/* A recorder for executor `ex` (borrowed: free the recorder before it): it
+ * adds an event handler to `ex` that does nothing unless a recording is on,
+ * and removes it when freed. `clock` (may be NULL) is the timer whose time
+ * line the times are on (see d5_memory_track_params.clock); borrowed until
+ * the recorder is freed. D5_ERR_INVALID for a NULL executor or out. */
+D5_API D5_NODISCARD d5_status d5_memory_recorder_create(d5_executor *ex, const d5_timer *clock,
+                                                        d5_memory_recorder **out);
+D5_API void d5_memory_recorder_free(d5_memory_recorder *r);
+/* Starts a recording named `name` (copied; NULL: ""): heap accounting with
+ * its log, and the executor's next run watched node by node. One recording
+ * covers one run (d5_executor_inference or _inference_and_backprop); further
+ * runs before d5_memory_recorder_end count in `runs` and their heap events
+ * for the "outside nodes" row. D5_ERR_STATE when this recorder records
+ * already or heap accounting is on elsewhere. */
+D5_API D5_NODISCARD d5_status d5_memory_recorder_begin(d5_memory_recorder *r, const char *name);
+/* Attributes what follows, until the next section or the end, to the
+ * section row (phase, name): the trainer marks its optimizer update this way.
+ * name NULL returns to "outside nodes". Call it outside executor runs.
+ * D5_ERR_STATE when not recording. */
+D5_API D5_NODISCARD d5_status d5_memory_recorder_section(d5_memory_recorder *r, int32_t phase,
+                                                         const char *name);
+/* Ends the recording and fills *out (zeroed first; free it with
+ * d5_memory_profile_free). D5_ERR_STATE when not recording; D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_memory_recorder_end(d5_memory_recorder *r, d5_memory_profile *out);
+
+/* One run of `ex` recorded: d5_executor_inference, or with backprop
+ * d5_executor_inference_and_backprop, between a recorder's begin and end.
+ * The run uses the inputs fed so far. `clock` and `name` as above. The
+ * executor keeps no handler afterwards. */
+D5_API D5_NODISCARD d5_status d5_executor_record_memory(d5_executor *ex, int32_t backprop,
+                                                        const d5_timer *clock, const char *name,
+                                                        d5_memory_profile *out);
 
 #ifdef __cplusplus
 }

@@ -132,15 +132,6 @@ D5_API D5_NODISCARD d5_status d5_machine_measure(const d5_machine_measure_params
  * name. 0 (and "") when none was measured. */
 D5_API double d5_machine_peak_of(const d5_machine_peaks *p, d5_dtype dtype, const char **kernel);
 
-/* Prints the description and, when `peaks` is not NULL, the measured peaks as
- * aligned "name : value" lines. */
-D5_API D5_NODISCARD d5_status d5_machine_print(FILE *f, const d5_machine_info *m,
-                                               const d5_machine_peaks *peaks);
-/* Writes {"context": {...}, "machine": {...}, "peaks": {...}} atomically; peaks may be NULL. */
-D5_API D5_NODISCARD d5_status d5_machine_write_json(const d5_machine_info *m,
-                                                    const d5_machine_peaks *peaks,
-                                                    const char *path);
-
 #ifdef __cplusplus
 }
 #endif

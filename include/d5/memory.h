@@ -8,20 +8,26 @@
  *     if (s == D5_OK) s = d5_memory_profile_write_dir(&p, "out");
  *     d5_memory_profile_free(&p);
  *
- * Three parts, in three libraries:
- * - Heap accounting (libd5core). Every block allocated through d5's allocator
+ * This header is libd5core's: heap accounting and the profile as plain data.
+ * - Heap accounting. Every block allocated through d5's allocator
  *   (d5_alloc, d5_calloc, d5_realloc, d5_strdup, and the hooks that
  *   d5_allocator_get returns, which d5_tensor_alloc and the executor's arena
  *   use) is counted while accounting is on: live and peak bytes, and
  *   optionally one event per allocation and free. Off, it costs one relaxed
  *   atomic load per allocation and free. It is process-wide and thread safe:
  *   operators allocate from OpenMP threads.
- * - The recorder (libd5network) watches one run of an executor: the planned
+ * - The profile (d5_memory_profile): what a recording saw, per row, block and
+ *   point of the timeline.
+ * The profile is made and written elsewhere, each part by its library:
+ * - the recorder (d5/executor.h, libd5network: d5_memory_recorder_create,
+ *   d5_executor_record_memory) watches one run of an executor: the planned
  *   values becoming live and dead as nodes run (offsets and lifetimes of the
- *   memory plan, see d5_memory_plan in executor.h) and the heap blocks each
- *   node allocates, and turns them into a d5_memory_profile.
- * - Training (libd5training): one step of a d5_trainer recorded, forward,
- *   backward and optimizer.
+ *   memory plan, see d5_memory_plan) and the heap blocks each node
+ *   allocates, and turns them into a profile;
+ * - training (d5/training.h, libd5training: d5_trainer_record_memory) records
+ *   one step of a d5_trainer, forward, backward and optimizer;
+ * - its reports (d5/report.h, libd5reporting: d5_memory_profile_print,
+ *   d5_memory_profile_write_dir, the trace's counter tracks).
  *
  * "Planned" bytes are the values the memory plan places in the executor's
  * arena (allocated once, at create); "heap" bytes are allocations made while
@@ -33,17 +39,13 @@
 #define D5_MEMORY_H
 
 #include "d5/core.h"
-#include "d5/report.h"
+#include "d5/timer.h"
 
 #include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct d5_timer;
-struct d5_executor;
-struct d5_trainer;
 
 /* ---- Heap accounting (core) --------------------------------------------------------- */
 
@@ -221,103 +223,6 @@ typedef struct d5_memory_profile {
 /* Frees what the profile owns and zeroes it; NULL or a zeroed profile is a
  * no-op. */
 D5_API void d5_memory_profile_free(d5_memory_profile *p);
-/* memory.json: {"context", "name", "clock", "origin_ns", "duration_ms",
- * "runs", "plan": {arena, unshared, param, constant bytes}, "peak": {"bytes",
- * "time_ms", "phase", "node", "op_type", "backend", "planned_bytes",
- * "heap_bytes"}, "planned_peak_bytes", "heap": {counters, "peak_bytes",
- * "dropped_events"}, "operators": [one per row, fields as d5_memory_row],
- * "live_at_peak": [{"label", "kind", "bytes", "node", "phase", "since_ms"}]}.
- * Written atomically; D5_ERR_IO names the path. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_write_json(const d5_memory_profile *p,
-                                                           const char *path);
-/* memory_timeline.csv: header "time_ms,live_bytes,delta_bytes,label", one row
- * per point; label "KIND:LABEL" ("value:conv1_out", "heap:Conv weight
- * gradient"). Written atomically. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_write_timeline(const d5_memory_profile *p,
-                                                               const char *path);
-/* DIR/memory.json and DIR/memory_timeline.csv; DIR is created if missing. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_write_dir(const d5_memory_profile *p,
-                                                          const char *dir);
-/* The peak and where, the plan, then the `top` rows with the most actual
- * bytes (all rows when top <= 0): planned, heap allocated and freed, heap
- * peak, actual, live peak. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_print(FILE *f, const d5_memory_profile *p,
-                                                      int32_t top);
-/* Counter tracks for d5_report_trace_counters: the counter "memory bytes"
- * with the series "total", "planned" and "heap", a point at the start and one
- * per timeline point, at times on the recording's clock (origin_ns +
- * time_ms). Line them up with a timer's regions by recording with that timer
- * as the clock. out[0..2] point into *storage, which the caller frees with
- * d5_free. D5_ERR_NOMEM. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_counter_tracks(const d5_memory_profile *p,
-                                                               d5_counter_track out[3],
-                                                               double **storage);
-
-/* Adds to `timer` one region per node row that ran (key: the node's name,
- * "NAME/backward" in the backward phase, cut to D5_TIMER_KEY_MAX bytes), at
- * its start and for its duration, so that a trace shows the nodes beside the
- * counter tracks. The profile must have been recorded with `timer` as its
- * clock (D5_ERR_INVALID otherwise); the timer's errors. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_add_regions(const d5_memory_profile *p,
-                                                            struct d5_timer *timer);
-/* d5_report_trace_counters(timer, the three tracks above, path): the timer's
- * regions with the memory counter tracks. */
-D5_API D5_NODISCARD d5_status d5_memory_profile_write_trace(const d5_memory_profile *p,
-                                                            struct d5_timer *timer,
-                                                            const char *path);
-
-/* ---- The recorder (level 1) --------------------------------------------------------- */
-
-typedef struct d5_memory_recorder d5_memory_recorder;
-
-/* A recorder for executor `ex` (borrowed: free the recorder before it): it
- * adds an event handler to `ex` that does nothing unless a recording is on,
- * and removes it when freed. `clock` (may be NULL) is the timer whose time
- * line the times are on (see d5_memory_track_params.clock); borrowed until
- * the recorder is freed. D5_ERR_INVALID for a NULL executor or out. */
-D5_API D5_NODISCARD d5_status d5_memory_recorder_create(struct d5_executor *ex,
-                                                        const struct d5_timer *clock,
-                                                        d5_memory_recorder **out);
-D5_API void d5_memory_recorder_free(d5_memory_recorder *r);
-/* Starts a recording named `name` (copied; NULL: ""): heap accounting with
- * its log, and the executor's next run watched node by node. One recording
- * covers one run (d5_executor_inference or _inference_and_backprop); further
- * runs before d5_memory_recorder_end count in `runs` and their heap events
- * for the "outside nodes" row. D5_ERR_STATE when this recorder records
- * already or heap accounting is on elsewhere. */
-D5_API D5_NODISCARD d5_status d5_memory_recorder_begin(d5_memory_recorder *r, const char *name);
-/* Attributes what follows, until the next section or the end, to the
- * section row (phase, name): the trainer marks its optimizer update this way.
- * name NULL returns to "outside nodes". Call it outside executor runs.
- * D5_ERR_STATE when not recording. */
-D5_API D5_NODISCARD d5_status d5_memory_recorder_section(d5_memory_recorder *r, int32_t phase,
-                                                         const char *name);
-/* Ends the recording and fills *out (zeroed first; free it with
- * d5_memory_profile_free). D5_ERR_STATE when not recording; D5_ERR_NOMEM. */
-D5_API D5_NODISCARD d5_status d5_memory_recorder_end(d5_memory_recorder *r, d5_memory_profile *out);
-
-/* One run of `ex` recorded: d5_executor_inference, or with backprop
- * d5_executor_inference_and_backprop, between a recorder's begin and end.
- * The run uses the inputs fed so far. `clock` and `name` as above. The
- * executor keeps no handler afterwards. */
-D5_API D5_NODISCARD d5_status d5_executor_record_memory(struct d5_executor *ex, int32_t backprop,
-                                                        const struct d5_timer *clock,
-                                                        const char *name, d5_memory_profile *out);
-
-/* ---- One training step (level 2) ---------------------------------------------------- */
-
-/* Asks trainer `t` to record step `step` (1-based) of its coming run: the
- * step from its learning rate to its after_step hooks, with the rows of
- * every node forward and backward, "optimizer" (d5_optimizer_update_all) and
- * "outside nodes". Times are on the trainer's timer when it has one. Step 1
- * includes state optimizers allocate lazily; later steps show the steady
- * state. D5_ERR_INVALID for step < 1; D5_ERR_STATE during or after the run. */
-D5_API D5_NODISCARD d5_status d5_trainer_record_memory(struct d5_trainer *t, int64_t step);
-/* The profile of the recorded step, borrowed until d5_trainer_free.
- * D5_ERR_STATE when none was asked for, or the run stopped before that step. */
-D5_API D5_NODISCARD d5_status d5_trainer_memory_profile(const struct d5_trainer *t,
-                                                        const d5_memory_profile **out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,10 @@
-/* d5 reporters: the region timer and benchmark results as a printed table,
- * JSON, CSV, Chrome trace events, an MLflow run directory and a JSONL history.
+/* d5 reporters (libd5reporting, the library above core that holds the
+ * foreign formats: jansson, zlib, protobuf-c): the region timer and benchmark
+ * results as a printed table, JSON, CSV, Chrome trace events, an MLflow run
+ * directory and a JSONL history; the build information every report carries;
+ * the reports of the machine (d5/machine.h) and of memory profiles
+ * (d5/memory.h). The run logs (d5/runlog.h), the comparison of result sets
+ * (d5/compare.h) and the system monitor (d5/sysmon.h) are this library's too.
  *
  * Every file is written atomically (a temporary file beside it, then a
  * rename), so a reader never sees half a report. JSON documents carry a
@@ -10,6 +15,9 @@
 #define D5_REPORT_H
 
 #include "d5/core.h"
+#include "d5/machine.h"
+#include "d5/memory.h"
+#include "d5/runlog.h"
 #include "d5/stats.h"
 #include "d5/timer.h"
 
@@ -21,6 +29,29 @@ extern "C" {
 
 /* Version of the JSON layouts written here; bumped on incompatible changes. */
 #define D5_REPORT_SCHEMA_VERSION 1
+
+/* ---- Version and build information ---------------------------------------- */
+
+typedef struct d5_build_info {
+    const char *version;      /* "0.1.0" */
+    const char *git_commit;   /* "abc123def456" or "...-dirty" or "unknown" */
+    const char *compiler;     /* "GNU 12.2.0" */
+    const char *build_type;   /* "Release" */
+    const char *flags;        /* C flags the library was compiled with */
+    const char *system;       /* "Linux x86_64" */
+    int cuda;                 /* 1 when built with the CUDA toolkit */
+    const char *cuda_toolkit; /* toolkit version or "" */
+    char jansson[16];         /* library versions seen at run time */
+    char zlib[16];
+    char openblas[128];
+} d5_build_info;
+
+/* Fills `out`; every string is static or stored in the struct. The library
+ * versions are those of the process: jansson and zlib (which this library
+ * links) and OpenBLAS when it is loaded (d5_blas_info_get), else "". */
+D5_API void d5_build_info_get(d5_build_info *out);
+
+/* ---- Formats ---------------------------------------------------------------------- */
 
 /* The "context" block every d5 JSON document carries (schema version, date,
  * host, d5 build), as the text of one JSON object; the caller frees it with
@@ -158,6 +189,132 @@ D5_API D5_NODISCARD d5_status d5_results_write_csv(const d5_results *r, const ch
 D5_API D5_NODISCARD d5_status d5_results_write_samples_csv(const d5_results *r, const char *path);
 /* An aligned table: name, median [CI], n, stop, counters. */
 D5_API D5_NODISCARD d5_status d5_results_print(FILE *f, const d5_results *r);
+
+/* Adds one benchmark per key of `t` with samples, per clock: its durations in
+ * ns under the name PREFIX + key (+ "/cuda" for CUDA events; prefix may be
+ * NULL), so that the timer's regions go through the reporters below. The
+ * timer is synchronised first. The timer's and d5_results_add's errors. */
+D5_API D5_NODISCARD d5_status d5_results_add_timer(d5_results *r, d5_timer *t, const char *prefix);
+
+/* ---- Reporters: one interface over the results ------------------------------------ */
+
+/* A reporter writes d5_results in one format, in the manner of google/benchmark's
+ * BenchmarkReporter: d5_reporter_report calls `context` once, before any run
+ * (the results' context block), `run` for every benchmark in order (failed
+ * ones included: d5_results_samples says which), then `finish`, where a
+ * reporter that needs every run (an aligned table, a file written atomically,
+ * a tracker's run) writes. Any callback may be NULL; the first error stops the
+ * report and is returned. A reporter is used from one thread at a time. */
+typedef struct d5_reporter_ops {
+    const char *name; /* "console", "json", "csv", "mlflow", "wandb", ... */
+    d5_status (*context)(void *self, const d5_results *r);
+    d5_status (*run)(void *self, const d5_results *r, size_t index);
+    d5_status (*finish)(void *self, const d5_results *r);
+    void (*free)(void *self); /* frees `self` with the reporter; may be NULL */
+} d5_reporter_ops;
+
+typedef struct d5_reporter d5_reporter;
+
+/* A reporter over `ops` (borrowed: static in practice) and its state `self`,
+ * which the reporter owns from here on (ops->free frees it, also when this
+ * fails). D5_ERR_INVALID, D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_reporter_create(const d5_reporter_ops *ops, void *self,
+                                                 d5_reporter **out);
+D5_API void d5_reporter_free(d5_reporter *rep);
+/* ops->name, "" when none. */
+D5_API const char *d5_reporter_name(const d5_reporter *rep);
+/* context, every run, finish, as above. */
+D5_API D5_NODISCARD d5_status d5_reporter_report(d5_reporter *rep, const d5_results *r);
+/* Each of the n reporters in turn; the first error stops them. */
+D5_API D5_NODISCARD d5_status d5_reporters_report(d5_reporter *const *reps, size_t n,
+                                                  const d5_results *r);
+
+/* The table of d5_results_print on `f` (borrowed until the reporter is freed). */
+D5_API D5_NODISCARD d5_status d5_reporter_console(FILE *f, d5_reporter **out);
+/* d5_results_write_json to `path` (copied). */
+D5_API D5_NODISCARD d5_status d5_reporter_json(const char *path, d5_reporter **out);
+/* d5_results_write_csv to `path` (copied). */
+D5_API D5_NODISCARD d5_status d5_reporter_csv(const char *path, d5_reporter **out);
+
+/* An experiment tracker's run (d5/runlog.h) of the results: at the context a
+ * run log named run_name and the `before` hook (the caller's parameters and
+ * tags), for each benchmark the metrics PREFIX<name>/median, /ci_low,
+ * /ci_high and /n (characters a tracker's file store refuses become '_'), at
+ * the finish the `after` hook, then the run written. */
+typedef struct d5_tracker_params {
+    const char *dir;           /* MLflow: the mlruns folder; W&B: the offline runs' folder */
+    const char *project;       /* MLflow experiment (default "Default"), W&B project ("d5") */
+    const char *run_name;      /* the run log's name (default "d5") */
+    const char *metric_prefix; /* default "bench/" */
+    d5_status (*before)(void *user, d5_runlog *log); /* may be NULL */
+    d5_status (*after)(void *user, d5_runlog *log);  /* may be NULL */
+    void *user;                                      /* borrowed until the reporter is freed */
+    FILE *say; /* "mlflow run ID written under DIR"; NULL: nothing */
+} d5_tracker_params;
+
+D5_API d5_tracker_params d5_tracker_default_params(void);
+/* d5_runlog_write_mlflow under p->dir; the strings are copied. */
+D5_API D5_NODISCARD d5_status d5_reporter_mlflow(const d5_tracker_params *p, d5_reporter **out);
+/* d5_runlog_write_wandb under p->dir; the strings are copied. */
+D5_API D5_NODISCARD d5_status d5_reporter_wandb(const d5_tracker_params *p, d5_reporter **out);
+
+/* ---- The machine (d5/machine.h) ------------------------------------------------- */
+
+/* Prints the description and, when `peaks` is not NULL, the measured peaks as
+ * aligned "name : value" lines. */
+D5_API D5_NODISCARD d5_status d5_machine_print(FILE *f, const d5_machine_info *m,
+                                               const d5_machine_peaks *peaks);
+/* Writes {"context": {...}, "machine": {...}, "peaks": {...}} atomically; peaks may be NULL. */
+D5_API D5_NODISCARD d5_status d5_machine_write_json(const d5_machine_info *m,
+                                                    const d5_machine_peaks *peaks,
+                                                    const char *path);
+
+/* ---- Memory profiles (d5/memory.h) ---------------------------------------------- */
+
+/* memory.json: {"context", "name", "clock", "origin_ns", "duration_ms",
+ * "runs", "plan": {arena, unshared, param, constant bytes}, "peak": {"bytes",
+ * "time_ms", "phase", "node", "op_type", "backend", "planned_bytes",
+ * "heap_bytes"}, "planned_peak_bytes", "heap": {counters, "peak_bytes",
+ * "dropped_events"}, "operators": [one per row, fields as d5_memory_row],
+ * "live_at_peak": [{"label", "kind", "bytes", "node", "phase", "since_ms"}]}.
+ * Written atomically; D5_ERR_IO names the path. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_json(const d5_memory_profile *p,
+                                                           const char *path);
+/* memory_timeline.csv: header "time_ms,live_bytes,delta_bytes,label", one row
+ * per point; label "KIND:LABEL" ("value:conv1_out", "heap:Conv weight
+ * gradient"). Written atomically. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_timeline(const d5_memory_profile *p,
+                                                               const char *path);
+/* DIR/memory.json and DIR/memory_timeline.csv; DIR is created if missing. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_dir(const d5_memory_profile *p,
+                                                          const char *dir);
+/* The peak and where, the plan, then the `top` rows with the most actual
+ * bytes (all rows when top <= 0): planned, heap allocated and freed, heap
+ * peak, actual, live peak. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_print(FILE *f, const d5_memory_profile *p,
+                                                      int32_t top);
+/* Counter tracks for d5_report_trace_counters: the counter "memory bytes"
+ * with the series "total", "planned" and "heap", a point at the start and one
+ * per timeline point, at times on the recording's clock (origin_ns +
+ * time_ms). Line them up with a timer's regions by recording with that timer
+ * as the clock. out[0..2] point into *storage, which the caller frees with
+ * d5_free. D5_ERR_NOMEM. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_counter_tracks(const d5_memory_profile *p,
+                                                               d5_counter_track out[3],
+                                                               double **storage);
+
+/* Adds to `timer` one region per node row that ran (key: the node's name,
+ * "NAME/backward" in the backward phase, cut to D5_TIMER_KEY_MAX bytes), at
+ * its start and for its duration, so that a trace shows the nodes beside the
+ * counter tracks. The profile must have been recorded with `timer` as its
+ * clock (D5_ERR_INVALID otherwise); the timer's errors. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_add_regions(const d5_memory_profile *p,
+                                                            struct d5_timer *timer);
+/* d5_report_trace_counters(timer, the three tracks above, path): the timer's
+ * regions with the memory counter tracks. */
+D5_API D5_NODISCARD d5_status d5_memory_profile_write_trace(const d5_memory_profile *p,
+                                                            struct d5_timer *timer,
+                                                            const char *path);
 
 #ifdef __cplusplus
 }

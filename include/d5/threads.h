@@ -84,6 +84,22 @@ D5_API int32_t d5_threads_adapt(void);
 #define D5_THREADS_SPINCOUNT "20000"
 D5_API int d5_threads_wait_policy_env(void);
 
+/* ---- BLAS ---------------------------------------------------------------------------- */
+
+/* OpenBLAS as this process has loaded it (level 0's blas backend links it;
+ * core looks its functions up at run time). A program that does not load it
+ * gets loaded 0, empty strings and parallel "none"; d5_threads_set sets its
+ * threads when it is loaded. */
+typedef struct d5_blas_info {
+    int loaded;        /* 1 when OpenBLAS is in the process */
+    char config[128];  /* openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    char core[32];     /* openblas_get_corename(): the kernels chosen, "Haswell" */
+    int32_t threads;   /* openblas_get_num_threads() */
+    char parallel[16]; /* its threading: "openmp", "pthreads", "serial" or "none" */
+} d5_blas_info;
+
+D5_API void d5_blas_info_get(d5_blas_info *out);
+
 /* ---- Contention ---------------------------------------------------------------------------- */
 
 /* A snapshot of what ran on this process's cores. */

@@ -18,6 +18,7 @@
 #define D5_TRAINING_H
 
 #include "d5/core.h"
+#include "d5/memory.h"
 #include "d5/operator.h"
 #include "d5/threads.h"
 
@@ -514,6 +515,20 @@ D5_API d5_optimizer *d5_trainer_optimizer(const d5_trainer *t);
  * a step that overflows on one worker overflows on every worker that sums the
  * gradients; a hook that needs true gradients (clipping) divides by it. */
 D5_API double d5_trainer_loss_scale(const d5_trainer *t);
+
+/* ---- Memory of one training step (d5/memory.h) ------------------------------------ */
+
+/* Asks trainer `t` to record step `step` (1-based) of its coming run: the
+ * step from its learning rate to its after_step hooks, with the rows of
+ * every node forward and backward, "optimizer" (d5_optimizer_update_all) and
+ * "outside nodes". Times are on the trainer's timer when it has one. Step 1
+ * includes state optimizers allocate lazily; later steps show the steady
+ * state. D5_ERR_INVALID for step < 1; D5_ERR_STATE during or after the run. */
+D5_API D5_NODISCARD d5_status d5_trainer_record_memory(d5_trainer *t, int64_t step);
+/* The profile of the recorded step, borrowed until d5_trainer_free.
+ * D5_ERR_STATE when none was asked for, or the run stopped before that step. */
+D5_API D5_NODISCARD d5_status d5_trainer_memory_profile(const d5_trainer *t,
+                                                        const d5_memory_profile **out);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #include "peak_kernels.h" /* core's kernels, compiled into this test */
 #include "support.h"
 
+#include <cblas.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <jansson.h>
@@ -26,6 +27,8 @@ Test(machine, query_describes_this_machine)
     cr_assert_leq(m.physical_cores, m.logical_cpus);
     cr_assert(strlen(m.cpu_model) > 0);
     cr_assert_gt(m.memory_bytes, 0);
+    /* The OpenBLAS loaded in the process (the test links it), as core finds it. */
+    cr_assert_str_eq(m.openblas_config, openblas_get_config());
     cr_assert(strstr(m.openblas_config, "OpenBLAS"));
     cr_assert(strlen(m.cuda_status) > 0, "a reason must be given when there are no devices");
     if (m.cuda_device_count == 0)

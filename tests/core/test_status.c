@@ -100,15 +100,3 @@ Test(alloc, replaceable_allocator_sees_every_block_and_failures_are_reported)
     cr_assert_eq(failing_alloc_live(), 0);
     failing_alloc_remove();
 }
-
-Test(version, build_information_is_complete)
-{
-    d5_build_info b;
-    d5_build_info_get(&b);
-    cr_assert_str_eq(b.version, d5_version());
-    cr_assert(strlen(b.git_commit) > 0);
-    cr_assert(strlen(b.compiler) > 0);
-    cr_assert(strlen(b.jansson) > 0);
-    cr_assert(strlen(b.zlib) > 0);
-    cr_assert(strstr(b.openblas, "OpenBLAS"));
-}

@@ -174,3 +174,19 @@ Test(threads, a_busy_process_is_reported)
     cr_assert(m.contention.contended, "%s", m.contention.reason);
     d5_measurement_free(&m);
 }
+
+/* Core does not link OpenBLAS: in a program that loads none (this test links
+ * only d5core) there is none to report or to set. */
+Test(threads, no_blas_without_openblas_loaded)
+{
+    d5_blas_info b;
+    d5_blas_info_get(&b);
+    cr_assert_eq(b.loaded, 0);
+    cr_assert_str_eq(b.config, "");
+    cr_assert_str_eq(b.parallel, "none");
+    cr_assert_eq(d5_threads_set(2), D5_OK);
+    d5_threads_info t;
+    d5_threads_info_get(&t);
+    cr_assert_str_eq(t.openblas, "none");
+    cr_assert_eq(d5_threads_set(0), D5_OK);
+}

@@ -7,39 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-void d5_format_duration(double ns, char *buf, size_t size)
-{
-    static const struct {
-        double scale;
-        const char *unit;
-    } units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
-    if (isnan(ns)) {
-        snprintf(buf, size, "nan");
-        return;
-    }
-    double a = fabs(ns);
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (a >= units[i].scale || i + 1 == sizeof units / sizeof units[0]) {
-            double v = ns / units[i].scale;
-            double av = fabs(v);
-            int decimals = av >= 100 ? 0 : (av >= 10 ? 1 : 2);
-            snprintf(buf, size, "%.*f %s", decimals, v, units[i].unit);
-            return;
-        }
-    }
-}
-
-void d5_format_bytes(double bytes, char *buf, size_t size)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-}
-
 static const d5_timer_clock all_clocks[] = {D5_TIMER_CPU, D5_TIMER_CUDA};
 #define NCLOCKS (sizeof all_clocks / sizeof all_clocks[0])
 
@@ -150,16 +117,16 @@ static d5_status csv_samples_row(void *ctx, d5_timer *t, d5_timer_id id, d5_time
 static d5_status write_csv(d5_timer *t, const char *path, const char *header, row_fn fn)
 {
     if (!t || !path) return d5_error(D5_ERR_INVALID, "timer CSV: NULL argument");
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     fputs(header, af.f);
     s = for_each_row(t, fn, af.f);
     if (s != D5_OK) {
-        d5__afile_abort(&af);
+        d5_afile_abort(&af);
         return s;
     }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 d5_status d5_report_csv(d5_timer *t, const char *path)
@@ -273,8 +240,8 @@ static d5_status jsonl_row(void *ctx, d5_timer *t, d5_timer_id id, d5_timer_cloc
 d5_status d5_report_jsonl(d5_timer *t, const char *path)
 {
     if (!t || !path) return d5_error(D5_ERR_INVALID, "d5_report_jsonl: NULL argument");
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     jsonl_ctx c = {af.f, (double)d5_timer_origin_unix_ns(t) * 1e-6, 0};
     json_t *head = json_pack("{s:s, s:s, s:o, s:o, s:i}", "type", "run", "name", d5_timer_name(t),
@@ -285,8 +252,8 @@ d5_status d5_report_jsonl(d5_timer *t, const char *path)
     c.pass = 1;
     if (s == D5_OK) s = for_each_row(t, jsonl_row, &c);
     if (s != D5_OK) {
-        d5__afile_abort(&af);
+        d5_afile_abort(&af);
         return s;
     }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }

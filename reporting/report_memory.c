@@ -1,38 +1,10 @@
 /* The memory profile's reporters: memory.json, memory_timeline.csv, the
  * printed table and the counter tracks of a trace. */
-#include "d5/memory.h"
+#include "d5/report.h"
 #include "internal.h"
 #include "json.h"
 
 #include <string.h>
-
-const char *d5_memory_phase_name(int32_t phase)
-{
-    static const char *const names[] = {"forward", "backward", "optimizer", "other"};
-    return phase >= 0 && phase < 4 ? names[phase] : "unknown";
-}
-
-const char *d5_memory_block_kind_name(int32_t kind)
-{
-    static const char *const names[] = {"value", "gradient", "scratch", "heap"};
-    return kind >= 0 && kind < 4 ? names[kind] : "unknown";
-}
-
-void d5_memory_profile_free(d5_memory_profile *p)
-{
-    if (!p) return;
-    for (int32_t i = 0; p->rows && i < p->nrows; i++) {
-        d5_free(p->rows[i].name);
-        d5_free(p->rows[i].op_type);
-        d5_free(p->rows[i].backend);
-    }
-    for (int64_t i = 0; p->blocks && i < p->nblocks; i++) d5_free(p->blocks[i].label);
-    d5_free(p->rows);
-    d5_free(p->blocks);
-    d5_free(p->timeline);
-    d5_free(p->name);
-    memset(p, 0, sizeof *p);
-}
 
 static const char *str(const char *s)
 {
@@ -153,8 +125,8 @@ d5_status d5_memory_profile_write_timeline(const d5_memory_profile *p, const cha
 {
     if (!p || !path)
         return d5_error(D5_ERR_INVALID, "d5_memory_profile_write_timeline: NULL argument");
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     fprintf(af.f, "time_ms,live_bytes,delta_bytes,label\n");
     char label[1024];
@@ -169,15 +141,15 @@ d5_status d5_memory_profile_write_timeline(const d5_memory_profile *p, const cha
         d5_csv_field(af.f, label);
         fputc('\n', af.f);
     }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 d5_status d5_memory_profile_write_dir(const d5_memory_profile *p, const char *dir)
 {
     if (!p || !dir) return d5_error(D5_ERR_INVALID, "d5_memory_profile_write_dir: NULL argument");
-    d5_status s = d5__mkdirs(dir);
-    char *json = s == D5_OK ? d5__path_join(dir, "memory.json") : NULL;
-    char *csv = s == D5_OK ? d5__path_join(dir, "memory_timeline.csv") : NULL;
+    d5_status s = d5_mkdirs(dir);
+    char *json = s == D5_OK ? d5_path_join(dir, "memory.json") : NULL;
+    char *csv = s == D5_OK ? d5_path_join(dir, "memory_timeline.csv") : NULL;
     if (s == D5_OK && (!json || !csv)) s = D5_ERR_NOMEM;
     if (s == D5_OK) s = d5_memory_profile_write_json(p, json);
     if (s == D5_OK) s = d5_memory_profile_write_timeline(p, csv);

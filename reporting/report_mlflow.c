@@ -135,7 +135,7 @@ d5_status d5_runlog_add_timer(d5_runlog *log, d5_timer *t, const char *prefix)
 
 static d5_status write_text(const char *dir, const char *name, const char *text)
 {
-    char *p = d5__path_join(dir, name);
+    char *p = d5_path_join(dir, name);
     if (!p) return D5_ERR_NOMEM;
     d5_status s = d5_file_write_atomic(p, text, strlen(text));
     d5_free(p);
@@ -194,9 +194,9 @@ static d5_status find_or_create_experiment(const char *root, const char *name, c
     if (found) return D5_OK;
     /* MLflow's own default experiment is "0"; others take the next free id. */
     snprintf(id, 32, "%ld", strcmp(name, "Default") == 0 && !zero_taken ? 0L : next);
-    char *dir = d5__path_join(root, id);
+    char *dir = d5_path_join(root, id);
     if (!dir) return D5_ERR_NOMEM;
-    d5_status s = d5__mkdirs(dir);
+    d5_status s = d5_mkdirs(dir);
     char *buf = NULL;
     size_t len = 0;
     FILE *m = s == D5_OK ? open_memstream(&buf, &len) : NULL;
@@ -227,7 +227,7 @@ static void remove_tree(const char *path)
         struct dirent *e;
         while ((e = readdir(d))) {
             if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char *p = d5__path_join(path, e->d_name);
+            char *p = d5_path_join(path, e->d_name);
             if (!p) break;
             struct stat st;
             if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
@@ -273,13 +273,13 @@ static int keyed_cmp(const void *a, const void *b)
  * folder appears whole by a rename, so files inside it are written plainly. */
 static d5_status write_file(const char *dir, const char *name, const char *text, size_t len)
 {
-    char *path = d5__path_join(dir, name);
+    char *path = d5_path_join(dir, name);
     if (!path) return D5_ERR_NOMEM;
     d5_status s = D5_OK;
     char *slash = strrchr(path, '/');
     if (slash && slash > path + strlen(dir)) {
         *slash = '\0';
-        s = d5__mkdirs(path);
+        s = d5_mkdirs(path);
         *slash = '/';
     }
     FILE *f = s == D5_OK ? fopen(path, "w") : NULL;
@@ -480,7 +480,7 @@ d5_status d5_runlog_write_mlflow(const d5_runlog *log, const char *mlruns_dir,
         return d5_error(D5_ERR_INVALID, "MLflow run id buffer needs 33 bytes, got %zu",
                         run_id_size);
     if (!experiment || !*experiment) experiment = "Default";
-    d5_status s = d5__mkdirs(mlruns_dir);
+    d5_status s = d5_mkdirs(mlruns_dir);
     char exp_id[32];
     if (s == D5_OK) s = find_or_create_experiment(mlruns_dir, experiment, exp_id);
     if (s != D5_OK) return s;
@@ -488,15 +488,15 @@ d5_status d5_runlog_write_mlflow(const d5_runlog *log, const char *mlruns_dir,
     char id[33], staging_name[64];
     new_run_id(id);
     snprintf(staging_name, sizeof staging_name, ".%s.partial", id);
-    char *exp_dir = d5__path_join(mlruns_dir, exp_id);
-    char *staging = exp_dir ? d5__path_join(exp_dir, staging_name) : NULL;
-    char *final = staging ? d5__path_join(exp_dir, id) : NULL;
+    char *exp_dir = d5_path_join(mlruns_dir, exp_id);
+    char *staging = exp_dir ? d5_path_join(exp_dir, staging_name) : NULL;
+    char *final = staging ? d5_path_join(exp_dir, id) : NULL;
     char *sub[4] = {NULL, NULL, NULL, NULL};
     static const char *const subdirs[4] = {"metrics", "params", "tags", "artifacts"};
     if (!final) s = D5_ERR_NOMEM;
     for (int i = 0; s == D5_OK && i < 4; i++) {
-        sub[i] = d5__path_join(staging, subdirs[i]);
-        s = sub[i] ? d5__mkdirs(sub[i]) : D5_ERR_NOMEM;
+        sub[i] = d5_path_join(staging, subdirs[i]);
+        s = sub[i] ? d5_mkdirs(sub[i]) : D5_ERR_NOMEM;
     }
     int64_t start_ms = d5_runlog_start_ms(log), end_ms = d5_runlog_end_ms(log);
     if (end_ms < 0) end_ms = (int64_t)(d5__wall_ns() / 1000000u);

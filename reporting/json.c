@@ -136,15 +136,15 @@ json_t *d5__json_context(void)
 d5_status d5__json_write(json_t *doc, const char *path, size_t flags)
 {
     if (!doc) return d5_error(D5_ERR_NOMEM, "out of memory building the JSON for '%s'", path);
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s == D5_OK) {
         if (json_dumpf(doc, af.f, flags | JSON_REAL_PRECISION(12)) != 0 ||
             fputc('\n', af.f) == EOF) {
             s = d5_error(D5_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-            d5__afile_abort(&af);
+            d5_afile_abort(&af);
         } else {
-            s = d5__afile_commit(&af);
+            s = d5_afile_commit(&af);
         }
     }
     json_decref(doc);

@@ -118,8 +118,8 @@ d5_status d5_sysmon_write_csv(const d5_sysmon *m, const char *path)
     size_t nc;
     column *c = columns(m, &nc);
     if (!c) return D5_ERR_NOMEM;
-    d5__afile af;
-    s = d5__afile_open(&af, path);
+    d5_afile af;
+    s = d5_afile_open(&af, path);
     if (s != D5_OK) {
         d5_free(c);
         return s;
@@ -136,7 +136,7 @@ d5_status d5_sysmon_write_csv(const d5_sysmon *m, const char *path)
         fputc('\n', af.f);
     }
     d5_free(c);
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 /* ---- system.json ---- */

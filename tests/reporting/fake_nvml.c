@@ -1,5 +1,5 @@
 /* A stand-in for libnvidia-ml.so.1 with one GPU of known readings, loaded by
- * test_core_sysmon through d5_sysmon_params.nvml_library. D5_FAKE_NVML=init
+ * test_reporting_sysmon through d5_sysmon_params.nvml_library. D5_FAKE_NVML=init
  * makes nvmlInit_v2 fail as without a driver; D5_FAKE_NVML=none shows no GPU.
  * The energy counter advances 5000 mJ per read after the first. */
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "support.h"
 
+#include <cblas.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -426,4 +427,18 @@ Test(report, an_existing_file_is_replaced_whole)
     free(csv);
     free(p);
     d5_timer_free(t);
+}
+
+Test(version, build_information_is_complete)
+{
+    d5_build_info b;
+    d5_build_info_get(&b);
+    cr_assert_str_eq(b.version, d5_version());
+    cr_assert(strlen(b.git_commit) > 0);
+    cr_assert(strlen(b.compiler) > 0);
+    cr_assert(strlen(b.jansson) > 0);
+    cr_assert(strlen(b.zlib) > 0);
+    /* The OpenBLAS loaded in the process (the test links it). */
+    cr_assert_str_eq(b.openblas, openblas_get_config());
+    cr_assert(strstr(b.openblas, "OpenBLAS"));
 }

@@ -1,6 +1,6 @@
-/* jansson helpers shared by the JSON writers of core/. jansson stays inside core. */
-#ifndef D5_CORE_JSON_H
-#define D5_CORE_JSON_H
+/* jansson helpers shared by the JSON writers of reporting/. jansson stays inside this library. */
+#ifndef D5_REPORTING_JSON_H
+#define D5_REPORTING_JSON_H
 
 #include "d5/core.h"
 #include "d5/stats.h"

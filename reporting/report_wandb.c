@@ -657,7 +657,7 @@ d5_status d5_runlog_write_wandb(const d5_runlog *log, const char *dir, const cha
         return d5_error(D5_ERR_INVALID, "W&B run id buffer needs %d bytes, got %zu", ID_LEN + 1,
                         run_id_size);
     d5_status s = check_inputs(log, project);
-    if (s == D5_OK) s = d5__mkdirs(dir);
+    if (s == D5_OK) s = d5_mkdirs(dir);
     if (s != D5_OK) return s;
 
     writer w = {0};
@@ -676,16 +676,16 @@ d5_status d5_runlog_write_wandb(const d5_runlog *log, const char *dir, const cha
     snprintf(staging_name, sizeof staging_name, ".%s.partial", name);
     snprintf(file_name, sizeof file_name, "run-%s.wandb", id);
     paths p = {0};
-    p.final = d5__path_join(dir, name);
-    p.staging = d5__path_join(dir, staging_name);
-    p.files = p.staging ? d5__path_join(p.staging, "files") : NULL;
-    p.wandb_file = p.staging ? d5__path_join(p.staging, file_name) : NULL;
-    p.config_yaml = p.files ? d5__path_join(p.files, "config.yaml") : NULL;
-    p.summary_json = p.files ? d5__path_join(p.files, "wandb-summary.json") : NULL;
+    p.final = d5_path_join(dir, name);
+    p.staging = d5_path_join(dir, staging_name);
+    p.files = p.staging ? d5_path_join(p.staging, "files") : NULL;
+    p.wandb_file = p.staging ? d5_path_join(p.staging, file_name) : NULL;
+    p.config_yaml = p.files ? d5_path_join(p.files, "config.yaml") : NULL;
+    p.summary_json = p.files ? d5_path_join(p.files, "wandb-summary.json") : NULL;
     int made = 0;
     if (!p.final || !p.wandb_file || !p.config_yaml || !p.summary_json) s = D5_ERR_NOMEM;
     if (s == D5_OK) {
-        s = d5__mkdirs(p.files);
+        s = d5_mkdirs(p.files);
         made = 1;
     }
 

@@ -337,8 +337,8 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
     if (!r || !path) return d5_error(D5_ERR_INVALID, "d5_results_write_csv: NULL argument");
     const char *cols[64];
     size_t ncols = counter_columns(r, cols, 64);
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     FILE *f = af.f;
     fputs("name,unit,n,median,ci_low,ci_high,mean,stdev,min,p5,p95,max,stop,error,unstable,"
@@ -374,14 +374,14 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
         }
         fputc('\n', f);
     }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 d5_status d5_results_write_samples_csv(const d5_results *r, const char *path)
 {
     if (!r || !path) return d5_error(D5_ERR_INVALID, "d5_results_write_samples_csv: NULL argument");
-    d5__afile af;
-    d5_status s = d5__afile_open(&af, path);
+    d5_afile af;
+    d5_status s = d5_afile_open(&af, path);
     if (s != D5_OK) return s;
     fputs("name,unit,index,value\n", af.f);
     for (size_t i = 0; i < r->n; i++)
@@ -389,7 +389,7 @@ d5_status d5_results_write_samples_csv(const d5_results *r, const char *path)
             d5_csv_field(af.f, r->e[i].name);
             fprintf(af.f, ",%s,%zu,%.17g\n", r->e[i].unit, j, r->e[i].samples[j]);
         }
-    return d5__afile_commit(&af);
+    return d5_afile_commit(&af);
 }
 
 /* ---- Table ---- */

@@ -41,7 +41,7 @@ static d5_status resolve(const char *path, char **file)
     if (stat(path, &st) != 0)
         return d5_error(D5_ERR_IO, "cannot open results file '%s': %s", path, strerror(errno));
     *file =
-        S_ISDIR(st.st_mode) ? d5__path_join(path, "results.json") : d5_strdup(path, "results path");
+        S_ISDIR(st.st_mode) ? d5_path_join(path, "results.json") : d5_strdup(path, "results path");
     if (!*file) return D5_ERR_NOMEM;
     if (S_ISDIR(st.st_mode) && stat(*file, &st) != 0)
         return d5_error(D5_ERR_IO, "folder '%s' has no results.json (%s): %s", path,
@@ -384,7 +384,7 @@ static d5_status samples_beside(d5_bench_set *set, const char *file)
         memcpy(dir, file, (size_t)(slash - file) + 1);
         dir[slash - file + 1] = '\0';
     }
-    char *csv = d5__path_join(dir, "samples.csv");
+    char *csv = d5_path_join(dir, "samples.csv");
     d5_free(dir);
     if (!csv) return D5_ERR_NOMEM;
     struct stat st;
