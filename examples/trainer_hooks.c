@@ -18,20 +18,19 @@ typedef struct clip {
 
 /* Scales all gradients by max_norm / norm when their global l2 norm exceeds
  * max_norm, in place: the optimizer sees the clipped gradients. */
-static d5_status clip_gradients(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                                float *const *params, const int64_t *sizes, int32_t n)
+static d5_status clip_gradients(d5_trainer *t, void *user, const d5_step_grads *g)
 {
-    (void)t, (void)step, (void)params;
+    (void)t;
     clip *c = user;
     double sq = 0;
-    for (int32_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < sizes[i]; k++) sq += (double)grads[i][k] * grads[i][k];
+    for (int32_t i = 0; i < g->n; i++)
+        for (int64_t k = 0; k < g->sizes[i]; k++) sq += (double)g->grads[i][k] * g->grads[i][k];
     double norm = sqrt(sq);
     if (!isfinite(norm)) return d5_error(D5_ERR_NUMERIC, "gradient norm %g", norm);
     if (norm <= c->max_norm) return D5_OK;
     float scale = (float)(c->max_norm / norm);
-    for (int32_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < sizes[i]; k++) grads[i][k] *= scale;
+    for (int32_t i = 0; i < g->n; i++)
+        for (int64_t k = 0; k < g->sizes[i]; k++) g->grads[i][k] *= scale;
     c->clipped++;
     return D5_OK;
 }

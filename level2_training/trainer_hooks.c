@@ -81,12 +81,13 @@ d5_status d5__hooks_gradient_ready(d5_trainer *t, int64_t step, int32_t param)
 
 d5_status d5__hooks_after_backward(d5_trainer *t, int64_t step)
 {
+    const d5_step_grads g = {
+        .step = step, .n = t->nparams, .grads = t->grads, .params = t->params, .sizes = t->sizes};
     for (int32_t i = 0; i < t->nhooks; i++) {
         const d5__hook_set *h = &t->hooks[i];
         if (!h->hooks.after_backward) continue;
         d5_error_clear();
-        d5_status s = h->hooks.after_backward(t, h->hooks.user, step, t->grads, t->params, t->sizes,
-                                              t->nparams);
+        d5_status s = h->hooks.after_backward(t, h->hooks.user, &g);
         if (s != D5_OK) return failed_at(h, "after_backward", step, s);
     }
     return D5_OK;

@@ -341,16 +341,11 @@ static d5_status on_ready(d5_trainer *t, void *user, int64_t step, int32_t param
     TIMED(d->scheme->gradient_ready(d, step, param));
 }
 
-static d5_status on_backward(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                             float *const *params, const int64_t *sizes, int32_t n)
+static d5_status on_backward(d5_trainer *t, void *user, const d5_step_grads *g)
 {
     (void)t;
-    (void)grads;
-    (void)params;
-    (void)sizes;
-    (void)n;
     d5_dist *d = user;
-    TIMED(d->scheme->after_backward(d, step));
+    TIMED(d->scheme->after_backward(d, g->step));
 }
 
 static d5_status on_update(d5_trainer *t, void *user, int64_t step)

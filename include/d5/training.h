@@ -398,6 +398,17 @@ D5_API D5_NODISCARD d5_status d5_train(struct d5_network *net, const struct d5_d
  * (D5_ERR_STATE), and never d5_trainer_free. */
 typedef struct d5_trainer d5_trainer;
 
+/* What the after_backward hooks receive: the step in progress (1-based)
+ * and, for each parameter i < n in the trainer's parameter order, its
+ * gradient grads[i] and its values params[i], sizes[i] floats each. */
+typedef struct d5_step_grads {
+    int64_t step;
+    int32_t n;
+    float *const *grads;
+    float *const *params;
+    const int64_t *sizes;
+} d5_step_grads;
+
 /* The hooks of one client of the trainer (a distributed scheme, a logger).
  * Every function may be NULL; each receives the trainer and `user`. `step` is
  * the 1-based number of the step in progress. A hook that returns a status
@@ -409,12 +420,10 @@ typedef struct d5_trainer_hooks {
     /* Once, before the first step: may overwrite the parameters
      * (d5_trainer_param), e.g. with those of rank 0. */
     d5_status (*before_first_step)(d5_trainer *t, void *user);
-    /* After the backward pass, before the optimizer: grads[i] and params[i]
-     * hold sizes[i] floats of parameter i < n, in the trainer's parameter
-     * order. The gradients may be changed in place (allreduced, scaled); the
-     * optimizer receives them as they are then. */
-    d5_status (*after_backward)(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                                float *const *params, const int64_t *sizes, int32_t n);
+    /* After the backward pass, before the optimizer (g: d5_step_grads). The
+     * gradients may be changed in place (allreduced, scaled); the optimizer
+     * receives them as they are then. */
+    d5_status (*after_backward)(d5_trainer *t, void *user, const d5_step_grads *g);
     /* Just before and just after d5_optimizer_update_all; after_update may
      * change the parameters (model averaging). */
     d5_status (*before_update)(d5_trainer *t, void *user, int64_t step);

@@ -179,15 +179,13 @@ typedef struct grads_seen {
     double scale[16];
 } grads_seen;
 
-static d5_status record_grads(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                              float *const *params, const int64_t *sizes, int32_t n)
+static d5_status record_grads(d5_trainer *t, void *user, const d5_step_grads *g)
 {
-    (void)params, (void)n;
     grads_seen *r = user;
-    if (step > 16) return D5_OK;
-    memcpy(r->g + (step - 1) * sizes[0], grads[0], (size_t)sizes[0] * sizeof(float));
-    r->scale[step - 1] = d5_trainer_loss_scale(t);
-    r->steps = (int)step;
+    if (g->step > 16) return D5_OK;
+    memcpy(r->g + (g->step - 1) * g->sizes[0], g->grads[0], (size_t)g->sizes[0] * sizeof(float));
+    r->scale[g->step - 1] = d5_trainer_loss_scale(t);
+    r->steps = (int)g->step;
     return D5_OK;
 }
 
@@ -260,16 +258,14 @@ typedef struct inject {
     char name0[64]; /* parameter 0's name */
 } inject;
 
-static d5_status poison(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                        float *const *params, const int64_t *sizes, int32_t n)
+static d5_status poison(d5_trainer *t, void *user, const d5_step_grads *g)
 {
-    (void)n;
     inject *in = user;
-    in->used[step - 1] = d5_trainer_loss_scale(t);
+    in->used[g->step - 1] = d5_trainer_loss_scale(t);
     snprintf(in->name0, sizeof in->name0, "'%s'", d5_trainer_param_name(t, 0));
-    memcpy(in->p0, params[0], (size_t)sizes[0] * sizeof(float));
+    memcpy(in->p0, g->params[0], (size_t)g->sizes[0] * sizeof(float));
     for (const int64_t *a = in->at; *a; a++)
-        if (*a == step) grads[0][1] = in->value;
+        if (*a == g->step) g->grads[0][1] = in->value;
     return D5_OK;
 }
 

@@ -59,17 +59,16 @@ static d5_status first_hook(d5_trainer *t, void *user)
     return d5_trainer_step(t) == 0 ? D5_OK : d5_error(D5_ERR_STATE, "not before the first step");
 }
 
-static d5_status zero_gradients(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                                float *const *params, const int64_t *sizes, int32_t n)
+static d5_status zero_gradients(d5_trainer *t, void *user, const d5_step_grads *g)
 {
     seen *s = user;
     s->backward++;
-    s->bad_arrays += step != s->last_step + 1 || n != d5_trainer_param_count(t);
-    for (int32_t i = 0; i < n; i++) {
-        s->bad_arrays += grads[i] != d5_trainer_gradient(t, i) ||
-                         params[i] != d5_trainer_param(t, i) ||
-                         sizes[i] != d5_trainer_param_size(t, i);
-        for (int64_t k = 0; k < sizes[i]; k++) grads[i][k] *= 0.0f;
+    s->bad_arrays += g->step != s->last_step + 1 || g->n != d5_trainer_param_count(t);
+    for (int32_t i = 0; i < g->n; i++) {
+        s->bad_arrays += g->grads[i] != d5_trainer_gradient(t, i) ||
+                         g->params[i] != d5_trainer_param(t, i) ||
+                         g->sizes[i] != d5_trainer_param_size(t, i);
+        for (int64_t k = 0; k < g->sizes[i]; k++) g->grads[i][k] *= 0.0f;
     }
     return D5_OK;
 }
@@ -185,12 +184,11 @@ Test(trainer_hooks, before_first_step_overwrites_the_parameters)
     free_setup(t, opt, train, net);
 }
 
-static d5_status fail_backward(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                               float *const *params, const int64_t *sizes, int32_t n)
+static d5_status fail_backward(d5_trainer *t, void *user, const d5_step_grads *g)
 {
-    (void)t, (void)grads, (void)params, (void)sizes, (void)n;
+    (void)t;
     seen *s = user;
-    if (step == s->fail_at) return d5_error(D5_ERR_BACKEND, "peer 3 is gone");
+    if (g->step == s->fail_at) return d5_error(D5_ERR_BACKEND, "peer 3 is gone");
     return D5_OK;
 }
 
@@ -549,16 +547,13 @@ static d5_status on_ready(d5_trainer *t, void *user, int64_t step, int32_t param
     return D5_OK;
 }
 
-static d5_status check_ready(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                             float *const *params, const int64_t *sizes, int32_t n)
+static d5_status check_ready(d5_trainer *t, void *user, const d5_step_grads *g)
 {
     (void)t;
-    (void)step;
-    (void)params;
     ready_seen *r = user;
     r->bad += r->calls % r->n != 0;
-    for (int32_t i = 0; i < n; i++)
-        r->bad += memcmp(r->copy[i], grads[i], (size_t)sizes[i] * sizeof(float)) != 0;
+    for (int32_t i = 0; i < g->n; i++)
+        r->bad += memcmp(r->copy[i], g->grads[i], (size_t)g->sizes[i] * sizeof(float)) != 0;
     return D5_OK;
 }
 

@@ -32,17 +32,12 @@ typedef struct run {
 #define HOLD    2
 #define HOLD_MS 200
 
-static d5_status before_push(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                             float *const *params, const int64_t *sizes, int32_t n)
+static d5_status before_push(d5_trainer *t, void *user, const d5_step_grads *g)
 {
     (void)t;
-    (void)grads;
-    (void)params;
-    (void)sizes;
-    (void)n;
     const run *r = user;
     double go = 1;
-    if (r->hold && mpi_check_rank == 0 && step == HOLD + 2)
+    if (r->hold && mpi_check_rank == 0 && g->step == HOLD + 2)
         return d5_comm_send(r->hold, &go, 1, D5_F64, 1, 1, "hold");
     return D5_OK;
 }

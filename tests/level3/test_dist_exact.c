@@ -46,21 +46,18 @@ static d5_status losses_hook(d5_trainer *t, void *user, int64_t step, double los
 }
 
 /* Before the optimizer: u = w - lr g, this worker's own SGD step. */
-static d5_status own_step(d5_trainer *t, void *user, int64_t step, float *const *grads,
-                          float *const *params, const int64_t *sizes, int32_t n)
+static d5_status own_step(d5_trainer *t, void *user, const d5_step_grads *g)
 {
-    (void)step;
-    (void)sizes;
     follow *f = user;
     if (!f->u) {
-        f->n = n;
-        f->u = d5_calloc((size_t)n * SAMPLE, sizeof *f->u, "dpsgd check");
-        f->all = d5_calloc(2 * (size_t)f->p * (size_t)n * SAMPLE, sizeof *f->all, "dpsgd check");
+        f->n = g->n;
+        f->u = d5_calloc((size_t)g->n * SAMPLE, sizeof *f->u, "dpsgd check");
+        f->all = d5_calloc(2 * (size_t)f->p * (size_t)g->n * SAMPLE, sizeof *f->all, "dpsgd check");
         if (!f->u || !f->all) return D5_ERR_NOMEM;
     }
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < g->n; i++)
         for (int64_t k = 0; k < sampled(t, i); k++)
-            f->u[i * SAMPLE + k] = (double)(params[i][k] - (float)LR * grads[i][k]);
+            f->u[i * SAMPLE + k] = (double)(g->params[i][k] - (float)LR * g->grads[i][k]);
     return D5_OK;
 }
 
