@@ -106,6 +106,16 @@ static double decade_above(double x)
 #define AREA_B 0.19
 #define AREA_T 0.90
 
+/* 1 when point i is the first of its series (its operator and backend). */
+static int first_of_series(const point *pt, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(pt[k].b->op, pt[i].b->op) == 0 &&
+            strcmp(pt[k].b->backend, pt[i].b->backend) == 0)
+            return 0;
+    return 1;
+}
+
 static void script(FILE *f, const report_plot *p, const roof *r, const point *pt, size_t n)
 {
     double lo_ai = r->peak / r->bw, hi_ai = lo_ai, lo_y = r->peak;
@@ -146,11 +156,7 @@ static void script(FILE *f, const report_plot *p, const roof *r, const point *pt
     /* One series per operator and backend: a colour per backend, a symbol
      * per operator. */
     for (size_t i = 0; i < n; i++) {
-        int first = 1;
-        for (size_t k = 0; k < i && first; k++)
-            first = strcmp(pt[k].b->op, pt[i].b->op) != 0 ||
-                    strcmp(pt[k].b->backend, pt[i].b->backend) != 0;
-        if (!first) continue;
+        if (!first_of_series(pt, i)) continue;
         char title[256];
         snprintf(title, sizeof title, "%s, %s", pt[i].b->op, pt[i].b->backend);
         fprintf(f, ", \\\n     $p%zu using 1:2 with points pt %d ps 1.3 lc rgb \"%s\" title ", i,
@@ -163,11 +169,7 @@ static void script(FILE *f, const report_plot *p, const roof *r, const point *pt
 static void data(FILE *f, const point *pt, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int first = 1;
-        for (size_t k = 0; k < i && first; k++)
-            first = strcmp(pt[k].b->op, pt[i].b->op) != 0 ||
-                    strcmp(pt[k].b->backend, pt[i].b->backend) != 0;
-        if (!first) continue;
+        if (!first_of_series(pt, i)) continue;
         fprintf(f, "$p%zu << EOD\n", i);
         for (size_t k = i; k < n; k++)
             if (strcmp(pt[k].b->op, pt[i].b->op) == 0 &&

@@ -111,6 +111,16 @@ static d5_status read_counters(d5_sysmon *m, d5_sysmon_counters *c, int first)
     return D5_OK;
 }
 
+/* The sampler's buffers and the sampler itself. */
+static void free_buffers(d5_sysmon *m)
+{
+    d5_free(m->prev);
+    d5_free(m->cur);
+    d5_free(m->sys_root);
+    d5_free(m->nvml_library);
+    d5_free(m);
+}
+
 d5_status d5_sysmon_create(const d5_sysmon_params *params, d5_sysmon **out)
 {
     if (!out) return d5_error(D5_ERR_INVALID, "d5_sysmon_create: out is NULL");
@@ -145,11 +155,7 @@ d5_status d5_sysmon_create(const d5_sysmon_params *params, d5_sysmon **out)
             pthread_cond_destroy(&m->cond);
             pthread_mutex_destroy(&m->lock);
         }
-        d5_free(m->prev);
-        d5_free(m->cur);
-        d5_free(m->sys_root);
-        d5_free(m->nvml_library);
-        d5_free(m);
+        free_buffers(m);
         return sync_ok ? D5_ERR_NOMEM
                        : d5_error(D5_ERR_NOMEM, "system sampler: cannot create its lock");
     }
@@ -358,11 +364,7 @@ void d5_sysmon_free(d5_sysmon *m)
     d5__nvml_close(m->nvml);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->lock);
-    d5_free(m->prev);
-    d5_free(m->cur);
-    d5_free(m->sys_root);
-    d5_free(m->nvml_library);
-    d5_free(m);
+    free_buffers(m);
 }
 
 double d5_sysmon_hz(const d5_sysmon *m)

@@ -42,6 +42,32 @@ void test_dir_remove(void)
     test_dir = NULL;
 }
 
+static d5_status next_fixed(void *ctx, double *v)
+{
+    int *i = ctx;
+    *v = 100 + (*i)++ % 5;
+    return D5_OK;
+}
+
+d5_measurement fixed_measurement(void)
+{
+    int i = 0;
+    d5_measure_params p = d5_measure_default_params();
+    p.warmup = 0;
+    p.min_reps = p.max_reps = 10;
+    d5_measurement m;
+    cr_assert_eq(d5_measure_samples(next_fixed, &i, &p, &m), D5_OK);
+    return m;
+}
+
+json_t *json_read(const char *path)
+{
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    cr_assert_not_null(doc, "%s: line %d: %s", path, err.line, err.text);
+    return doc;
+}
+
 d5_timer *forward_timer(void)
 {
     d5_timer_params p = d5_timer_default_params();

@@ -4,6 +4,7 @@
 
 #include "d5/d5.h"
 
+#include <jansson.h>
 #include <stddef.h>
 
 /* A Criterion time limit in seconds, multiplied by D5_TEST_TIMEOUT_SCALE
@@ -35,6 +36,12 @@ size_t count_lines(const char *s);
 /* A timer named "unit-test" with FORWARD samples of 1.5, 3 and 4.5 us
  * starting at 10, 20 and 30 us (free with d5_timer_free). */
 d5_timer *forward_timer(void);
+/* Ten samples of 100, 101, 102, 103, 104, 100, ... ns without warm-up: a
+ * measurement whose statistics are known (free with d5_measurement_free). */
+d5_measurement fixed_measurement(void);
+/* The JSON document in file `path`; a failed assertion naming the file, the
+ * line and jansson's message when it cannot be read (free with json_decref). */
+json_t *json_read(const char *path);
 
 /* An allocator that fails once `budget` allocations have succeeded (-1: never),
  * and counts live blocks so that tests see leaks on error paths. */

@@ -142,9 +142,7 @@ Test(backends_cli, run_json_records_the_backend_of_each_node, .init = setup, .fi
                  "--optimize", "none", "--time", "0.02", "--threads", "1", "--json", json);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     cr_assert(strstr(out, "backends    blas 4 nodes, ref 7 nodes (requested blas,ref)"), "%s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     cr_assert_null(json_object_get(json_object_get(doc, "context"), "backend"));
     cr_assert_str_eq(context(doc, "backend_requested"), "blas,ref");
     cr_assert_str_eq(context(doc, "backends_used"), "blas=4,ref=7");
@@ -198,9 +196,7 @@ Test(backends_cli, train_json_counts_the_backends_that_ran)
                  "2", "--threads", "1", "--backend", "blas,ref", "--json", json);
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     cr_assert(strstr(out, "backends: blas "), "%s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     json_t *config = json_object_get(doc, "config");
     cr_assert_null(json_object_get(config, "backend"));
     cr_assert_str_eq(json_string_value(json_object_get(config, "backend_requested")), "blas,ref");

@@ -74,9 +74,7 @@ Test(cli, machine_json_and_bad_output_path)
     cr_assert(strstr(out, "cpu"));
     free(out);
     free(err);
-    json_error_t jerr;
-    json_t *doc = json_load_file(p, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(p);
     cr_assert(json_is_integer(json_object_get(json_object_get(doc, "machine"), "logical_cpus")));
     cr_assert(json_is_null(json_object_get(doc, "peaks")));
     json_decref(doc);
@@ -110,16 +108,13 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/results.json", res);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(path);
     cr_assert_geq(json_array_size(json_object_get(doc, "benchmarks")), 4);
     json_decref(doc);
     /* The memory report of one ResNet-20 inference: its peak is the counter
      * memory_peak_bytes of the network's benchmark. */
     snprintf(path, sizeof path, "%s/memory.json", res);
-    doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    doc = json_read(path);
     json_int_t peak = json_integer_value(json_object_get(json_object_get(doc, "peak"), "bytes"));
     cr_assert_gt(peak, 0);
     json_decref(doc);
@@ -132,8 +127,7 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
               row ? row : csv);
     free(csv);
     snprintf(path, sizeof path, "%s/trace.json", res);
-    doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    doc = json_read(path);
     json_decref(doc);
     /* An existing folder is never overwritten. */
     cr_assert_eq(RUN(&out, &err, "bench", "--quick", "--out", res), 2);

@@ -125,9 +125,7 @@ Test(compare_cli, folders_and_json)
               out);
     cr_assert(strstr(out, "1 compared: 0 slower, 0 faster, 1 no significant difference"), "%s",
               out);
-    json_error_t je;
-    json_t *doc = json_load_file(out_json, 0, &je);
-    cr_assert_not_null(doc, "%s", je.text);
+    json_t *doc = json_read(out_json);
     cr_assert_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
     json_t *ctx = json_object_get(doc, "context");
     cr_assert(json_is_string(json_object_get(ctx, "host_name")));

@@ -54,17 +54,14 @@ Test(network_cli, run_with_inputs_saves_the_expected_outputs)
     d5_tensor_free(&got);
     d5_tensor_free(&want);
 
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     json_t *b = json_object_get(doc, "benchmarks");
     cr_assert_geq(json_array_size(b), 3); /* the run, the graph, one node at least */
     const char *first = json_string_value(json_object_get(json_array_get(b, 0), "name"));
     cr_assert_not_null(first);
     cr_assert(strstr(first, "run/inference"), "%s", first);
     json_decref(doc);
-    doc = json_load_file(trace, 0, &jerr);
-    cr_assert_not_null(doc, "the trace is JSON: %s", jerr.text);
+    doc = json_read(trace); /* the trace is JSON */
     json_decref(doc);
     free(path);
     free(out);

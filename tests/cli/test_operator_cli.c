@@ -33,9 +33,7 @@ Test(operator_cli, gemm_on_every_backend_validated_with_json)
     cr_assert(strstr(out, "M=64,N=32,K=48,a_t=T,b_t=N"), "%s", out);
     cr_assert(strstr(out, " ref "), "%s", out);
     cr_assert(strstr(out, " blas "), "%s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     cr_assert_str_eq(
         json_string_value(json_object_get(json_object_get(doc, "context"), "operator")), "Gemm");
     json_t *b = json_object_get(doc, "benchmarks");
@@ -218,9 +216,7 @@ Test(operator_cli, gemm_in_every_precision_on_ref)
     cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
     cr_assert(strstr(out, "# i8: Gemm runs as MatMulInteger"), "%s", out);
     cr_assert(strstr(out, "vs f32"), "%s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     const char *base = "Gemm/M=64,N=32,K=48,a_t=T,b_t=N/ref";
     cr_assert_not_null(median_entry(doc, base), "the float32 row keeps its name");
     /* bf16 and f16 within u (1 + sqrt(K)) max|ref|, with max|ref| <= K for

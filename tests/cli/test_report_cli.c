@@ -321,9 +321,7 @@ Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
     char *in = path2(r.t, "in"), *res = path2(in, "results.json");
     cr_assert_eq(mkdir(in, 0700), 0);
     copy_data(in, "bench/*");
-    json_error_t je;
-    json_t *doc = json_load_file(res, 0, &je);
-    cr_assert_not_null(doc, "%s", je.text);
+    json_t *doc = json_read(res);
     json_t *ctx = json_object_get(doc, "context");
     json_object_set_new(ctx, "fp32_peak_used_gflops", json_real(389));
     json_object_set_new(ctx, "fp32_peak_used", json_string("after"));

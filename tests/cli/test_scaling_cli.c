@@ -130,9 +130,7 @@ Test(scaling_cli, strong_series_with_modelled_rows)
     cr_expect(strstr(out, "modelled, not measured"), "%s", out);
     cr_expect(strstr(err, "[3/3] ranks 4"), "progress: %s", err);
 
-    json_error_t jerr;
-    json_t *doc = json_load_file(f.json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(f.json);
     json_t *ctx = json_object_get(doc, "context"), *rows = json_object_get(doc, "series");
     cr_expect(json_is_true(json_object_get(ctx, "complete")));
     cr_expect(CLOSE(num(ctx, "alpha_s"), 2e-6));

@@ -25,9 +25,7 @@ Test(train_cli, synthetic_lenet_with_json_and_csv)
     cr_assert(strstr(out, "train loss"), "%s", out);
     cr_assert(strstr(out, "stop: max batches reached"), "%s", out);
     cr_assert(strstr(out, "OPTIMIZER"), "the timer table: %s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     cr_assert_eq(json_array_size(json_object_get(doc, "losses")), 6);
     cr_assert_eq(json_array_size(json_object_get(doc, "epochs")), 1);
     cr_assert_str_eq(
@@ -185,9 +183,7 @@ Test(train_cli, precision_bf16_beside_float32)
               out);
     cr_assert(strstr(out, "\nbf16 ") && strstr(out, "\nf32 "), "a row per run: %s", out);
     cr_assert(strstr(out, "points of test accuracy; step time bf16/f32: "), "%s", out);
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     cr_assert_str_eq(
         json_string_value(json_object_get(json_object_get(doc, "config"), "precision")), "bf16");
     json_t *prec = json_object_get(doc, "precision");
@@ -257,9 +253,7 @@ Test(train_cli, precision_f16_records_loss_scaling)
     free(text);
     free(path);
     cr_assert_geq(asprintf(&path, "%s/train.json", folder), 0);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(path);
     json_t *prec = json_object_get(doc, "precision");
     cr_assert_str_eq(json_string_value(json_object_get(prec, "compute")), "f16");
     json_t *ls = json_object_get(prec, "loss_scaling");

@@ -17,9 +17,7 @@ TestSuite(rnn_sizes, .timeout = D5_TIMEOUT(300));
 /* The counter `key` of the median aggregate of benchmark OP/SIZE/BACKEND. */
 static double counter(const char *json, const char *name, const char *key)
 {
-    json_error_t jerr;
-    json_t *doc = json_load_file(json, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(json);
     char want[512];
     snprintf(want, sizeof want, "%s_median", name);
     double v = -1;

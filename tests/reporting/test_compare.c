@@ -475,9 +475,7 @@ Test(compare, table_and_json)
     char *t = tmpdir_make(), *p;
     cr_assert_geq(asprintf(&p, "%s/c.json", t), 0);
     cr_assert_eq(d5_comparison_write_json(&c, p), D5_OK);
-    json_error_t err;
-    json_t *doc = json_load_file(p, 0, &err);
-    cr_assert_not_null(doc, "%s", err.text);
+    json_t *doc = json_read(p);
     cr_assert_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
     cr_assert(json_is_object(json_object_get(json_object_get(doc, "context"), "d5")));
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "a"), "path")),

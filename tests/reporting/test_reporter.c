@@ -11,23 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static d5_status fixed(void *ctx, double *v)
-{
-    int *i = ctx;
-    *v = 100 + (*i)++ % 5;
-    return D5_OK;
-}
-
 static d5_results *sample_results(void)
 {
     d5_results *r;
     cr_assert_eq(d5_results_create(&r), D5_OK);
-    int i = 0;
-    d5_measure_params p = d5_measure_default_params();
-    p.warmup = 0;
-    p.min_reps = p.max_reps = 10;
-    d5_measurement m;
-    cr_assert_eq(d5_measure_samples(fixed, &i, &p, &m), D5_OK);
+    d5_measurement m = fixed_measurement();
     cr_assert_eq(d5_results_add(r, "gemm/64", &m, "ns", NULL), D5_OK);
     cr_assert_eq(d5_results_add(r, "conv/3x3", &m, "ns", NULL), D5_OK);
     d5_measurement_free(&m);
@@ -92,9 +80,7 @@ static char *file_text(const char *path)
 /* The JSON document without its context (its date and load change). */
 static char *json_without_context(const char *path)
 {
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    cr_assert_not_null(doc, "%s", err.text);
+    json_t *doc = json_read(path);
     json_object_del(doc, "context");
     char *text = json_dumps(doc, JSON_SORT_KEYS);
     json_decref(doc);

@@ -196,9 +196,7 @@ Test(sysmon, unavailable_gpu_and_energy_say_why)
     char *text = slurp(csv, NULL);
     cr_assert_null(strstr(text, "gpu"), "%s", text);
     free(text);
-    json_error_t jerr;
-    json_t *doc = json_load_file(js, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(js);
     json_t *g = json_object_get(doc, "gpu");
     cr_assert(json_is_false(json_object_get(g, "available")));
     cr_assert_str_eq(json_string_value(json_object_get(g, "reason")), why);
@@ -321,9 +319,7 @@ Test(sysmon, rapl_energy_across_a_wrap_around)
     char js[4200];
     snprintf(js, sizeof js, "%s/system.json", dir);
     cr_assert_eq(d5_sysmon_write_json(m, js), D5_OK, "%s", d5_last_error());
-    json_error_t jerr;
-    json_t *doc = json_load_file(js, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(js);
     json_t *en = json_object_get(doc, "energy");
     json_t *cpu = json_object_get(en, "cpu");
     cr_assert(json_is_true(json_object_get(cpu, "available")));
@@ -475,9 +471,7 @@ Test(sysmon, csv_and_json_read_back)
     }
     cr_assert_eq(k, n);
     free(text);
-    json_error_t jerr;
-    json_t *doc = json_load_file(js, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(js);
     cr_assert_eq(json_integer_value(json_object_get(doc, "schema_version")),
                  D5_SYSMON_SCHEMA_VERSION);
     cr_assert_eq((size_t)json_integer_value(json_object_get(doc, "samples")), n);
@@ -552,9 +546,7 @@ Test(sysmon, counter_tracks_beside_the_regions)
     char *dir = tmpdir_make(), path[4200];
     snprintf(path, sizeof path, "%s/trace.json", dir);
     cr_assert_eq(d5_report_trace_counters(t, tr, nt, path), D5_OK, "%s", d5_last_error());
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(path);
     json_t *ev = json_object_get(doc, "traceEvents");
     d5_timer_series ser;
     d5_timer_id work;
@@ -631,9 +623,7 @@ Test(sysmon_cli, run_writes_the_system_report_and_a_summary_line)
     /* The measurement (or five periods, 0.1 s, when it stops sooner) at 50 Hz. */
     cr_assert_geq(count_lines(text), 4, "%s", text);
     free(text);
-    json_error_t jerr;
-    json_t *doc = json_load_file(js, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(js);
     json_t *work = json_object_get(json_object_get(doc, "energy"), "work");
     cr_assert_str_eq(json_string_value(json_object_get(work, "unit")), "inference");
     cr_assert_gt(json_number_value(json_object_get(work, "count")), 3);
@@ -659,14 +649,11 @@ Test(sysmon_cli, bench_folder_holds_the_system_report)
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/system.json", res);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    json_t *doc = json_read(path);
     cr_assert_gt(json_integer_value(json_object_get(doc, "samples")), 20);
     json_decref(doc);
     snprintf(path, sizeof path, "%s/trace.json", res);
-    doc = json_load_file(path, 0, &jerr);
-    cr_assert_not_null(doc, "%s", jerr.text);
+    doc = json_read(path);
     json_t *ev = json_object_get(doc, "traceEvents");
     size_t counters = 0, regions = 0;
     for (size_t i = 0; i < json_array_size(ev); i++) {
