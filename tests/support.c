@@ -60,6 +60,14 @@ d5_measurement fixed_measurement(void)
     return m;
 }
 
+void run_done(char *out, char *err, char *dir)
+{
+    free(out);
+    free(err);
+    rmtree(dir);
+    free(dir);
+}
+
 json_t *json_read(const char *path)
 {
     json_error_t err;

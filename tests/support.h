@@ -17,6 +17,9 @@
 /* A fresh empty directory under /tmp (malloc'd path), removed by rmtree. */
 char *tmpdir_make(void);
 void rmtree(const char *path);
+/* The end of a test that ran d5 in a folder of its own: frees the output and
+ * error texts, removes the folder and frees its name. */
+void run_done(char *out, char *err, char *dir);
 /* A fresh empty folder for every test of a suite, in test_dir:
  * TestSuite(name, .init = test_dir_make, .fini = test_dir_remove). */
 extern char *test_dir;

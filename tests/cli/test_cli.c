@@ -80,11 +80,8 @@ Test(cli, machine_json_and_bad_output_path)
     json_decref(doc);
     cr_assert_eq(RUN(&out, &err, "machine", "--no-measure", "--json", "/nonexistent-d5/m.json"), 3);
     cr_assert(strstr(err, "/nonexistent-d5/m.json"), "%s", err);
-    free(out);
-    free(err);
     free(p);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
@@ -132,9 +129,6 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
     /* An existing folder is never overwritten. */
     cr_assert_eq(RUN(&out, &err, "bench", "--quick", "--out", res), 2);
     cr_assert(strstr(err, "already exists"));
-    free(out);
-    free(err);
     free(res);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

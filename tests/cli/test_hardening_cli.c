@@ -40,12 +40,9 @@ Test(hardening_cli, fifos_are_refused_not_waited_on)
     rc = RUN(&out, &err, "train", "--dataset", mnist, "--max-batches", "1");
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
     cr_assert(strstr(err, "is a FIFO"), "%s", err);
-    free(out);
-    free(err);
     free(mnist);
     free(fifo);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* A sweep in which every row errored is a failure, not a success. */
@@ -84,12 +81,9 @@ Test(hardening_cli, bench_checks_output_paths_first)
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
     cr_assert(strstr(err, "exists and is not a folder"), "%s", err);
     cr_assert_neq(stat(res, &st), 0);
-    free(out);
-    free(err);
     free(res);
     free(file);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* Sizes that do not fit d5's fields are refused with the field named, never
@@ -126,11 +120,8 @@ Test(hardening_cli, long_sizes_are_refused_not_truncated)
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
     cr_assert(strstr(err, "--sizes: 2999 characters"), "%s", err);
     free(big);
-    free(out);
-    free(err);
     free(csv);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* Writes x -> Relu -> y with x of `ndim` dimensions of 4 (0: a scalar); y
@@ -169,12 +160,9 @@ Test(hardening_cli, train_refuses_models_that_are_no_classifier)
              "1");
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
     cr_assert(strstr(err, "1 graph inputs and 0 outputs"), "%s", err);
-    free(out);
-    free(err);
     free(scalar);
     free(no_output);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* --gradient checks against finite differences, ref included. */
@@ -225,12 +213,9 @@ Test(hardening_cli, misbehaving_library_constructors_are_contained)
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
     cr_assert(strstr(err, "did not finish within 2 s"), "%s", err);
     unsetenv("D5_TEST_CONSTRUCTOR");
-    free(out);
-    free(err);
     free(spec);
     free(lib);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* Starts d5 with its output discarded; returns its pid. */
@@ -378,9 +363,6 @@ Test(hardening_cli, unreached_target_is_null)
     cr_assert_not_null(doc);
     cr_assert(strstr(doc, "\"time_to_accuracy_s\": null"), "%s", doc);
     free(doc);
-    free(out);
-    free(err);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

@@ -64,13 +64,10 @@ Test(network_cli, run_with_inputs_saves_the_expected_outputs)
     doc = json_read(trace); /* the trace is JSON */
     json_decref(doc);
     free(path);
-    free(out);
-    free(err);
     free(save);
     free(json);
     free(trace);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 Test(network_cli, run_backprop_and_backends)
@@ -159,9 +156,6 @@ Test(network_cli, onnx_test_counts_and_fails)
     free(err);
     rc = RUN(&out, &err, "onnx-test", "/nonexistent");
     cr_assert_eq(rc, 3, "exit %d: %s", rc, err);
-    free(out);
-    free(err);
     free(cmd);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

@@ -52,11 +52,8 @@ Test(operator_cli, gemm_on_every_backend_validated_with_json)
     }
     cr_assert(found_blas_median);
     json_decref(doc);
-    free(out);
-    free(err);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 Test(operator_cli, bad_requests_exit_with_a_reason)

@@ -184,10 +184,7 @@ Test(recipe_cli, cifar_without_data_says_how_to_get_it)
     rc = RUN(&out, &err, "recipe", "run", "resnet44-cifar10", "--data", dir);
     cr_expect_eq(rc, 3, "exit %d: %s", rc, err);
     cr_expect(strstr(err, "(--data)") && strstr(err, "cifar-10-binary.tar.gz"), "%s", err);
-    free(out);
-    free(err);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* MNIST from scripts/setup_data.sh, where d5 looks for it (a failure without
@@ -291,12 +288,9 @@ Test(recipe_cli, smoke_recipe_passes_with_d5_trains_numbers)
         strstr(out, "recipe lenet-mnist-smoke: FAIL: test accuracy ") &&
             strstr(out, "< target 90.00% after 1 epoch (1 batch); the target was not reached"),
         "%s", out);
-    free(out);
-    free(err);
     free(json);
     free(folder);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* A CIFAR-10 binary file of n records: label, then 3072 pixel bytes. */
@@ -384,11 +378,8 @@ Test(recipe_cli, phases_chain_through_checkpoints)
                      (json_int_t)k + 1);
     cr_expect_str_eq(json_string_value(json_object_get(doc, "verdict")), "FAIL");
     json_decref(doc);
-    free(out);
-    free(err);
     free(data);
     free(tmp);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

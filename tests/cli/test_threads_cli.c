@@ -81,9 +81,6 @@ Test(threads_cli, a_busy_process_brings_the_warning)
     cr_assert(doc);
     cr_assert(strstr(doc, "\"contention\": \"yes\""), "%s", doc);
     free(doc);
-    free(out);
-    free(err);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

@@ -37,12 +37,9 @@ Test(train_cli, synthetic_lenet_with_json_and_csv)
     cr_assert_eq(count_lines(text), 2, "%s", text);
     cr_assert(strncmp(text, "epoch,batches,samples,train_loss", 32) == 0, "%s", text);
     free(text);
-    free(out);
-    free(err);
     free(json);
     free(csv);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 Test(train_cli, errors_name_what_is_wrong)
@@ -223,11 +220,8 @@ Test(train_cli, precision_bf16_beside_float32)
     json_t *blosses = json_object_get(base, "losses");
     cr_assert(mean_of(blosses, 55, 60) < mean_of(blosses, 0, 5) - 0.2, "f32 loss does not go down");
     json_decref(doc);
-    free(out);
-    free(err);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* --precision f16 with --no-baseline and --loss-scale: the loss scaling and
@@ -267,9 +261,6 @@ Test(train_cli, precision_f16_records_loss_scaling)
     cr_assert(json_is_null(json_object_get(prec, "baseline")));
     json_decref(doc);
     free(path);
-    free(out);
-    free(err);
     free(folder);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }

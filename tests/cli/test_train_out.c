@@ -346,12 +346,9 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     json_decref(doc);
     free(exp);
     free(run);
-    free(out);
-    free(err);
     free(folder);
     free(mlruns);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
 
 /* The context every --json document carries. */
@@ -460,12 +457,9 @@ Test(train_out, every_json_has_context_and_schema_version)
     char *names = names_in(dir);
     cr_assert_str_eq(names, "fake,lenet.onnx,out.json");
     free(names);
-    free(out);
-    free(err);
     free(fake);
     free(fake_dir);
     free(model);
     free(json);
-    rmtree(dir);
-    free(dir);
+    run_done(out, err, dir);
 }
