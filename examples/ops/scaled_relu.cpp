@@ -57,9 +57,19 @@ void destroy(void *state)
     delete static_cast<State *>(state);
 }
 
-const d5_op_desc scaled_relu = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "ScaledRelu", "custom", 1, 1, 1, 1, create,
-    forward,           backward,           destroy,      nullptr};
+const d5_op_desc scaled_relu = {.abi_version = D5_OP_ABI_VERSION,
+                                .flags = D5_OP_HAS_BACKWARD,
+                                .name = "ScaledRelu",
+                                .backend = "custom",
+                                .min_inputs = 1,
+                                .max_inputs = 1,
+                                .min_outputs = 1,
+                                .max_outputs = 1,
+                                .create = create,
+                                .forward = forward,
+                                .backward = backward,
+                                .destroy = destroy,
+                                .cost = nullptr};
 
 } // namespace
 

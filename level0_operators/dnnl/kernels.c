@@ -5,7 +5,9 @@ d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_tensor *in, int32_
                               const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout)
 {
     void *state = NULL;
-    d5_status s = ref->create(in, nin, attrs, out, nout, &state);
+    const d5_op_create_args args = {
+        .inputs = in, .ninputs = nin, .outputs = out, .noutputs = nout, .attrs = attrs};
+    d5_status s = ref->create(&args, &state);
     if (s == D5_OK && ref->destroy) ref->destroy(state);
     return s;
 }

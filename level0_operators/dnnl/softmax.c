@@ -84,11 +84,10 @@ static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const dsoftmax *d = state;
     const float *x = in[0].data;
     float *y = out[0].data;
@@ -99,12 +98,11 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return D5_OK;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const dsoftmax *d = state;
     if (!gin[0].data) return D5_OK;
     float *dx = gin[0].data;
@@ -134,21 +132,49 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8 * n;
 }
 
-static d5_status softmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status softmax_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     return create(&d5__op_ref_Softmax, "Softmax", in, nin, attrs, out, nout, state);
 }
 
-static d5_status logsoftmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     return create(&d5__op_ref_LogSoftmax, "LogSoftmax", in, nin, attrs, out, nout, state);
 }
 
-const d5_op_desc d5__op_dnnl_Softmax = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Softmax", "dnnl", 1, 1, 1, 1, softmax_create,
-    forward,           backward,           destroy,   cost};
-const d5_op_desc d5__op_dnnl_LogSoftmax = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "LogSoftmax", "dnnl", 1, 1, 1, 1, logsoftmax_create,
-    forward,           backward,           destroy,      cost};
+const d5_op_desc d5__op_dnnl_Softmax = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = D5_OP_HAS_BACKWARD,
+                                        .name = "Softmax",
+                                        .backend = "dnnl",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 1,
+                                        .create = softmax_create,
+                                        .forward = forward,
+                                        .backward = backward,
+                                        .destroy = destroy,
+                                        .cost = cost};
+const d5_op_desc d5__op_dnnl_LogSoftmax = {.abi_version = D5_OP_ABI_VERSION,
+                                           .flags = D5_OP_HAS_BACKWARD,
+                                           .name = "LogSoftmax",
+                                           .backend = "dnnl",
+                                           .min_inputs = 1,
+                                           .max_inputs = 1,
+                                           .min_outputs = 1,
+                                           .max_outputs = 1,
+                                           .create = logsoftmax_create,
+                                           .forward = forward,
+                                           .backward = backward,
+                                           .destroy = destroy,
+                                           .cost = cost};

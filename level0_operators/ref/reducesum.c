@@ -6,10 +6,12 @@
  * https://onnx.ai/onnx/operators/onnx__ReduceSum.html */
 #include "reduce.h"
 
-static d5_status reducesum_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status reducesum_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     return d5__reduce_create("ReduceSum", D5__WIDE, in, nin, attrs, out, state);
 }
 

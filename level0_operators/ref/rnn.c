@@ -33,9 +33,13 @@ static void rnn_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, cons
 
 static const d5_rnn_cell rnn_cell = {"RNN", 1, 1, {"Tanh"}, 6, 2, 1, 3.0, rnn_step, rnn_back};
 
-static d5_status rnn_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status rnn_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     return d5__rnn_create(&rnn_cell, in, nin, attrs, out, nout, state);
 }
 

@@ -83,9 +83,13 @@ static void gru_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, cons
 static const d5_rnn_cell gru_cell = {"GRU", 3,        2,       {"Sigmoid", "Tanh"}, 6, 2, 4,
                                      12.0,  gru_step, gru_back};
 
-static d5_status gru_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gru_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     return d5__rnn_create(&gru_cell, in, nin, attrs, out, nout, state);
 }
 

@@ -93,9 +93,13 @@ static void lstm_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, con
 static const d5_rnn_cell lstm_cell = {
     "LSTM", 4, 3, {"Sigmoid", "Tanh", "Tanh"}, 8, 3, 5, 16.0, lstm_step, lstm_back};
 
-static d5_status lstm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status lstm_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     return d5__rnn_create(&lstm_cell, in, nin, attrs, out, nout, state);
 }
 
