@@ -71,11 +71,13 @@ static D5_CLONES void erf_chunk_backward(int kind, const float *restrict x, cons
     }
 }
 
-static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor *in, int32_t nin,
-                        const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
+                        void **state)
 {
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
     if (s != D5_OK) return s;
     int kind = K_ERF;
     if (ref == &d5__op_ref_Gelu) {
@@ -146,22 +148,12 @@ static void cost(void *state, double *flops, double *bytes)
 
 static d5_status erf_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return create(&d5__op_ref_Erf, "Erf", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Erf, "Erf", args, state);
 }
 
 static d5_status gelu_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return create(&d5__op_ref_Gelu, "Gelu", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Gelu, "Gelu", args, state);
 }
 
 /* dX is computed element by element from dY: in place is fine. */

@@ -22,11 +22,8 @@ typedef struct dgather {
 static d5_status gather_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Gather, in, nin, attrs, out, nout);
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Gather, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);

@@ -76,13 +76,10 @@ static d5_status layernorm_create(const d5_op_create_args *args, void **state)
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
     const char *name = "LayerNormalization";
     int has_bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK)
-        s = d5__dnnl_ref_shapes(&d5__op_ref_LayerNormalization, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(&d5__op_ref_LayerNormalization, args);
     if (s != D5_OK) return s;
     int64_t axis;
     double epsilon;

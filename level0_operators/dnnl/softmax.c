@@ -60,11 +60,13 @@ static D5_CLONES void softmax_row_backward(const float *restrict y, const float 
     for (int64_t k = 0; k < n; k++) dx[k] = y[k] * (dy[k] - dot);
 }
 
-static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor *in, int32_t nin,
-                        const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
+                        void **state)
 {
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
     if (s != D5_OK) return s;
     int64_t opset, axis;
     const d5_tensor_desc *x = &in[0].desc;
@@ -134,22 +136,12 @@ static void cost(void *state, double *flops, double *bytes)
 
 static d5_status softmax_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return create(&d5__op_ref_Softmax, "Softmax", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Softmax, "Softmax", args, state);
 }
 
 static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return create(&d5__op_ref_LogSoftmax, "LogSoftmax", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_LogSoftmax, "LogSoftmax", args, state);
 }
 
 const d5_op_desc d5__op_dnnl_Softmax = {.abi_version = D5_OP_ABI_VERSION,

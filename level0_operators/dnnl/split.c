@@ -87,11 +87,10 @@ static void parts_copy(const dparts *p, char *whole, char *const *part, int to_p
 static d5_status split_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     int32_t nout = args->noutputs;
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Split, in, nin, attrs, out, nout);
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Split, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
@@ -147,8 +146,7 @@ static d5_status concat_create(const d5_op_create_args *args, void **state)
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Concat, in, nin, attrs, out, nout);
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Concat, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);

@@ -168,11 +168,9 @@ static void run_plan(const tplan *t, const void *xv, void *yv)
 static d5_status transpose_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Transpose, in, nin, attrs, out, nout);
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Transpose, args);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     size_t es = d5_dtype_size((d5_dtype)x->dtype);

@@ -31,11 +31,8 @@ WHERE_ROW(uint64_t)
 static d5_status where_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Where, in, nin, attrs, out, nout);
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Where, args);
     if (s != D5_OK) return s;
     size_t es = d5_dtype_size((d5_dtype)in[1].desc.dtype);
     if (in[0].desc.dtype != D5_BOOL || (es != 1 && es != 2 && es != 4 && es != 8))

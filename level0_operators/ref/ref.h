@@ -102,8 +102,12 @@ void d5__ref_keep(void *state);
 
 #define D5__REF_OPERATOR(NAME, MIN_IN, MAX_IN, MIN_OUT, MAX_OUT, CREATE, FORWARD, BACKWARD,        \
                          DESC_BACKWARD, FLAGS, DESTROY, FLOPS)                                     \
-    static const d5_ref_vtable ref_vtable_##NAME = {CREATE,  FORWARD, BACKWARD,                    \
-                                                    DESTROY, FLOPS,   #NAME};                      \
+    static const d5_ref_vtable ref_vtable_##NAME = {.create = CREATE,                              \
+                                                    .forward = FORWARD,                            \
+                                                    .backward = BACKWARD,                          \
+                                                    .destroy = DESTROY,                            \
+                                                    .flops = FLOPS,                                \
+                                                    .name = #NAME};                                \
     static d5_status ref_create_##NAME(const d5_op_create_args *args, void **state)                \
     {                                                                                              \
         return d5__ref_create(&ref_vtable_##NAME, args, state);                                    \
