@@ -37,11 +37,8 @@ D5_API void d5__gemm_destroy(void *state);
 #define D5_GEMM_OPERATOR(BACKEND, SGEMM)                                                           \
     static d5_status gemm_create_##BACKEND(const d5_op_create_args *args, void **state)            \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return d5__gemm_create(#BACKEND, SGEMM, in, nin, attrs, out, state);                       \
+        return d5__gemm_create(#BACKEND, SGEMM, args->inputs, args->ninputs, args->attrs,          \
+                               args->outputs, state);                                              \
     }                                                                                              \
     const d5_op_desc d5__op_##BACKEND##_Gemm = {.abi_version = D5_OP_ABI_VERSION,                  \
                                                 .flags = D5_OP_HAS_BACKWARD,                       \

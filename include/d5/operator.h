@@ -98,7 +98,8 @@ enum {
      * later, and the operator skips copying Z into Y. */
     D5_OP_Z_IN_PLACE = 1u << 3,
     /* backward may be called with the gradient of an input of output 0's
-     * descriptor in output 0's gradient memory (gin[k].data == gout[0].data):
+     * descriptor in output 0's gradient memory (call->grad_inputs[k].data ==
+     * call->grad_outputs[0].data):
      * an element-wise operator whose gradient is dY itself (Add) */
     D5_OP_GRAD_IN_PLACE = 1u << 4,
     /* create takes D5_ATTR_BLOCKED: the executor may keep X (slot 0), Z (slot

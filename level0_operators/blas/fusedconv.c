@@ -6,12 +6,8 @@ extern const d5_op_desc d5__op_blas_Conv;
 
 static d5_status create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return d5__fused_create(&d5__op_blas_Conv, in, nin, attrs, out, nout, state);
+    return d5__fused_create(&d5__op_blas_Conv, args->inputs, args->ninputs, args->attrs,
+                            args->outputs, args->noutputs, state);
 }
 
 const d5_op_desc d5__op_blas_FusedConv = {.abi_version = D5_OP_ABI_VERSION,

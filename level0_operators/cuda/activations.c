@@ -119,11 +119,8 @@ static void cost(void *state, double *flops, double *bytes)
     static const act_kind kind_##NAME = {#NAME, MODE, HAS_ALPHA};                                  \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return act_create(&kind_##NAME, in, nin, attrs, out, state);                               \
+        return act_create(&kind_##NAME, args->inputs, args->ninputs, args->attrs, args->outputs,   \
+                          state);                                                                  \
     }                                                                                              \
     const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
                                            .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,               \

@@ -152,10 +152,7 @@ static void elementwise_cost(void *state, double *flops, double *bytes)
 #define D5_CUDA_CREATE(NAME, FN, OP)                                                               \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return FN(#NAME, OP, in, nin, out, state);                                                 \
+        return FN(#NAME, OP, args->inputs, args->ninputs, args->outputs, state);                   \
     }
 D5_CUDA_CREATE(Erf, unary_create, D5__CUK_ERF)
 D5_CUDA_CREATE(Sqrt, unary_create, D5__CUK_SQRT)

@@ -204,22 +204,14 @@ static void cost(void *state, double *flops, double *bytes)
 
 static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return pool_create("MaxPool", 1, in, nin, attrs, out, nout, state);
+    return pool_create("MaxPool", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
 static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return pool_create("AveragePool", 0, in, nin, attrs, out, nout, state);
+    return pool_create("AveragePool", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
 const d5_op_desc d5__op_cuda_MaxPool = {.abi_version = D5_OP_ABI_VERSION,
@@ -268,22 +260,14 @@ static d5_status global_create(const char *name, int max, const d5_tensor *in, i
 
 static d5_status globalmaxpool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return global_create("GlobalMaxPool", 1, in, nin, attrs, out, nout, state);
+    return global_create("GlobalMaxPool", 1, args->inputs, args->ninputs, args->attrs,
+                         args->outputs, args->noutputs, state);
 }
 
 static d5_status globalaveragepool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return global_create("GlobalAveragePool", 0, in, nin, attrs, out, nout, state);
+    return global_create("GlobalAveragePool", 0, args->inputs, args->ninputs, args->attrs,
+                         args->outputs, args->noutputs, state);
 }
 
 const d5_op_desc d5__op_cuda_GlobalMaxPool = {.abi_version = D5_OP_ABI_VERSION,

@@ -109,20 +109,14 @@ static void cost(void *state, double *flops, double *bytes)
 
 static d5_status create_softmax(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, in, nin, attrs, out, state);
+    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, args->inputs, args->ninputs,
+                          args->attrs, args->outputs, state);
 }
 
 static d5_status create_logsoftmax(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, in, nin, attrs, out, state);
+    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, args->inputs, args->ninputs, args->attrs,
+                          args->outputs, state);
 }
 
 const d5_op_desc d5__op_cuda_Softmax = {.abi_version = D5_OP_ABI_VERSION,

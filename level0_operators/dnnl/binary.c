@@ -201,10 +201,8 @@ static d5_status sub_backward(void *state, const d5_op_call *call)
 #define BINARY_OP(NAME, ALG, COMMUTATIVE, FLAGS, BACKWARD)                                         \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return binary_create(#NAME, ALG, COMMUTATIVE, in, attrs, out, state);                      \
+        return binary_create(#NAME, ALG, COMMUTATIVE, args->inputs, args->attrs, args->outputs,    \
+                             state);                                                               \
     }                                                                                              \
     const d5_op_desc d5__op_dnnl_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
                                            .flags = FLAGS,                                         \

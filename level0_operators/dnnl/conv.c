@@ -258,11 +258,7 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
 
 static d5_status create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return create_with(in, nin, attrs, out, 0, state);
+    return create_with(args->inputs, args->ninputs, args->attrs, args->outputs, 0, state);
 }
 
 static d5_status create_fused(const d5_op_create_args *args, void **state)

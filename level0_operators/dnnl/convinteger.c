@@ -282,20 +282,14 @@ static d5_status create_op(const char *op, int qlinear, const d5_tensor *in, int
 
 static d5_status create_ci(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("ConvInteger", 0, in, nin, attrs, out, state);
+    return create_op("ConvInteger", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
 static d5_status create_qlc(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("QLinearConv", 1, in, nin, attrs, out, state);
+    return create_op("QLinearConv", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)

@@ -302,18 +302,12 @@ static d5_status create_op(const char *op, int qlinear, const d5_tensor *in, int
 
 static d5_status create_mmi(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("MatMulInteger", 0, in, nin, out, state);
+    return create_op("MatMulInteger", 0, args->inputs, args->ninputs, args->outputs, state);
 }
 
 static d5_status create_qlmm(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("QLinearMatMul", 1, in, nin, out, state);
+    return create_op("QLinearMatMul", 1, args->inputs, args->ninputs, args->outputs, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)

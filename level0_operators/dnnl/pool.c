@@ -518,20 +518,14 @@ static void cost(void *state, double *flops, double *bytes)
 
 static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return pool_create("MaxPool", POOL_MAX, in, attrs, out, nout, state);
+    return pool_create("MaxPool", POOL_MAX, args->inputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
 static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return pool_create("AveragePool", POOL_AVERAGE, in, attrs, out, nout, state);
+    return pool_create("AveragePool", POOL_AVERAGE, args->inputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
 /* GlobalAveragePool as the AveragePool whose kernel_shape is X's spatial

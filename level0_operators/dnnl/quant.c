@@ -232,20 +232,14 @@ static d5_status create_op(const char *op, int quant, const d5_tensor *in, int32
 
 static d5_status create_q(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("QuantizeLinear", 1, in, nin, attrs, out, state);
+    return create_op("QuantizeLinear", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
 static d5_status create_dq(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return create_op("DequantizeLinear", 0, in, nin, attrs, out, state);
+    return create_op("DequantizeLinear", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
 static d5_status bind(dnnl_memory_t m, const void *p, const char *op)

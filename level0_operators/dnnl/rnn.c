@@ -700,12 +700,8 @@ static void cost(void *state, double *flops, double *bytes)
 #define RNN_OPERATOR(NAME, KIND, MAX_IN, MAX_OUT)                                                  \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        int32_t nout = args->noutputs;                                                             \
-        return rnn_create(&KIND, in, nin, attrs, out, nout, state);                                \
+        return rnn_create(&KIND, args->inputs, args->ninputs, args->attrs, args->outputs,          \
+                          args->noutputs, state);                                                  \
     }                                                                                              \
     const d5_op_desc d5__op_dnnl_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
                                            .flags = D5_OP_HAS_BACKWARD,                            \

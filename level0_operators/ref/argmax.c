@@ -76,17 +76,12 @@ static d5_status argext_forward(const argext *a, const d5_rt *in, d5_rt *out, do
 #define ARG_OPERATOR(NAME, SIGN)                                                                   \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return argext_create(#NAME, in, nin, attrs, out, state);                                   \
+        return argext_create(#NAME, args->inputs, args->ninputs, args->attrs, args->outputs,       \
+                             state);                                                               \
     }                                                                                              \
     static d5_status NAME##_forward(void *state, const d5_ref_call *call)                          \
     {                                                                                              \
-        const d5_rt *in = call->inputs;                                                            \
-        d5_rt *out = call->outputs;                                                                \
-        return argext_forward(state, in, out, SIGN);                                               \
+        return argext_forward(state, call->inputs, call->outputs, SIGN);                           \
     }                                                                                              \
     D5_REF_OPERATOR_NO_BACKWARD(NAME, 1, 1, 1, 1, NAME##_create, NAME##_forward, NULL, NULL)
 

@@ -8,11 +8,8 @@
 
 static d5_status reducesum_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return d5__reduce_create("ReduceSum", D5__WIDE, in, nin, attrs, out, state);
+    return d5__reduce_create("ReduceSum", D5__WIDE, args->inputs, args->ninputs, args->attrs,
+                             args->outputs, state);
 }
 
 D5_REF_OPERATOR(ReduceSum, 1, 2, 1, 1, reducesum_create, d5__reduce_sum_forward,

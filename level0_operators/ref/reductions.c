@@ -188,11 +188,8 @@ static d5_status reduction_backward(void *state, const d5_ref_call *call)
 #define REDUCTION(NAME, KIND)                                                                      \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        return reduction_create(#NAME, KIND, in, nin, attrs, out, state);                          \
+        return reduction_create(#NAME, KIND, args->inputs, args->ninputs, args->attrs,             \
+                                args->outputs, state);                                             \
     }                                                                                              \
     D5_REF_OPERATOR(NAME, 1, 2, 1, 1, NAME##_create, reduction_forward, reduction_backward, NULL,  \
                     d5__flops_per_input)

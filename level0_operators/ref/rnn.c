@@ -35,12 +35,8 @@ static const d5_rnn_cell rnn_cell = {"RNN", 1, 1, {"Tanh"}, 6, 2, 1, 3.0, rnn_st
 
 static d5_status rnn_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return d5__rnn_create(&rnn_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&rnn_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(RNN, 3, 6, 1, 2, rnn_create, d5__rnn_forward, d5__rnn_backward, NULL,

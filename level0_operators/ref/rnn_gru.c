@@ -85,12 +85,8 @@ static const d5_rnn_cell gru_cell = {"GRU", 3,        2,       {"Sigmoid", "Tanh
 
 static d5_status gru_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return d5__rnn_create(&gru_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&gru_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(GRU, 3, 6, 1, 2, gru_create, d5__rnn_forward, d5__rnn_backward, NULL,

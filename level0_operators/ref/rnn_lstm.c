@@ -95,12 +95,8 @@ static const d5_rnn_cell lstm_cell = {
 
 static d5_status lstm_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    return d5__rnn_create(&lstm_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&lstm_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(LSTM, 3, 8, 1, 3, lstm_create, d5__rnn_forward, d5__rnn_backward, NULL,

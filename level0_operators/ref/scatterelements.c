@@ -70,20 +70,14 @@ static d5_status scatter_create_as(const char *op, int reductions, const d5_tens
 
 static d5_status scatterelements_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return scatter_create_as("ScatterElements", 1, in, nin, attrs, out, state);
+    return scatter_create_as("ScatterElements", 1, args->inputs, args->ninputs, args->attrs,
+                             args->outputs, state);
 }
 
 static d5_status scatter_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return scatter_create_as("Scatter", 0, in, nin, attrs, out, state);
+    return scatter_create_as("Scatter", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                             state);
 }
 
 /* Runs the scatter into y (forward) or, with y NULL, only records in

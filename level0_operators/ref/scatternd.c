@@ -129,9 +129,7 @@ static d5_status scatternd_run(scatternd *st, const d5_rt *in, double *y)
 
 static d5_status scatternd_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    return scatternd_run(state, in, out[0].data);
+    return scatternd_run(state, call->inputs, call->outputs[0].data);
 }
 
 static d5_status scatternd_backward(void *state, const d5_ref_call *call)

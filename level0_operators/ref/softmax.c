@@ -11,11 +11,8 @@
 
 static d5_status softmax_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    return d5__axis_view_create("Softmax", in, nin, attrs, out, state);
+    return d5__axis_view_create("Softmax", args->inputs, args->ninputs, args->attrs, args->outputs,
+                                state);
 }
 
 static d5_status softmax_forward(void *state, const d5_ref_call *call)

@@ -162,12 +162,8 @@ static d5_status optimizer_forward(void *state, const d5_ref_call *call)
 #define OPTIMIZER_CREATE(NAME, IMPL)                                                               \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        const d5_tensor *in = args->inputs;                                                        \
-        int32_t nin = args->ninputs;                                                               \
-        const d5_attrs *attrs = args->attrs;                                                       \
-        d5_tensor_desc *out = args->outputs;                                                       \
-        int32_t nout = args->noutputs;                                                             \
-        return optimizer_create(&IMPL, in, nin, attrs, out, nout, state);                          \
+        return optimizer_create(&IMPL, args->inputs, args->ninputs, args->attrs, args->outputs,    \
+                                args->noutputs, state);                                            \
     }
 OPTIMIZER_CREATE(Momentum, momentum)
 OPTIMIZER_CREATE(Adagrad, adagrad)
