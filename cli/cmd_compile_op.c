@@ -283,7 +283,9 @@ int cmd_compile_op(int argc, char **argv)
         "compile-op", "SRC... --name NAME [-D K=V]... [-o LIB] [--flags \"...\"] [--force]",
         "Compiles custom operator sources (.c with the C compiler, .cpp/.cc/.cxx with the C++\n"
         "compiler, .cu with nvcc) into one shared object that exports its operators with\n"
-        "D5_OPERATOR_EXPORT (include <d5/operator.h>). The result is cached under\n"
+        "D5_OPERATOR_EXPORT (include <d5/operator.h>, operator ABI 2: create takes a\n"
+        "d5_op_create_args, forward and backward a d5_op_call; docs/level0.md shows one and\n"
+        "what changed from ABI 1). The result is cached under\n"
         "$XDG_CACHE_HOME/d5/ops (or ~/.cache/d5/ops) by a hash of the sources, defines, flags,\n"
         "compilers and d5's operator ABI, so unchanged operators are not rebuilt. Compiler\n"
         "errors are shown as the compiler prints them (exit 3). The library is then loaded and\n"

@@ -39,10 +39,10 @@ int d5__cuda_backend_check(char *why, size_t why_size)
 /* ---- Operator tables ---- */
 
 /* Stands in for an operator of a plugin that does not load. */
-static d5_status unavailable_create(const d5_tensor *inputs, int32_t ninputs, const d5_attrs *attrs,
-                                    d5_tensor_desc *outputs, int32_t noutputs, void **state)
+static d5_status unavailable_create(const d5_op_create_args *args, void **state)
 {
-    (void)inputs, (void)ninputs, (void)attrs, (void)outputs, (void)noutputs, (void)state;
+    (void)args;
+    (void)state;
     const d5__cuda_plugin *p;
     char why[384];
     d5_status s = load(&p, why, sizeof why);
@@ -50,10 +50,10 @@ static d5_status unavailable_create(const d5_tensor *inputs, int32_t ninputs, co
                     s == D5_OK ? "the plugin lacks this operator" : why);
 }
 
-static d5_status unavailable_forward(void *state, const d5_tensor *inputs, int32_t ninputs,
-                                     d5_tensor *outputs, int32_t noutputs)
+static d5_status unavailable_forward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)inputs, (void)ninputs, (void)outputs, (void)noutputs;
+    (void)call;
+    (void)state;
     return d5_error(D5_ERR_BACKEND, "cuda backend: operator not created");
 }
 

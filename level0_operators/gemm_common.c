@@ -86,10 +86,10 @@ d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tenso
     return D5_OK;
 }
 
-d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                           int32_t nout)
+d5_status d5__gemm_forward(void *state, const d5_op_call *call)
 {
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const bgemm *g = state;
     float *y = out[0].data;
     float beta = 0;
@@ -100,18 +100,18 @@ d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_ten
                 y[i * g->n + j] = c[(g->cm == 1 ? 0 : i) * g->cn + (g->cn == 1 ? 0 : j)];
         beta = g->beta;
     }
-    (void)nin;
     g->sgemm(g->ta, g->tb, g->m, g->n, g->k, g->alpha, in[0].data, g->ta ? g->m : g->k, in[1].data,
              g->tb ? g->k : g->n, beta, y, g->n);
     return D5_OK;
 }
 
 /* dA = alpha dY B'^T (stored transposed when transA), dB = alpha A'^T dY. */
-d5_status d5__gemm_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                            int32_t nin, const d5_tensor *out, d5_tensor *gin)
+d5_status d5__gemm_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *gin = call->grad_inputs;
     const bgemm *g = state;
     const float *dy = gout[0].data;
     if (gin[0].data) {

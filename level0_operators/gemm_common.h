@@ -28,34 +28,30 @@ d5_status d5__gemm_dims(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
 D5_API d5_status d5__gemm_create(const char *backend, d5_sgemm_fn sgemm, const d5_tensor *in,
                                  int32_t nin, const d5_attrs *attrs, d5_tensor_desc *out,
                                  void **state);
-d5_status d5__gemm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                           int32_t nout);
-d5_status d5__gemm_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                            int32_t nin, const d5_tensor *out, d5_tensor *gin);
+d5_status d5__gemm_forward(void *state, const d5_op_call *call);
+d5_status d5__gemm_backward(void *state, const d5_op_call *call);
 void d5__gemm_cost(void *state, double *flops, double *bytes);
 D5_API void d5__gemm_destroy(void *state);
 
 /* The operator table of Gemm on one backend. */
 #define D5_GEMM_OPERATOR(BACKEND, SGEMM)                                                           \
-    static d5_status gemm_create_##BACKEND(const d5_tensor *in, int32_t nin,                       \
-                                           const d5_attrs *attrs, d5_tensor_desc *out,             \
-                                           int32_t nout, void **state)                             \
+    static d5_status gemm_create_##BACKEND(const d5_op_create_args *args, void **state)            \
     {                                                                                              \
-        (void)nout;                                                                                \
-        return d5__gemm_create(#BACKEND, SGEMM, in, nin, attrs, out, state);                       \
+        return d5__gemm_create(#BACKEND, SGEMM, args->inputs, args->ninputs, args->attrs,          \
+                               args->outputs, state);                                              \
     }                                                                                              \
-    const d5_op_desc d5__op_##BACKEND##_Gemm = {D5_OP_ABI_VERSION,                                 \
-                                                D5_OP_HAS_BACKWARD,                                \
-                                                "Gemm",                                            \
-                                                #BACKEND,                                          \
-                                                2,                                                 \
-                                                3,                                                 \
-                                                1,                                                 \
-                                                1,                                                 \
-                                                gemm_create_##BACKEND,                             \
-                                                d5__gemm_forward,                                  \
-                                                d5__gemm_backward,                                 \
-                                                d5__gemm_destroy,                                  \
-                                                d5__gemm_cost}
+    const d5_op_desc d5__op_##BACKEND##_Gemm = {.abi_version = D5_OP_ABI_VERSION,                  \
+                                                .flags = D5_OP_HAS_BACKWARD,                       \
+                                                .name = "Gemm",                                    \
+                                                .backend = #BACKEND,                               \
+                                                .min_inputs = 2,                                   \
+                                                .max_inputs = 3,                                   \
+                                                .min_outputs = 1,                                  \
+                                                .max_outputs = 1,                                  \
+                                                .create = gemm_create_##BACKEND,                   \
+                                                .forward = d5__gemm_forward,                       \
+                                                .backward = d5__gemm_backward,                     \
+                                                .destroy = d5__gemm_destroy,                       \
+                                                .cost = d5__gemm_cost}
 
 #endif

@@ -20,12 +20,10 @@ typedef struct pool {
     int64_t n, c, h, w, oh, ow;
 } pool;
 
-static d5_status mp_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status mp_create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    d5_tensor_desc *out = args->outputs;
     const d5_tensor_desc *x = &in[0].desc;
     if (x->dtype != D5_F32 || x->ndim != 4)
         return d5_error(D5_ERR_SHAPE, "MedianPool: X must be a 4-d float32 tensor (N, C, H, W)");
@@ -66,11 +64,10 @@ static int64_t median_at(const pool *p, const float *plane, int64_t i, int64_t j
     return 0;
 }
 
-static d5_status mp_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout)
+static d5_status mp_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const pool *p = state;
     const float *x = in[0].data;
     float *y = out[0].data;
@@ -83,12 +80,11 @@ static d5_status mp_forward(void *state, const d5_tensor *in, int32_t nin, d5_te
     return D5_OK;
 }
 
-static d5_status mp_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                             int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status mp_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     const pool *p = state;
     if (!gin[0].data) return D5_OK;
     const float *x = in[0].data, *dy = gout[0].data;
@@ -109,8 +105,17 @@ static void mp_destroy(void *state)
     free(state);
 }
 
-static const d5_op_desc median_pool = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "MedianPool", "custom",   1,   1, 1, 1,
-    mp_create,         mp_forward,         mp_backward,  mp_destroy, NULL};
+static const d5_op_desc median_pool = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = D5_OP_HAS_BACKWARD,
+                                       .name = "MedianPool",
+                                       .backend = "custom",
+                                       .min_inputs = 1,
+                                       .max_inputs = 1,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = mp_create,
+                                       .forward = mp_forward,
+                                       .backward = mp_backward,
+                                       .destroy = mp_destroy};
 
 D5_OPERATOR_EXPORT(&median_pool)

@@ -19,34 +19,33 @@ struct State {
     int64_t n;
 };
 
-d5_status create(const d5_tensor *in, int32_t, const d5_attrs *, d5_tensor_desc *out, int32_t,
-                 void **state)
+d5_status create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
     if (in[0].desc.dtype != D5_F32)
         return d5_error(D5_ERR_UNSUPPORTED, "ScaledRelu: X must be float32");
     State *s = new (std::nothrow) State{d5_tensor_desc_numel(&in[0].desc)};
     if (!s) return d5_error(D5_ERR_NOMEM, "ScaledRelu: out of memory");
-    out[0] = in[0].desc;
+    args->outputs[0] = in[0].desc;
     *state = s;
     return D5_OK;
 }
 
-d5_status forward(void *state, const d5_tensor *in, int32_t, d5_tensor *out, int32_t)
+d5_status forward(void *state, const d5_op_call *call)
 {
-    const float *x = static_cast<const float *>(in[0].data);
-    float *y = static_cast<float *>(out[0].data);
+    const float *x = static_cast<const float *>(call->inputs[0].data);
+    float *y = static_cast<float *>(call->outputs[0].data);
     std::transform(x, x + static_cast<State *>(state)->n, y,
                    [](float v) { return v > 0 ? static_cast<float>(SCALE) * v : 0.0f; });
     return D5_OK;
 }
 
-d5_status backward(void *state, const d5_tensor *gout, int32_t, const d5_tensor *in, int32_t,
-                   const d5_tensor *, d5_tensor *gin)
+d5_status backward(void *state, const d5_op_call *call)
 {
-    if (!gin[0].data) return D5_OK;
-    const float *x = static_cast<const float *>(in[0].data);
-    const float *dy = static_cast<const float *>(gout[0].data);
-    float *dx = static_cast<float *>(gin[0].data);
+    float *dx = static_cast<float *>(call->grad_inputs[0].data);
+    if (!dx) return D5_OK;
+    const float *x = static_cast<const float *>(call->inputs[0].data);
+    const float *dy = static_cast<const float *>(call->grad_outputs[0].data);
     for (int64_t i = 0; i < static_cast<State *>(state)->n; i++)
         dx[i] = x[i] > 0 ? static_cast<float>(SCALE) * dy[i] : 0.0f;
     return D5_OK;
@@ -57,6 +56,9 @@ void destroy(void *state)
     delete static_cast<State *>(state);
 }
 
+// C++17 has no designated initialisers: the fields in their order
+// (abi_version, flags, name, backend, min/max inputs, min/max outputs,
+// create, forward, backward, destroy, cost).
 const d5_op_desc scaled_relu = {
     D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "ScaledRelu", "custom", 1, 1, 1, 1, create,
     forward,           backward,           destroy,      nullptr};

@@ -25,8 +25,11 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change to the structs and functions below. The
- * loader refuses an operator built against another version. */
-#define D5_OP_ABI_VERSION 1u
+ * loader refuses an operator built against another version, with a status
+ * that says how to rebuild it. Version 2 passes create, forward and backward
+ * one struct (d5_op_create_args, d5_op_call) in place of version 1's separate
+ * arguments; docs/level0.md says what a library author changes. */
+#define D5_OP_ABI_VERSION 2u
 
 /* ---- Attributes ---------------------------------------------------------------- */
 
@@ -95,7 +98,8 @@ enum {
      * later, and the operator skips copying Z into Y. */
     D5_OP_Z_IN_PLACE = 1u << 3,
     /* backward may be called with the gradient of an input of output 0's
-     * descriptor in output 0's gradient memory (gin[k].data == gout[0].data):
+     * descriptor in output 0's gradient memory (call->grad_inputs[k].data ==
+     * call->grad_outputs[0].data):
      * an element-wise operator whose gradient is dY itself (Add) */
     D5_OP_GRAD_IN_PLACE = 1u << 4,
     /* create takes D5_ATTR_BLOCKED: the executor may keep X (slot 0), Z (slot
@@ -107,6 +111,55 @@ enum {
     D5_OP_REPORTS_IMPL = 1u << 6
 };
 
+/* What create receives. d5 builds it; it lives for the call only. */
+typedef struct d5_op_create_args {
+    /* The inputs, `ninputs` of them. inputs[i].desc is always set; an input
+     * whose dtype is D5_DTYPE_INVALID is an omitted optional input.
+     * inputs[i].data is set only for inputs known at create (constants,
+     * initializers) and must not be kept after create returns. */
+    const d5_tensor *inputs;
+    int32_t ninputs;
+    /* The output descriptors create fills (shape inference), `noutputs` of
+     * them: the number of outputs the instance has, between the table's
+     * min_outputs and max_outputs. */
+    d5_tensor_desc *outputs;
+    int32_t noutputs;
+    const d5_attrs *attrs; /* the node's attributes; NULL when it has none */
+} d5_op_create_args;
+
+/* What forward and backward receive. d5 builds it; it lives for the call
+ * only, and every tensor has exactly the descriptor create saw or inferred.
+ * All memory is the caller's (host memory, or the backend's device memory
+ * for tables flagged D5_OP_CUDA). */
+typedef struct d5_op_call {
+    /* The inputs, `ninputs` of them (read only). An omitted optional input
+     * has dtype D5_DTYPE_INVALID and data NULL. */
+    const d5_tensor *inputs;
+    int32_t ninputs;
+    /* The outputs, `noutputs` of them. forward writes them; backward gets
+     * the outputs of the forward call, which it must not write (the
+     * pointer is not const only so that one struct serves both calls). */
+    d5_tensor *outputs;
+    int32_t noutputs;
+    /* backward only (NULL in forward): the gradients of the loss with
+     * respect to the outputs, `noutputs` of them. An entry whose data is
+     * NULL has no gradient: read it as zeros. */
+    const d5_tensor *grad_outputs;
+    /* backward only (NULL in forward): the gradients with respect to the
+     * inputs that backward writes, `ninputs` of them. An entry whose data is
+     * NULL is not wanted. */
+    d5_tensor *grad_inputs;
+} d5_op_call;
+
+/* An operator. Define it with designated initialisers, so that it reads by
+ * field name:
+ *   const d5_op_desc relu = {.abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD,
+ *                            .name = "Relu", .backend = "custom", .min_inputs = 1,
+ *                            .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+ *                            .create = relu_create, .forward = relu_forward,
+ *                            .backward = relu_backward};
+ * An operator reads from the structs only what it needs: one that takes a
+ * fixed number of inputs does not read ninputs. */
 typedef struct d5_op_desc {
     uint32_t abi_version; /* D5_OP_ABI_VERSION */
     uint32_t flags;
@@ -114,23 +167,19 @@ typedef struct d5_op_desc {
     const char *backend; /* "ref", "blas", "dnnl", "cuda", or a custom label */
     int32_t min_inputs, max_inputs, min_outputs, max_outputs;
 
-    /* Checks the inputs and attributes, fills outputs[0..noutputs-1] (shape
-     * inference) and creates the state. inputs[i].data is set only for inputs
-     * known at create (constants) and must not be kept. An input whose dtype is
-     * D5_DTYPE_INVALID is an omitted optional input. */
-    d5_status (*create)(const d5_tensor *inputs, int32_t ninputs, const d5_attrs *attrs,
-                        d5_tensor_desc *outputs, int32_t noutputs, void **state);
-    /* Computes outputs from inputs; all memory is the caller's. */
-    d5_status (*forward)(void *state, const d5_tensor *inputs, int32_t ninputs, d5_tensor *outputs,
-                         int32_t noutputs);
-    /* Given the gradients of a loss with respect to the outputs, and the
-     * inputs and outputs of the forward call, writes the gradients with
-     * respect to the inputs. A grad_inputs entry whose data is NULL is not
-     * wanted. NULL when the operator is not differentiable. */
-    d5_status (*backward)(void *state, const d5_tensor *grad_outputs, int32_t noutputs,
-                          const d5_tensor *inputs, int32_t ninputs, const d5_tensor *outputs,
-                          d5_tensor *grad_inputs);
-    void (*destroy)(void *state);
+    /* Checks the inputs and attributes, fills args->outputs (shape
+     * inference) and creates the state, which *state receives (it may stay
+     * NULL). */
+    d5_status (*create)(const d5_op_create_args *args, void **state);
+    /* Computes call->outputs from call->inputs (grad_outputs and
+     * grad_inputs are NULL). */
+    d5_status (*forward)(void *state, const d5_op_call *call);
+    /* Given call->grad_outputs, the gradients of a loss with respect to the
+     * outputs, and the inputs and outputs of the forward call, writes
+     * call->grad_inputs, the gradients with respect to the inputs. NULL when
+     * the operator is not differentiable. */
+    d5_status (*backward)(void *state, const d5_op_call *call);
+    void (*destroy)(void *state); /* frees the state; NULL: nothing to free */
     /* Work of one forward call: floating-point operations and bytes moved.
      * NULL: d5 counts 0 FLOPs and the bytes of inputs and outputs. */
     void (*cost)(void *state, double *flops, double *bytes);
@@ -294,7 +343,9 @@ D5_API void d5_op_meta_get(const char *op_type, d5_op_meta *out);
 typedef struct d5_op_library d5_op_library;
 /* dlopen()s `path` and reads its operators. D5_ERR_IO when it cannot be
  * loaded (with dlerror's text), D5_ERR_NOTFOUND without the entry symbol,
- * D5_ERR_UNSUPPORTED for another ABI version. */
+ * D5_ERR_UNSUPPORTED for another ABI version (a library built against
+ * version 1: the detail says to rebuild it against this d5's
+ * include/d5/operator.h); nothing of such a library is run but its entry. */
 D5_API D5_NODISCARD d5_status d5_op_library_open(const char *path, d5_op_library **out);
 D5_API void d5_op_library_close(d5_op_library *lib);
 D5_API int32_t d5_op_library_count(const d5_op_library *lib);

@@ -1,6 +1,8 @@
 /* Operator instances: one create, many forward and backward calls. */
 #include "d5/operator.h"
 
+#include "abi.h"
+
 #include <string.h>
 
 struct d5_op {
@@ -14,11 +16,11 @@ static d5_status check_desc(const d5_op_desc *d)
 {
     if (!d) return d5_error(D5_ERR_INVALID, "operator table is NULL");
     /* Nothing else is read from a table of another ABI: its layout may differ. */
-    if (d->abi_version != D5_OP_ABI_VERSION)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "operator table built for ABI version %u, this d5 has %u: rebuild it "
-                        "with 'd5 compile-op'",
-                        d->abi_version, D5_OP_ABI_VERSION);
+    if (d->abi_version != D5_OP_ABI_VERSION) {
+        char why[320];
+        d5__op_abi_mismatch(d->abi_version, why, sizeof why);
+        return d5_error(D5_ERR_UNSUPPORTED, "operator table %s", why);
+    }
     if (!d->name || !d->create || !d->forward)
         return d5_error(D5_ERR_INVALID, "operator table '%s' lacks a name, create or forward",
                         d->name ? d->name : "?");
@@ -51,7 +53,12 @@ d5_status d5_op_create(const d5_op_desc *desc, const d5_tensor *inputs, int32_t 
         return D5_ERR_NOMEM;
     }
     for (int32_t i = 0; i < ninputs; i++) op->in[i] = inputs[i].desc;
-    s = desc->create(inputs, ninputs, attrs, op->out, noutputs, &op->state);
+    const d5_op_create_args args = {.inputs = inputs,
+                                    .ninputs = ninputs,
+                                    .outputs = op->out,
+                                    .noutputs = noutputs,
+                                    .attrs = attrs};
+    s = desc->create(&args, &op->state);
     if (s != D5_OK) {
         op->state = NULL;
         d5_op_free(op);
@@ -146,7 +153,9 @@ d5_status d5_op_forward(d5_op *op, const d5_tensor *inputs, d5_tensor *outputs)
     d5_status s = check_tensors(op, "input", inputs, op->in, op->nin, 0);
     if (s == D5_OK) s = check_tensors(op, "output", outputs, op->out, op->nout, 0);
     if (s != D5_OK) return s;
-    return op->desc->forward(op->state, inputs, op->nin, outputs, op->nout);
+    const d5_op_call call = {
+        .inputs = inputs, .ninputs = op->nin, .outputs = outputs, .noutputs = op->nout};
+    return op->desc->forward(op->state, &call);
 }
 
 d5_status d5_op_backward(d5_op *op, const d5_tensor *grad_outputs, const d5_tensor *inputs,
@@ -162,8 +171,14 @@ d5_status d5_op_backward(d5_op *op, const d5_tensor *grad_outputs, const d5_tens
     if (s == D5_OK) s = check_tensors(op, "output", outputs, op->out, op->nout, 0);
     if (s == D5_OK) s = check_tensors(op, "gradient of input", grad_inputs, op->in, op->nin, 1);
     if (s != D5_OK) return s;
-    return op->desc->backward(op->state, grad_outputs, op->nout, inputs, op->nin, outputs,
-                              grad_inputs);
+    /* outputs is read only in backward (d5_op_call says so). */
+    const d5_op_call call = {.inputs = inputs,
+                             .ninputs = op->nin,
+                             .outputs = (d5_tensor *)outputs,
+                             .noutputs = op->nout,
+                             .grad_outputs = grad_outputs,
+                             .grad_inputs = grad_inputs};
+    return op->desc->backward(op->state, &call);
 }
 
 void d5_op_cost(const d5_op *op, double *flops, double *bytes)

@@ -1,5 +1,6 @@
 /* Custom operators from shared objects, loaded with dlopen. */
 #define _GNU_SOURCE
+#include "abi.h"
 #include "d5/operator.h"
 
 #include <dlfcn.h>
@@ -13,6 +14,24 @@ struct d5_op_library {
     const d5_device_memory *memory; /* NULL: host memory */
 };
 
+void d5__op_abi_mismatch(uint32_t found, char *buf, size_t size)
+{
+    if (found > D5_OP_ABI_VERSION)
+        snprintf(buf, size,
+                 "built against operator ABI %u, newer than the ABI %u this d5 loads: rebuild it "
+                 "against this d5's include/d5/operator.h, or use the d5 it was written for",
+                 found, D5_OP_ABI_VERSION);
+    else
+        snprintf(buf, size,
+                 "built against operator ABI %u; d5 loads ABI %u: rebuild it against this d5's "
+                 "include/d5/operator.h ('d5 compile-op' does)%s",
+                 found, D5_OP_ABI_VERSION,
+                 found == 1 ? "; ABI 2 passes create, forward and backward one struct "
+                              "(d5_op_create_args, d5_op_call) in place of separate arguments, "
+                              "see docs/level0.md"
+                            : "");
+}
+
 /* The optional device memory of a library (D5_DEVICE_MEMORY_EXPORT): NULL
  * without the symbol; an error for another ABI or an incomplete table. */
 static d5_status read_memory(void *h, const char *path, const d5_device_memory **out)
@@ -24,11 +43,11 @@ static d5_status read_memory(void *h, const char *path, const d5_device_memory *
     memcpy(&entry, &sym, sizeof entry);
     uint32_t abi = 0;
     const d5_device_memory *m = entry(&abi);
-    if (abi != D5_OP_ABI_VERSION)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "'%s': its device memory was built for ABI version %u, this d5 has %u: "
-                        "rebuild it with 'd5 compile-op'",
-                        path, abi, D5_OP_ABI_VERSION);
+    if (abi != D5_OP_ABI_VERSION) {
+        char why[320];
+        d5__op_abi_mismatch(abi, why, sizeof why);
+        return d5_error(D5_ERR_UNSUPPORTED, "'%s': its device memory was %s", path, why);
+    }
     if (!m || !m->name || !m->alloc || !m->free || !m->to_device || !m->to_host || !m->sync ||
         !m->add || !m->fill)
         return d5_error(D5_ERR_FORMAT,
@@ -67,10 +86,9 @@ d5_status d5_op_library_open(const char *path, d5_op_library **out)
      * layout may differ; all is read before dlclose unmaps it. */
     if (abi != D5_OP_ABI_VERSION) {
         dlclose(h);
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "'%s' was built for ABI version %u, this d5 has %u: rebuild it with 'd5 "
-                        "compile-op'",
-                        path, abi, D5_OP_ABI_VERSION);
+        char why[320];
+        d5__op_abi_mismatch(abi, why, sizeof why);
+        return d5_error(D5_ERR_UNSUPPORTED, "operator library '%s' was %s", path, why);
     }
     if (count < 0 || count > 100000 || (count > 0 && !ops)) {
         dlclose(h);
@@ -83,10 +101,9 @@ d5_status d5_op_library_open(const char *path, d5_op_library **out)
         uint32_t v = ops[i] ? ops[i]->abi_version : 0;
         if (ops[i] && v != D5_OP_ABI_VERSION) {
             dlclose(h);
-            return d5_error(D5_ERR_UNSUPPORTED,
-                            "'%s': operator %d was built for ABI version %u, this d5 has %u: "
-                            "rebuild it with 'd5 compile-op'",
-                            path, (int)i, v, D5_OP_ABI_VERSION);
+            char why[320];
+            d5__op_abi_mismatch(v, why, sizeof why);
+            return d5_error(D5_ERR_UNSUPPORTED, "'%s': operator %d was %s", path, (int)i, why);
         }
         if (!ops[i] || !ops[i]->name || !ops[i]->create || !ops[i]->forward) {
             dlclose(h);

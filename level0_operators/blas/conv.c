@@ -77,10 +77,12 @@ static d5_status make_runs(bconv *c)
     return D5_OK;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID) {
             d5_status s = d5__blas_need_f32("Conv", in, nin, i);
@@ -154,11 +156,10 @@ static void col2im(const bconv *c, float *dx)
         }
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     bconv *c = state;
     const d5_conv_geometry *g = &c->g;
     const float *x = in[0].data, *w = in[1].data, *b = g->has_bias ? in[2].data : NULL;
@@ -176,11 +177,12 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return D5_OK;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *gin = call->grad_inputs;
     bconv *c = state;
     const d5_conv_geometry *g = &c->g;
     const float *x = in[0].data, *w = in[1].data, *dy = gout[0].data;
@@ -218,6 +220,16 @@ static void cost(void *state, double *flops, double *bytes)
                     (double)g->batch * (double)g->out_channels * (double)g->out_size);
 }
 
-const d5_op_desc d5__op_blas_Conv = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Conv",  "blas", 2, 3, 1, 1, create,
-    forward,           backward,           destroy, cost};
+const d5_op_desc d5__op_blas_Conv = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = D5_OP_HAS_BACKWARD,
+                                     .name = "Conv",
+                                     .backend = "blas",
+                                     .min_inputs = 2,
+                                     .max_inputs = 3,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};

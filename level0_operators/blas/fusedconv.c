@@ -4,12 +4,21 @@
 
 extern const d5_op_desc d5__op_blas_Conv;
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    return d5__fused_create(&d5__op_blas_Conv, in, nin, attrs, out, nout, state);
+    return d5__fused_create(&d5__op_blas_Conv, args->inputs, args->ninputs, args->attrs,
+                            args->outputs, args->noutputs, state);
 }
 
-const d5_op_desc d5__op_blas_FusedConv = {
-    D5_OP_ABI_VERSION, 0,    "FusedConv",       "blas",        2, 4, 1, 1, create,
-    d5__fused_forward, NULL, d5__fused_destroy, d5__fused_cost};
+const d5_op_desc d5__op_blas_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
+                                          .flags = 0,
+                                          .name = "FusedConv",
+                                          .backend = "blas",
+                                          .min_inputs = 2,
+                                          .max_inputs = 4,
+                                          .min_outputs = 1,
+                                          .max_outputs = 1,
+                                          .create = create,
+                                          .forward = d5__fused_forward,
+                                          .destroy = d5__fused_destroy,
+                                          .cost = d5__fused_cost};

@@ -23,11 +23,11 @@ static int64_t batch_offset(const bmatmul *g, const int64_t *bstride, int64_t bi
     return off;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__blas_need_f32("MatMul", in, nin, 0);
     if (s == D5_OK) s = d5__blas_need_f32("MatMul", in, nin, 1);
     if (s != D5_OK) return s;
@@ -75,11 +75,10 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const bmatmul *g = state;
     const float *a = in[0].data, *b = in[1].data;
     float *y = out[0].data;
@@ -91,12 +90,11 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
 }
 
 /* dA_b += dY_b B_b^T, dB_b += A_b^T dY_b; broadcast operands accumulate (beta 1). */
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     const bmatmul *g = state;
     const float *a = in[0].data, *b = in[1].data, *dy = gout[0].data;
     if (gin[0].data) memset(gin[0].data, 0, (size_t)d5_tensor_desc_numel(&in[0].desc) * 4);
@@ -129,6 +127,16 @@ static void destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_blas_MatMul = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "MatMul", "blas", 2, 2, 1, 1, create,
-    forward,           backward,           destroy,  cost};
+const d5_op_desc d5__op_blas_MatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = D5_OP_HAS_BACKWARD,
+                                       .name = "MatMul",
+                                       .backend = "blas",
+                                       .min_inputs = 2,
+                                       .max_inputs = 2,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = create,
+                                       .forward = forward,
+                                       .backward = backward,
+                                       .destroy = destroy,
+                                       .cost = cost};

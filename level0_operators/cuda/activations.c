@@ -65,9 +65,12 @@ static d5_status act_create(const act_kind *k, const d5_tensor *in, int32_t nin,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const cact *a = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(a->k->name, "input", in, nin);
@@ -79,9 +82,14 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const cact *a = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(a->k->name, "output gradient", gout, nout);
@@ -109,25 +117,24 @@ static void cost(void *state, double *flops, double *bytes)
 /* One table per activation. */
 #define D5_CUDA_ACTIVATION(NAME, MODE, HAS_ALPHA)                                                  \
     static const act_kind kind_##NAME = {#NAME, MODE, HAS_ALPHA};                                  \
-    static d5_status create_##NAME(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)nout;                                                                                \
-        return act_create(&kind_##NAME, in, nin, attrs, out, state);                               \
+        return act_create(&kind_##NAME, args->inputs, args->ninputs, args->attrs, args->outputs,   \
+                          state);                                                                  \
     }                                                                                              \
-    const d5_op_desc d5__op_cuda_##NAME = {D5_OP_ABI_VERSION,                                      \
-                                           D5_OP_CUDA | D5_OP_HAS_BACKWARD,                        \
-                                           #NAME,                                                  \
-                                           "cuda",                                                 \
-                                           1,                                                      \
-                                           1,                                                      \
-                                           1,                                                      \
-                                           1,                                                      \
-                                           create_##NAME,                                          \
-                                           forward,                                                \
-                                           backward,                                               \
-                                           destroy,                                                \
-                                           cost}
+    const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
+                                           .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,               \
+                                           .name = #NAME,                                          \
+                                           .backend = "cuda",                                      \
+                                           .min_inputs = 1,                                        \
+                                           .max_inputs = 1,                                        \
+                                           .min_outputs = 1,                                       \
+                                           .max_outputs = 1,                                       \
+                                           .create = create_##NAME,                                \
+                                           .forward = forward,                                     \
+                                           .backward = backward,                                   \
+                                           .destroy = destroy,                                     \
+                                           .cost = cost}
 
 D5_CUDA_ACTIVATION(Relu, CUDNN_ACTIVATION_RELU, 0);
 D5_CUDA_ACTIVATION(Sigmoid, CUDNN_ACTIVATION_SIGMOID, 0);

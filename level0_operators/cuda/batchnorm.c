@@ -29,9 +29,13 @@ static void bn_destroy(void *state)
     d5_free(c);
 }
 
-static d5_status bn_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status bn_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     int64_t training = 0;
     double epsilon = 1e-5;
     d5_status s = D5_OK;
@@ -76,9 +80,12 @@ static d5_status bn_create(const d5_tensor *in, int32_t nin, const d5_attrs *att
     return D5_OK;
 }
 
-static d5_status bn_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout)
+static d5_status bn_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     cbn *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(BN, "input", in, nin);

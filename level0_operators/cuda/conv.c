@@ -254,10 +254,12 @@ static d5_status describe(cconv *c, const d5_tensor_desc *y)
     return s;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
     if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
     if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID)
@@ -286,9 +288,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(OP, "input", in, nin);
@@ -311,9 +316,14 @@ static d5_status zero_grad(void *p, const d5_tensor_desc *d)
                           OP, "cudaMemsetAsync");
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
@@ -360,13 +370,18 @@ static void cost(void *state, double *flops, double *bytes)
 
 /* ---- FusedConv ---- */
 
-static d5_status fused_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status fused_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5__fusion f;
     d5_status s = d5__fusion_read(in, nin, attrs, &f);
     if (s == D5_OK && f.sum) s = d5__cuda_need_f32("FusedConv", in, nin, 3);
-    if (s == D5_OK) s = create(in, nin < 3 ? nin : 3, attrs, out, nout, state);
+    d5_op_create_args conv = *args; /* X, W and B: Z is added after the convolution */
+    if (conv.ninputs > 3) conv.ninputs = 3;
+    if (s == D5_OK) s = create(&conv, state);
     if (s != D5_OK) return s;
     cconv *c = *state;
     c->f = f;
@@ -385,9 +400,12 @@ static d5_status fused_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return s;
 }
 
-static d5_status fused_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status fused_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
     float beta = 0.0f;
@@ -431,16 +449,16 @@ const d5_op_desc d5__op_cuda_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
                                           .destroy = destroy,
                                           .cost = cost};
 
-const d5_op_desc d5__op_cuda_Conv = {D5_OP_ABI_VERSION,
-                                     D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                     "Conv",
-                                     "cuda",
-                                     2,
-                                     3,
-                                     1,
-                                     1,
-                                     create,
-                                     forward,
-                                     backward,
-                                     destroy,
-                                     cost};
+const d5_op_desc d5__op_cuda_Conv = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                     .name = "Conv",
+                                     .backend = "cuda",
+                                     .min_inputs = 2,
+                                     .max_inputs = 3,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};

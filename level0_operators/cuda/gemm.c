@@ -41,10 +41,12 @@ static void destroy(void *state)
     d5_free(g);
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     /* Shape and attribute checks shared with the other backends. */
     void *common = NULL;
     d5_status s = d5__gemm_create("cuda", NULL, in, nin, attrs, out, &common);
@@ -116,9 +118,12 @@ static d5_status broadcast_c(const cgemm *g, const float *c, float *y)
     return s;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const cgemm *g = state;
     d5_status s = d5__cuda_on_device(OP, "input", in, nin);
     if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
@@ -163,9 +168,14 @@ static d5_status zero(void *p, int64_t count)
 
 /* dA = alpha dY B'^T (stored transposed when transA), dB = alpha A'^T dY, as
  * in gemm_common.c. */
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const cgemm *g = state;
     d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
     if (s == D5_OK) s = d5__cuda_on_device(OP, "input", in, nin);
@@ -209,16 +219,16 @@ static void cost(void *state, double *flops, double *bytes)
                     (double)g->m * (double)g->n * (g->cm ? 2 : 1));
 }
 
-const d5_op_desc d5__op_cuda_Gemm = {D5_OP_ABI_VERSION,
-                                     D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                     "Gemm",
-                                     "cuda",
-                                     2,
-                                     3,
-                                     1,
-                                     1,
-                                     create,
-                                     forward,
-                                     backward,
-                                     destroy,
-                                     cost};
+const d5_op_desc d5__op_cuda_Gemm = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                     .name = "Gemm",
+                                     .backend = "cuda",
+                                     .min_inputs = 2,
+                                     .max_inputs = 3,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};

@@ -128,9 +128,12 @@ static d5_status unary_create(const char *name, int op, const d5_tensor *in, int
     return D5_OK;
 }
 
-static d5_status unary_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status unary_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
@@ -147,11 +150,9 @@ static void elementwise_cost(void *state, double *flops, double *bytes)
 /* The create of operator NAME: FN(its name, OP, ...), FN unary_create or
  * binary_create. */
 #define D5_CUDA_CREATE(NAME, FN, OP)                                                               \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)attrs, (void)nout;                                                                   \
-        return FN(#NAME, OP, in, nin, out, state);                                                 \
+        return FN(#NAME, OP, args->inputs, args->ninputs, args->outputs, state);                   \
     }
 D5_CUDA_CREATE(Erf, unary_create, D5__CUK_ERF)
 D5_CUDA_CREATE(Sqrt, unary_create, D5__CUK_SQRT)
@@ -159,10 +160,12 @@ D5_CUDA_CREATE(Exp, unary_create, D5__CUK_EXP)
 D5_CUDA_CREATE(Neg, unary_create, D5__CUK_NEG)
 D5_CUDA_CREATE(Reciprocal, unary_create, D5__CUK_RECIPROCAL)
 
-static d5_status Gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Gelu_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *approximate = NULL;
     d5_status s = d5_attrs_string(attrs, "approximate", "none", &approximate);
     if (s != D5_OK) return s;
@@ -201,9 +204,12 @@ static d5_status binary_create(const char *name, int op, const d5_tensor *in, in
     return s == D5_OK ? broadcast_create(name, op, d, 2, out, state) : s;
 }
 
-static d5_status binary_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                int32_t nout)
+static d5_status binary_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
@@ -217,10 +223,11 @@ D5_CUDA_CREATE(Mul, binary_create, D5__CUK_MUL)
 D5_CUDA_CREATE(Div, binary_create, D5__CUK_DIV)
 D5_CUDA_CREATE(Pow, binary_create, D5__CUK_POW)
 
-static d5_status Where_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Where_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs, (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     if (nin < 3 || in[0].desc.dtype != D5_BOOL)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "Where (cuda): a bool condition and two float32 inputs");
@@ -230,9 +237,12 @@ static d5_status Where_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return s == D5_OK ? broadcast_create("Where", 0, d, 3, out, state) : s;
 }
 
-static d5_status Where_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status Where_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
@@ -243,9 +253,13 @@ static d5_status Where_forward(void *state, const d5_tensor *in, int32_t nin, d5
 
 /* ---- LayerNormalization ---- */
 
-static d5_status LayerNormalization_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status LayerNormalization_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     const char *const OP = "LayerNormalization";
     int64_t axis = -1;
     double eps = 1e-5;
@@ -283,9 +297,12 @@ static d5_status LayerNormalization_create(const d5_tensor *in, int32_t nin, con
     return D5_OK;
 }
 
-static d5_status LayerNormalization_forward(void *state, const d5_tensor *in, int32_t nin,
-                                            d5_tensor *out, int32_t nout)
+static d5_status LayerNormalization_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     const float *bias = nin > 2 ? in[2].data : NULL;
@@ -305,10 +322,12 @@ static void layernorm_cost(void *state, double *flops, double *bytes)
 
 /* ---- Transpose, Concat, Gather ---- */
 
-static d5_status Transpose_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Transpose_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__cuda_need_f32("Transpose", in, nin, 0);
     if (s == D5_OK) s = rank_ok("Transpose", &in[0].desc);
     const int64_t *perm = NULL;
@@ -352,19 +371,24 @@ static d5_status Transpose_create(const d5_tensor *in, int32_t nin, const d5_att
     return D5_OK;
 }
 
-static d5_status Transpose_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                   int32_t nout)
+static d5_status Transpose_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
     return s;
 }
 
-static d5_status Concat_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Concat_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
     d5_status s = d5_attrs_int(attrs, "axis", 0, &axis);
     for (int32_t i = 0; s == D5_OK && i < nin; i++) s = d5__cuda_need_f32("Concat", in, nin, i);
@@ -421,9 +445,12 @@ static d5_status slice_copy(const kop *k, const d5_tensor_desc *t, float *part, 
 
 /* Each input copied into its slice of the output: the output's strides, the
  * input's own contiguous ones. */
-static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                int32_t nout)
+static d5_status Concat_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     int64_t at = 0;
@@ -434,10 +461,12 @@ static d5_status Concat_forward(void *state, const d5_tensor *in, int32_t nin, d
     return s;
 }
 
-static d5_status Gather_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Gather_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
     d5_status s = d5__cuda_need_f32("Gather", in, nin, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
@@ -471,9 +500,12 @@ static d5_status Gather_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                int32_t nout)
+static d5_status Gather_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     if (s == D5_OK)
@@ -485,16 +517,18 @@ static d5_status Gather_forward(void *state, const d5_tensor *in, int32_t nin, d
 
 /* Split: its shapes and checks are ref's (every opset's way of giving the
  * lengths); each output is a strided copy of its slice of the input. */
-static d5_status Split_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status Split_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
     const d5_op_desc *ref = NULL;
     void *ref_state = NULL;
     int64_t axis = 0;
     d5_status s = d5__cuda_need_f32("Split", in, nin, 0);
     if (s == D5_OK) s = rank_ok("Split", &in[0].desc);
     if (s == D5_OK) s = d5_op_find("Split", "ref", &ref);
-    if (s == D5_OK) s = ref->create(in, nin, attrs, out, nout, &ref_state);
+    if (s == D5_OK) s = ref->create(args, &ref_state);
     if (s == D5_OK && ref->destroy) ref->destroy(ref_state);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
     if (s != D5_OK) return s;
@@ -507,9 +541,12 @@ static d5_status Split_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status Split_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status Split_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const kop *k = state;
     d5_status s = on_device(k, in, nin, out, nout);
     int64_t at = 0;
@@ -540,10 +577,14 @@ static d5_status zero(const kop *k, const d5_tensor *t)
     return d5__cuda_check(cudaMemsetAsync(t->data, 0, bytes, 0), k->name, "cudaMemsetAsync");
 }
 
-static d5_status unary_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                d5_tensor *gin)
+static d5_status unary_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     if (s != D5_OK || !gin[0].data) return s;
@@ -553,10 +594,14 @@ static d5_status unary_backward(void *state, const d5_tensor *gout, int32_t nout
         k->name);
 }
 
-static d5_status binary_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 d5_tensor *gin)
+static d5_status binary_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
@@ -568,10 +613,14 @@ static d5_status binary_backward(void *state, const d5_tensor *gout, int32_t nou
 
 /* The forward's copy the other way: dX at the input's offsets, read from dY
  * at the output's. */
-static d5_status Transpose_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                    const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                    d5_tensor *gin)
+static d5_status Transpose_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     if (s != D5_OK || !gin[0].data) return s;
@@ -583,10 +632,14 @@ static d5_status Transpose_backward(void *state, const d5_tensor *gout, int32_t 
 }
 
 /* Each input's gradient is its slice of dY. */
-static d5_status Concat_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 d5_tensor *gin)
+static d5_status Concat_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     int64_t at = 0;
@@ -600,10 +653,14 @@ static d5_status Concat_backward(void *state, const d5_tensor *gout, int32_t nou
 }
 
 /* dData sums dY's rows at their indices; the indices have no gradient. */
-static d5_status Gather_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 d5_tensor *gin)
+static d5_status Gather_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     if (s == D5_OK) s = zero(k, &gin[0]);
@@ -614,10 +671,14 @@ static d5_status Gather_backward(void *state, const d5_tensor *gout, int32_t nou
 }
 
 /* dX is dY's parts put back in place (zeros for a part without gradient). */
-static d5_status Split_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                d5_tensor *gin)
+static d5_status Split_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
     d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
     if (s != D5_OK || !gin[0].data) return s;

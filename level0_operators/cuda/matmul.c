@@ -40,10 +40,12 @@ static int64_t batch_of(const d5_tensor_desc *d)
     return b;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
     if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
     if (s != D5_OK) return s;
@@ -114,9 +116,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const cmatmul *g = state;
     d5_status s = d5__cuda_on_device(OP, "input", in, nin);
     if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
@@ -165,9 +170,14 @@ static d5_status grad_b(const cmatmul *g, const float *a, const float *dy, float
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const cmatmul *g = state;
     d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
     if (s == D5_OK) s = d5__cuda_on_device(OP, "input", in, nin);
@@ -193,16 +203,16 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * ((g->a_full ? b : 1) * m * k + (g->b_full ? b : 1) * k * n + b * m * n);
 }
 
-const d5_op_desc d5__op_cuda_MatMul = {D5_OP_ABI_VERSION,
-                                       D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                       "MatMul",
-                                       "cuda",
-                                       2,
-                                       2,
-                                       1,
-                                       1,
-                                       create,
-                                       forward,
-                                       backward,
-                                       destroy,
-                                       cost};
+const d5_op_desc d5__op_cuda_MatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                       .name = "MatMul",
+                                       .backend = "cuda",
+                                       .min_inputs = 2,
+                                       .max_inputs = 2,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = create,
+                                       .forward = forward,
+                                       .backward = backward,
+                                       .destroy = destroy,
+                                       .cost = cost};

@@ -150,9 +150,12 @@ static d5_status pool_create(const char *name, int max, const d5_tensor *in, int
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     cpool *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(c->name, "input", in, nin);
@@ -164,9 +167,14 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     cpool *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(c->name, "output gradient", gout, nout);
@@ -194,45 +202,45 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * ((double)p->planes * (double)p->in_plane + out);
 }
 
-static d5_status maxpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
-    return pool_create("MaxPool", 1, in, nin, attrs, out, nout, state);
+    return pool_create("MaxPool", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
-static d5_status averagepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    return pool_create("AveragePool", 0, in, nin, attrs, out, nout, state);
+    return pool_create("AveragePool", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
-const d5_op_desc d5__op_cuda_MaxPool = {D5_OP_ABI_VERSION,
-                                        D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                        "MaxPool",
-                                        "cuda",
-                                        1,
-                                        1,
-                                        1,
-                                        2,
-                                        maxpool_create,
-                                        forward,
-                                        backward,
-                                        destroy,
-                                        cost};
+const d5_op_desc d5__op_cuda_MaxPool = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                        .name = "MaxPool",
+                                        .backend = "cuda",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 2,
+                                        .create = maxpool_create,
+                                        .forward = forward,
+                                        .backward = backward,
+                                        .destroy = destroy,
+                                        .cost = cost};
 
-const d5_op_desc d5__op_cuda_AveragePool = {D5_OP_ABI_VERSION,
-                                            D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                            "AveragePool",
-                                            "cuda",
-                                            1,
-                                            1,
-                                            1,
-                                            1,
-                                            averagepool_create,
-                                            forward,
-                                            backward,
-                                            destroy,
-                                            cost};
+const d5_op_desc d5__op_cuda_AveragePool = {.abi_version = D5_OP_ABI_VERSION,
+                                            .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                            .name = "AveragePool",
+                                            .backend = "cuda",
+                                            .min_inputs = 1,
+                                            .max_inputs = 1,
+                                            .min_outputs = 1,
+                                            .max_outputs = 1,
+                                            .create = averagepool_create,
+                                            .forward = forward,
+                                            .backward = backward,
+                                            .destroy = destroy,
+                                            .cost = cost};
 
 /* The global poolings: one window as large as the spatial axes. */
 static d5_status global_create(const char *name, int max, const d5_tensor *in, int32_t nin,
@@ -250,16 +258,16 @@ static d5_status global_create(const char *name, int max, const d5_tensor *in, i
     return pool_create(name, max, in, nin, &window, out, nout, state);
 }
 
-static d5_status globalmaxpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                      d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status globalmaxpool_create(const d5_op_create_args *args, void **state)
 {
-    return global_create("GlobalMaxPool", 1, in, nin, attrs, out, nout, state);
+    return global_create("GlobalMaxPool", 1, args->inputs, args->ninputs, args->attrs,
+                         args->outputs, args->noutputs, state);
 }
 
-static d5_status globalaveragepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                          d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status globalaveragepool_create(const d5_op_create_args *args, void **state)
 {
-    return global_create("GlobalAveragePool", 0, in, nin, attrs, out, nout, state);
+    return global_create("GlobalAveragePool", 0, args->inputs, args->ninputs, args->attrs,
+                         args->outputs, args->noutputs, state);
 }
 
 const d5_op_desc d5__op_cuda_GlobalMaxPool = {.abi_version = D5_OP_ABI_VERSION,

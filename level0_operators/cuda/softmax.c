@@ -58,9 +58,12 @@ static d5_status softmax_create(const char *name, cudnnSoftmaxAlgorithm_t algo, 
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const csoftmax *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(c->name, "input", in, nin);
@@ -72,9 +75,14 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const csoftmax *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_on_device(c->name, "output gradient", gout, nout);
@@ -99,44 +107,42 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)c->numel;
 }
 
-static d5_status create_softmax(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_softmax(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, in, nin, attrs, out, state);
+    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, args->inputs, args->ninputs,
+                          args->attrs, args->outputs, state);
 }
 
-static d5_status create_logsoftmax(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_logsoftmax(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, in, nin, attrs, out, state);
+    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, args->inputs, args->ninputs, args->attrs,
+                          args->outputs, state);
 }
 
-const d5_op_desc d5__op_cuda_Softmax = {D5_OP_ABI_VERSION,
-                                        D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                        "Softmax",
-                                        "cuda",
-                                        1,
-                                        1,
-                                        1,
-                                        1,
-                                        create_softmax,
-                                        forward,
-                                        backward,
-                                        destroy,
-                                        cost};
+const d5_op_desc d5__op_cuda_Softmax = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                        .name = "Softmax",
+                                        .backend = "cuda",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 1,
+                                        .create = create_softmax,
+                                        .forward = forward,
+                                        .backward = backward,
+                                        .destroy = destroy,
+                                        .cost = cost};
 
-const d5_op_desc d5__op_cuda_LogSoftmax = {D5_OP_ABI_VERSION,
-                                           D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                           "LogSoftmax",
-                                           "cuda",
-                                           1,
-                                           1,
-                                           1,
-                                           1,
-                                           create_logsoftmax,
-                                           forward,
-                                           backward,
-                                           destroy,
-                                           cost};
+const d5_op_desc d5__op_cuda_LogSoftmax = {.abi_version = D5_OP_ABI_VERSION,
+                                           .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+                                           .name = "LogSoftmax",
+                                           .backend = "cuda",
+                                           .min_inputs = 1,
+                                           .max_inputs = 1,
+                                           .min_outputs = 1,
+                                           .max_outputs = 1,
+                                           .create = create_logsoftmax,
+                                           .forward = forward,
+                                           .backward = backward,
+                                           .destroy = destroy,
+                                           .cost = cost};

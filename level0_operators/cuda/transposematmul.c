@@ -51,10 +51,12 @@ static d5_status device_tensor(const d5_tensor_desc *d, d5_tensor *t)
                            "scratch");
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
     if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
     int bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
@@ -106,9 +108,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     ctmm *c = state;
     d5_status s = d5__cuda_on_device(OP, "input", in, nin);
     if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);

@@ -210,9 +210,13 @@ static d5_status caller_layouts(dbn *b, const d5_tensor_desc *x)
     return s;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     dbn *b = d5_calloc(1, sizeof *b, OP " (dnnl)");
     if (!b) return D5_ERR_NOMEM;
     d5_status s = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &b->blocked);
@@ -295,10 +299,11 @@ static d5_status run_forward(dbn *b, const d5_tensor *in, dnnl_memory_t src, dnn
     return s;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     dbn *b = state;
     dnnl_memory_t src, dst;
     d5_status s = d5__dnnl_arg_in(&b->a_src, &b->ctx, in[0].data, &src, OP);
@@ -499,11 +504,12 @@ static d5_status run_backward(dbn *b, const d5_tensor *in, const float *dy, floa
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     dbn *b = state;
     const int64_t C = b->c;
     d5_status s = b->bwd ? D5_OK : build_backward(b);
@@ -572,5 +578,16 @@ static void cost(void *state, double *flops, double *bytes)
 /* It takes the blocked layout. */
 #define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
 
-const d5_op_desc d5__op_dnnl_BatchNormalization = {
-    D5_OP_ABI_VERSION, FLAGS, OP, "dnnl", 5, 5, 1, 3, create, forward, backward, destroy, cost};
+const d5_op_desc d5__op_dnnl_BatchNormalization = {.abi_version = D5_OP_ABI_VERSION,
+                                                   .flags = FLAGS,
+                                                   .name = OP,
+                                                   .backend = "dnnl",
+                                                   .min_inputs = 5,
+                                                   .max_inputs = 5,
+                                                   .min_outputs = 1,
+                                                   .max_outputs = 3,
+                                                   .create = create,
+                                                   .forward = forward,
+                                                   .backward = backward,
+                                                   .destroy = destroy,
+                                                   .cost = cost};

@@ -126,11 +126,10 @@ static d5_status binary_create(const char *name, dnnl_alg_kind_t alg, int commut
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dbin *d = state;
     const d5_tensor *a = &in[d->swapped], *b = &in[!d->swapped];
     d5_status s = d5__dnnl_check(dnnl_memory_set_data_handle(d->a, a->data), d->name, "memory");
@@ -176,14 +175,10 @@ static void reduce_into(const dbin *d, const float *g, const int64_t *shape, flo
     }
 }
 
-static d5_status add_sub_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                  const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                  d5_tensor *gin, float sign_b)
+static d5_status add_sub_backward(void *state, const d5_op_call *call, float sign_b)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    d5_tensor *gin = call->grad_inputs;
     dbin *d = state;
     for (int k = 0; k < 2; k++) {
         if (!gin[k].data) continue;
@@ -193,29 +188,34 @@ static d5_status add_sub_backward(void *state, const d5_tensor *gout, int32_t no
     return D5_OK;
 }
 
-static d5_status add_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                              int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status add_backward(void *state, const d5_op_call *call)
 {
-    return add_sub_backward(state, gout, nout, in, nin, out, gin, 1.0f);
+    return add_sub_backward(state, call, 1.0f);
 }
 
-static d5_status sub_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                              int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status sub_backward(void *state, const d5_op_call *call)
 {
-    return add_sub_backward(state, gout, nout, in, nin, out, gin, -1.0f);
+    return add_sub_backward(state, call, -1.0f);
 }
 
 #define BINARY_OP(NAME, ALG, COMMUTATIVE, FLAGS, BACKWARD)                                         \
-    static d5_status create_##NAME(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)nin;                                                                                 \
-        (void)nout;                                                                                \
-        return binary_create(#NAME, ALG, COMMUTATIVE, in, attrs, out, state);                      \
+        return binary_create(#NAME, ALG, COMMUTATIVE, args->inputs, args->attrs, args->outputs,    \
+                             state);                                                               \
     }                                                                                              \
-    const d5_op_desc d5__op_dnnl_##NAME = {                                                        \
-        D5_OP_ABI_VERSION, FLAGS,   #NAME,    "dnnl",  2,   2, 1, 1,                               \
-        create_##NAME,     forward, BACKWARD, destroy, NULL}
+    const d5_op_desc d5__op_dnnl_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
+                                           .flags = FLAGS,                                         \
+                                           .name = #NAME,                                          \
+                                           .backend = "dnnl",                                      \
+                                           .min_inputs = 2,                                        \
+                                           .max_inputs = 2,                                        \
+                                           .min_outputs = 1,                                       \
+                                           .max_outputs = 1,                                       \
+                                           .create = create_##NAME,                                \
+                                           .forward = forward,                                     \
+                                           .backward = BACKWARD,                                   \
+                                           .destroy = destroy}
 
 /* Their gradients, dY and -dY, are written element by element: in place is fine. */
 BINARY_OP(Add, dnnl_binary_add, 1, D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE, add_backward);

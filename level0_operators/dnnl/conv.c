@@ -256,17 +256,17 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return D5_OK;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return create_with(in, nin, attrs, out, 0, state);
+    return create_with(args->inputs, args->ninputs, args->attrs, args->outputs, 0, state);
 }
 
-static d5_status create_fused(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_fused(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = create_with(in, nin, attrs, out, 1, state);
     if (s == D5_OK && (s = d5__fusion_check_z(in, nin, &out[0])) != D5_OK) {
         destroy(*state);
@@ -281,11 +281,10 @@ static d5_status run(dconv *c, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
     return s;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dconv *c = state;
     if (c->c_forward)
         return d5__conv_first_run(NULL, &c->g, in[0].data, in[1].data,
@@ -426,11 +425,12 @@ static d5_status build_backward(dconv *c)
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *gin = call->grad_inputs;
     dconv *c = state;
     d5_status s = c->bwd_data ? D5_OK : build_backward(c);
     dnnl_memory_t m;
@@ -516,10 +516,29 @@ static void cost(void *state, double *flops, double *bytes)
 #define CONV_FLAGS  (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
 #define FUSED_FLAGS (D5_OP_Z_IN_PLACE | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
 
-const d5_op_desc d5__op_dnnl_Conv = {
-    D5_OP_ABI_VERSION, CONV_FLAGS, "Conv",  "dnnl", 2, 3, 1, 1, create,
-    forward,           backward,   destroy, cost};
+const d5_op_desc d5__op_dnnl_Conv = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = CONV_FLAGS,
+                                     .name = "Conv",
+                                     .backend = "dnnl",
+                                     .min_inputs = 2,
+                                     .max_inputs = 3,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};
 
-const d5_op_desc d5__op_dnnl_FusedConv = {
-    D5_OP_ABI_VERSION, FUSED_FLAGS, "FusedConv", "dnnl",  2,   4, 1, 1,
-    create_fused,      forward,     NULL,        destroy, cost};
+const d5_op_desc d5__op_dnnl_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
+                                          .flags = FUSED_FLAGS,
+                                          .name = "FusedConv",
+                                          .backend = "dnnl",
+                                          .min_inputs = 2,
+                                          .max_inputs = 4,
+                                          .min_outputs = 1,
+                                          .max_outputs = 1,
+                                          .create = create_fused,
+                                          .forward = forward,
+                                          .destroy = destroy,
+                                          .cost = cost};

@@ -280,24 +280,23 @@ static d5_status create_op(const char *op, int qlinear, const d5_tensor *in, int
     return D5_OK;
 }
 
-static d5_status create_ci(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_ci(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return create_op("ConvInteger", 0, in, nin, attrs, out, state);
+    return create_op("ConvInteger", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
-static d5_status create_qlc(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_qlc(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return create_op("QLinearConv", 1, in, nin, attrs, out, state);
+    return create_op("QLinearConv", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
     dci *c = state;
     const char *op = c->op;
     dnnl_exec_arg_t args[6];
@@ -344,10 +343,28 @@ static void cost(void *state, double *flops, double *bytes)
 /* Both report their implementation (their state begins with a d5_op_impl). */
 #define FLAGS D5_OP_REPORTS_IMPL
 
-const d5_op_desc d5__op_dnnl_ConvInteger = {
-    D5_OP_ABI_VERSION, FLAGS,   "ConvInteger", "dnnl",  2,   4, 1, 1,
-    create_ci,         forward, NULL,          destroy, cost};
+const d5_op_desc d5__op_dnnl_ConvInteger = {.abi_version = D5_OP_ABI_VERSION,
+                                            .flags = FLAGS,
+                                            .name = "ConvInteger",
+                                            .backend = "dnnl",
+                                            .min_inputs = 2,
+                                            .max_inputs = 4,
+                                            .min_outputs = 1,
+                                            .max_outputs = 1,
+                                            .create = create_ci,
+                                            .forward = forward,
+                                            .destroy = destroy,
+                                            .cost = cost};
 
-const d5_op_desc d5__op_dnnl_QLinearConv = {
-    D5_OP_ABI_VERSION, FLAGS,   "QLinearConv", "dnnl",  8,   9, 1, 1,
-    create_qlc,        forward, NULL,          destroy, cost};
+const d5_op_desc d5__op_dnnl_QLinearConv = {.abi_version = D5_OP_ABI_VERSION,
+                                            .flags = FLAGS,
+                                            .name = "QLinearConv",
+                                            .backend = "dnnl",
+                                            .min_inputs = 8,
+                                            .max_inputs = 9,
+                                            .min_outputs = 1,
+                                            .max_outputs = 1,
+                                            .create = create_qlc,
+                                            .forward = forward,
+                                            .destroy = destroy,
+                                            .cost = cost};

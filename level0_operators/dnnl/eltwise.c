@@ -53,10 +53,9 @@ static d5_status memory(delt *e, dnnl_memory_t *m)
                           e->k->name, "memory");
 }
 
-static d5_status eltwise_create(const eltwise_kind *k, const d5_tensor *in, int32_t nin,
-                                const d5_attrs *attrs, d5_tensor_desc *out, void **state)
+static d5_status eltwise_create(const eltwise_kind *k, const d5_tensor *in, const d5_attrs *attrs,
+                                d5_tensor_desc *out, void **state)
 {
-    (void)nin;
     if (in[0].desc.dtype != D5_F32)
         return d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): input 0 is %s; float32 only", k->name,
                         d5_dtype_name((d5_dtype)in[0].desc.dtype));
@@ -98,11 +97,10 @@ static d5_status bind(delt *e, dnnl_memory_t m, const void *ptr)
     return d5__dnnl_check(dnnl_memory_set_data_handle(m, (void *)ptr), e->k->name, "memory");
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     delt *e = state;
     if (e->numel == 0) return D5_OK;
     d5_status s = bind(e, e->src, in[0].data);
@@ -132,12 +130,11 @@ static d5_status build_backward(delt *e)
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     delt *e = state;
     if (!gin[0].data || e->numel == 0) return D5_OK;
     float *dx = gin[0].data;
@@ -173,15 +170,23 @@ static void cost(void *state, double *flops, double *bytes)
 
 #define ELTWISE_OPERATOR(NAME, ALG, HAS_ALPHA, ALPHA, ONE_AT_ZERO)                                 \
     static const eltwise_kind kind_##NAME = {#NAME, ALG, HAS_ALPHA, ALPHA, ONE_AT_ZERO};           \
-    static d5_status create_##NAME(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)nout;                                                                                \
-        return eltwise_create(&kind_##NAME, in, nin, attrs, out, state);                           \
+        return eltwise_create(&kind_##NAME, args->inputs, args->attrs, args->outputs, state);      \
     }                                                                                              \
-    const d5_op_desc d5__op_dnnl_##NAME = {                                                        \
-        D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, #NAME,   "dnnl", 1, 1, 1, 1, create_##NAME,         \
-        forward,           backward,           destroy, cost}
+    const d5_op_desc d5__op_dnnl_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
+                                           .flags = D5_OP_HAS_BACKWARD,                            \
+                                           .name = #NAME,                                          \
+                                           .backend = "dnnl",                                      \
+                                           .min_inputs = 1,                                        \
+                                           .max_inputs = 1,                                        \
+                                           .min_outputs = 1,                                       \
+                                           .max_outputs = 1,                                       \
+                                           .create = create_##NAME,                                \
+                                           .forward = forward,                                     \
+                                           .backward = backward,                                   \
+                                           .destroy = destroy,                                     \
+                                           .cost = cost}
 
 ELTWISE_OPERATOR(Relu, dnnl_eltwise_relu, 0, 0.0, 0);
 ELTWISE_OPERATOR(LeakyRelu, dnnl_eltwise_relu, 1, 0.01, 1);

@@ -71,11 +71,13 @@ static D5_CLONES void erf_chunk_backward(int kind, const float *restrict x, cons
     }
 }
 
-static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor *in, int32_t nin,
-                        const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
+                        void **state)
 {
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
     if (s != D5_OK) return s;
     int kind = K_ERF;
     if (ref == &d5__op_ref_Gelu) {
@@ -92,11 +94,10 @@ static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const derf *e = state;
     const float *x = in[0].data;
     float *y = out[0].data;
@@ -110,12 +111,11 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return D5_OK;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     const derf *e = state;
     if (!gin[0].data) return D5_OK;
     float *dx = gin[0].data;
@@ -146,42 +146,40 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)e->n;
 }
 
-static d5_status erf_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status erf_create(const d5_op_create_args *args, void **state)
 {
-    return create(&d5__op_ref_Erf, "Erf", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Erf, "Erf", args, state);
 }
 
-static d5_status gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gelu_create(const d5_op_create_args *args, void **state)
 {
-    return create(&d5__op_ref_Gelu, "Gelu", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Gelu, "Gelu", args, state);
 }
 
 /* dX is computed element by element from dY: in place is fine. */
-const d5_op_desc d5__op_dnnl_Erf = {D5_OP_ABI_VERSION,
-                                    D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
-                                    "Erf",
-                                    "dnnl",
-                                    1,
-                                    1,
-                                    1,
-                                    1,
-                                    erf_create,
-                                    forward,
-                                    backward,
-                                    destroy,
-                                    cost};
-const d5_op_desc d5__op_dnnl_Gelu = {D5_OP_ABI_VERSION,
-                                     D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
-                                     "Gelu",
-                                     "dnnl",
-                                     1,
-                                     1,
-                                     1,
-                                     1,
-                                     gelu_create,
-                                     forward,
-                                     backward,
-                                     destroy,
-                                     cost};
+const d5_op_desc d5__op_dnnl_Erf = {.abi_version = D5_OP_ABI_VERSION,
+                                    .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
+                                    .name = "Erf",
+                                    .backend = "dnnl",
+                                    .min_inputs = 1,
+                                    .max_inputs = 1,
+                                    .min_outputs = 1,
+                                    .max_outputs = 1,
+                                    .create = erf_create,
+                                    .forward = forward,
+                                    .backward = backward,
+                                    .destroy = destroy,
+                                    .cost = cost};
+const d5_op_desc d5__op_dnnl_Gelu = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
+                                     .name = "Gelu",
+                                     .backend = "dnnl",
+                                     .min_inputs = 1,
+                                     .max_inputs = 1,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = gelu_create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};

@@ -19,10 +19,11 @@ typedef struct dgather {
     int32_t axis;
 } dgather;
 
-static d5_status gather_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gather_create(const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Gather, in, nin, attrs, out, nout);
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Gather, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
@@ -64,11 +65,10 @@ static d5_status check_indices(const dgather *g, const void *ind)
     return D5_OK;
 }
 
-static d5_status gather_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                int32_t nout)
+static d5_status gather_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const dgather *g = state;
     d5_status s = check_indices(g, in[1].data);
     if (s != D5_OK) return s;
@@ -87,13 +87,11 @@ static d5_status gather_forward(void *state, const d5_tensor *in, int32_t nin, d
     return D5_OK;
 }
 
-static d5_status gather_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 d5_tensor *gin)
+static d5_status gather_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     const dgather *g = state;
     if (!gin[0].data) return D5_OK;
     if (g->esize != sizeof(float) || in[0].desc.dtype != D5_F32)
@@ -118,6 +116,15 @@ static void gather_destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_dnnl_Gather = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Gather",        "dnnl",         2,   2, 1, 1,
-    gather_create,     gather_forward,     gather_backward, gather_destroy, NULL};
+const d5_op_desc d5__op_dnnl_Gather = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = D5_OP_HAS_BACKWARD,
+                                       .name = "Gather",
+                                       .backend = "dnnl",
+                                       .min_inputs = 2,
+                                       .max_inputs = 2,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = gather_create,
+                                       .forward = gather_forward,
+                                       .backward = gather_backward,
+                                       .destroy = gather_destroy};

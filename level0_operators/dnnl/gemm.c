@@ -94,10 +94,12 @@ static d5_status check_types(const d5_tensor *in, int32_t nin)
     return D5_OK;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = check_types(in, nin);
     if (s != D5_OK) return s;
     dgemm *g = d5_calloc(1, sizeof *g, "Gemm (dnnl)");
@@ -142,11 +144,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dgemm *g = state;
-    if (g->sg) return d5__gemm_forward(g->sg, in, nin, out, nout);
+    if (g->sg) return d5__gemm_forward(g->sg, call);
     const d5_gemm_dims *d = &g->d;
     if (d->cm) { /* Y = broadcast(C); the sum post-op adds beta Y */
         const unsigned char *c = in[2].data;
@@ -199,11 +202,13 @@ static d5_status bias_gradient(dgemm *g, const void *dy, void *dc)
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     dgemm *g = state;
-    if (g->sg) return d5__gemm_backward(g->sg, gout, nout, in, nin, out, gin);
+    if (g->sg) return d5__gemm_backward(g->sg, call);
     const d5_gemm_dims *d = &g->d;
     const void *dy = gout[0].data;
     d5_status s = g->bwd_a.prim ? D5_OK : build_backward(g);
@@ -213,7 +218,8 @@ static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, cons
     if (s == D5_OK && gin[1].data)
         s = d->tb ? d5__dnnl_mm_run(&g->bwd_b, &g->ctx, dy, in[0].data, gin[1].data, "Gemm")
                   : d5__dnnl_mm_run(&g->bwd_b, &g->ctx, in[0].data, dy, gin[1].data, "Gemm");
-    if (s == D5_OK && nin > 2 && d->cm && gin[2].data) s = bias_gradient(g, dy, gin[2].data);
+    if (s == D5_OK && call->ninputs > 2 && d->cm && gin[2].data)
+        s = bias_gradient(g, dy, gin[2].data);
     return s;
 }
 
@@ -233,5 +239,16 @@ static void cost(void *state, double *flops, double *bytes)
 /* It reports its implementation (its state begins with a d5_op_impl). */
 #define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_REPORTS_IMPL)
 
-const d5_op_desc d5__op_dnnl_Gemm = {
-    D5_OP_ABI_VERSION, FLAGS, "Gemm", "dnnl", 2, 3, 1, 1, create, forward, backward, destroy, cost};
+const d5_op_desc d5__op_dnnl_Gemm = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = FLAGS,
+                                     .name = "Gemm",
+                                     .backend = "dnnl",
+                                     .min_inputs = 2,
+                                     .max_inputs = 3,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = create,
+                                     .forward = forward,
+                                     .backward = backward,
+                                     .destroy = destroy,
+                                     .cost = cost};

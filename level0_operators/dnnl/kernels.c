@@ -1,11 +1,10 @@
 /* Helpers of the dnnl backend's C kernels (kernels.h). */
 #include "kernels.h"
 
-d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_tensor *in, int32_t nin,
-                              const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout)
+d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_op_create_args *args)
 {
     void *state = NULL;
-    d5_status s = ref->create(in, nin, attrs, out, nout, &state);
+    d5_status s = ref->create(args, &state);
     if (s == D5_OK && ref->destroy) ref->destroy(state);
     return s;
 }

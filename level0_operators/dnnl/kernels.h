@@ -125,8 +125,7 @@ static inline float d5__tanhf(float x)
 /* Runs the ref operator's create on the same inputs and attributes for its
  * checks and shape inference (so that both backends accept the same nodes
  * and give the same shapes and errors), then frees its state. */
-d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_tensor *in, int32_t nin,
-                              const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout);
+d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_op_create_args *args);
 
 /* D5_ERR_UNSUPPORTED unless input i is float32 ("Softmax (dnnl): input 0 is
  * float64; float32 only"). */

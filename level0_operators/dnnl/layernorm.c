@@ -71,14 +71,15 @@ static D5_CLONES void row_backward(const float *restrict x, const float *restric
     }
 }
 
-static d5_status layernorm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status layernorm_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
     const char *name = "LayerNormalization";
     int has_bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK)
-        s = d5__dnnl_ref_shapes(&d5__op_ref_LayerNormalization, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(&d5__op_ref_LayerNormalization, args);
     if (s != D5_OK) return s;
     int64_t axis;
     double epsilon;
@@ -109,10 +110,11 @@ static d5_status layernorm_create(const d5_tensor *in, int32_t nin, const d5_att
     return D5_OK;
 }
 
-static d5_status layernorm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                   int32_t nout)
+static d5_status layernorm_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     const dlayernorm *l = state;
     const float *x = in[0].data, *scale = in[1].data, *bias = l->has_bias ? in[2].data : NULL;
     float *y = out[0].data, *mean_out = nout > 1 ? out[1].data : NULL;
@@ -130,12 +132,12 @@ static d5_status layernorm_forward(void *state, const d5_tensor *in, int32_t nin
     return D5_OK;
 }
 
-static d5_status layernorm_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                    const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                    d5_tensor *gin)
+static d5_status layernorm_backward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     const dlayernorm *l = state;
     const float *x = in[0].data, *scale = in[1].data, *dy = gout[0].data;
     const float *dmean = nout > 1 ? gout[1].data : NULL, *dinv = nout > 2 ? gout[2].data : NULL;
@@ -195,16 +197,16 @@ static void layernorm_cost(void *state, double *flops, double *bytes)
     *bytes = 8 * n + 8 * (double)l->m;
 }
 
-const d5_op_desc d5__op_dnnl_LayerNormalization = {D5_OP_ABI_VERSION,
-                                                   D5_OP_HAS_BACKWARD,
-                                                   "LayerNormalization",
-                                                   "dnnl",
-                                                   2,
-                                                   3,
-                                                   1,
-                                                   3,
-                                                   layernorm_create,
-                                                   layernorm_forward,
-                                                   layernorm_backward,
-                                                   layernorm_destroy,
-                                                   layernorm_cost};
+const d5_op_desc d5__op_dnnl_LayerNormalization = {.abi_version = D5_OP_ABI_VERSION,
+                                                   .flags = D5_OP_HAS_BACKWARD,
+                                                   .name = "LayerNormalization",
+                                                   .backend = "dnnl",
+                                                   .min_inputs = 2,
+                                                   .max_inputs = 3,
+                                                   .min_outputs = 1,
+                                                   .max_outputs = 3,
+                                                   .create = layernorm_create,
+                                                   .forward = layernorm_forward,
+                                                   .backward = layernorm_backward,
+                                                   .destroy = layernorm_destroy,
+                                                   .cost = layernorm_cost};

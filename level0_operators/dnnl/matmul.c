@@ -120,11 +120,11 @@ static d5_status build_forward(void *self, dnnl_data_type_t compute, dnnl_fpmath
     return d5__dnnl_mm_desc(&g->ctx, &g->fwd_shape, compute, fpmath, pd, "MatMul");
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (in[1].desc.dtype != in[0].desc.dtype)
         return d5_error(D5_ERR_UNSUPPORTED, "MatMul (dnnl): B is %s but A is %s",
                         d5_dtype_name((d5_dtype)in[1].desc.dtype),
@@ -152,11 +152,10 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dmatmul *g = state;
     return d5__dnnl_mm_run(&g->fwd, &g->ctx, in[0].data, in[1].data, out[0].data, "MatMul");
 }
@@ -244,12 +243,11 @@ static d5_status scratch_gradient(dmatmul *g, d5_dnnl_mm *mm, const void *x, con
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     dmatmul *g = state;
     const void *dy = gout[0].data;
     d5_status s = g->da.prim ? D5_OK : build_backward(g);
@@ -276,6 +274,16 @@ static void cost(void *state, double *flops, double *bytes)
 /* It reports its implementation (its state begins with a d5_op_impl). */
 #define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_REPORTS_IMPL)
 
-const d5_op_desc d5__op_dnnl_MatMul = {
-    D5_OP_ABI_VERSION, FLAGS,    "MatMul", "dnnl", 2, 2, 1, 1, create,
-    forward,           backward, destroy,  cost};
+const d5_op_desc d5__op_dnnl_MatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = FLAGS,
+                                       .name = "MatMul",
+                                       .backend = "dnnl",
+                                       .min_inputs = 2,
+                                       .max_inputs = 2,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = create,
+                                       .forward = forward,
+                                       .backward = backward,
+                                       .destroy = destroy,
+                                       .cost = cost};

@@ -300,26 +300,21 @@ static d5_status create_op(const char *op, int qlinear, const d5_tensor *in, int
     return D5_OK;
 }
 
-static d5_status create_mmi(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_mmi(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
-    return create_op("MatMulInteger", 0, in, nin, out, state);
+    return create_op("MatMulInteger", 0, args->inputs, args->ninputs, args->outputs, state);
 }
 
-static d5_status create_qlmm(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_qlmm(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
-    return create_op("QLinearMatMul", 1, in, nin, out, state);
+    return create_op("QLinearMatMul", 1, args->inputs, args->ninputs, args->outputs, state);
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
     dmm *c = state;
     const char *op = c->op;
     dnnl_exec_arg_t args[8];
@@ -375,10 +370,28 @@ static void cost(void *state, double *flops, double *bytes)
 /* Both report their implementation (their state begins with a d5_op_impl). */
 #define FLAGS D5_OP_REPORTS_IMPL
 
-const d5_op_desc d5__op_dnnl_MatMulInteger = {
-    D5_OP_ABI_VERSION, FLAGS, "MatMulInteger", "dnnl", 2, 4, 1, 1, create_mmi,
-    forward,           NULL,  destroy,         cost};
+const d5_op_desc d5__op_dnnl_MatMulInteger = {.abi_version = D5_OP_ABI_VERSION,
+                                              .flags = FLAGS,
+                                              .name = "MatMulInteger",
+                                              .backend = "dnnl",
+                                              .min_inputs = 2,
+                                              .max_inputs = 4,
+                                              .min_outputs = 1,
+                                              .max_outputs = 1,
+                                              .create = create_mmi,
+                                              .forward = forward,
+                                              .destroy = destroy,
+                                              .cost = cost};
 
-const d5_op_desc d5__op_dnnl_QLinearMatMul = {
-    D5_OP_ABI_VERSION, FLAGS, "QLinearMatMul", "dnnl", 8, 8, 1, 1, create_qlmm,
-    forward,           NULL,  destroy,         cost};
+const d5_op_desc d5__op_dnnl_QLinearMatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                              .flags = FLAGS,
+                                              .name = "QLinearMatMul",
+                                              .backend = "dnnl",
+                                              .min_inputs = 8,
+                                              .max_inputs = 8,
+                                              .min_outputs = 1,
+                                              .max_outputs = 1,
+                                              .create = create_qlmm,
+                                              .forward = forward,
+                                              .destroy = destroy,
+                                              .cost = cost};

@@ -380,11 +380,10 @@ static d5_status run(dpool *c, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
     return d5__dnnl_check(dnnl_primitive_execute(p, c->ctx.stream, n, args), c->name, what);
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dpool *c = state;
     if (c->c_global) {
         gap_forward(&c->p, in[0].data, out[0].data);
@@ -453,12 +452,11 @@ static d5_status build_backward(dpool *c)
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
     dpool *c = state;
     if (!gin[0].data) return D5_OK;
     if (!gout[0].data) { /* no gradient flows in */
@@ -518,27 +516,27 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * ((double)p->planes * (double)p->in_plane + out);
 }
 
-static d5_status maxpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
-    return pool_create("MaxPool", POOL_MAX, in, attrs, out, nout, state);
+    return pool_create("MaxPool", POOL_MAX, args->inputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
-static d5_status averagepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
-    return pool_create("AveragePool", POOL_AVERAGE, in, attrs, out, nout, state);
+    return pool_create("AveragePool", POOL_AVERAGE, args->inputs, args->attrs, args->outputs,
+                       args->noutputs, state);
 }
 
 /* GlobalAveragePool as the AveragePool whose kernel_shape is X's spatial
  * shape; the executor's D5_ATTR_BLOCKED is passed on, ONNX's operator has no
  * attributes of its own. */
-static d5_status globalaveragepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                          d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status globalaveragepool_create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     const d5_tensor_desc *x = &in[0].desc;
     if (x->dtype != D5_F32)
         return d5_error(D5_ERR_UNSUPPORTED, "GlobalAveragePool (dnnl): input 0 is %s; float32 only",
@@ -574,24 +572,44 @@ static d5_status globalaveragepool_create(const d5_tensor *in, int32_t nin, cons
 /* All three take the blocked layout. */
 #define POOL_FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
 
-const d5_op_desc d5__op_dnnl_MaxPool = {
-    D5_OP_ABI_VERSION, POOL_FLAGS, "MaxPool", "dnnl",  1,   1, 1, 2,
-    maxpool_create,    forward,    backward,  destroy, cost};
+const d5_op_desc d5__op_dnnl_MaxPool = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = POOL_FLAGS,
+                                        .name = "MaxPool",
+                                        .backend = "dnnl",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 2,
+                                        .create = maxpool_create,
+                                        .forward = forward,
+                                        .backward = backward,
+                                        .destroy = destroy,
+                                        .cost = cost};
 
-const d5_op_desc d5__op_dnnl_AveragePool = {
-    D5_OP_ABI_VERSION,  POOL_FLAGS, "AveragePool", "dnnl",  1,   1, 1, 1,
-    averagepool_create, forward,    backward,      destroy, cost};
+const d5_op_desc d5__op_dnnl_AveragePool = {.abi_version = D5_OP_ABI_VERSION,
+                                            .flags = POOL_FLAGS,
+                                            .name = "AveragePool",
+                                            .backend = "dnnl",
+                                            .min_inputs = 1,
+                                            .max_inputs = 1,
+                                            .min_outputs = 1,
+                                            .max_outputs = 1,
+                                            .create = averagepool_create,
+                                            .forward = forward,
+                                            .backward = backward,
+                                            .destroy = destroy,
+                                            .cost = cost};
 
-const d5_op_desc d5__op_dnnl_GlobalAveragePool = {D5_OP_ABI_VERSION,
-                                                  POOL_FLAGS,
-                                                  "GlobalAveragePool",
-                                                  "dnnl",
-                                                  1,
-                                                  1,
-                                                  1,
-                                                  1,
-                                                  globalaveragepool_create,
-                                                  forward,
-                                                  backward,
-                                                  destroy,
-                                                  cost};
+const d5_op_desc d5__op_dnnl_GlobalAveragePool = {.abi_version = D5_OP_ABI_VERSION,
+                                                  .flags = POOL_FLAGS,
+                                                  .name = "GlobalAveragePool",
+                                                  .backend = "dnnl",
+                                                  .min_inputs = 1,
+                                                  .max_inputs = 1,
+                                                  .min_outputs = 1,
+                                                  .max_outputs = 1,
+                                                  .create = globalaveragepool_create,
+                                                  .forward = forward,
+                                                  .backward = backward,
+                                                  .destroy = destroy,
+                                                  .cost = cost};

@@ -230,18 +230,16 @@ static d5_status create_op(const char *op, int quant, const d5_tensor *in, int32
     return D5_OK;
 }
 
-static d5_status create_q(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                          d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_q(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return create_op("QuantizeLinear", 1, in, nin, attrs, out, state);
+    return create_op("QuantizeLinear", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
-static d5_status create_dq(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                           d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create_dq(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return create_op("DequantizeLinear", 0, in, nin, attrs, out, state);
+    return create_op("DequantizeLinear", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                     state);
 }
 
 static d5_status bind(dnnl_memory_t m, const void *p, const char *op)
@@ -249,11 +247,10 @@ static d5_status bind(dnnl_memory_t m, const void *p, const char *op)
     return d5__dnnl_check(dnnl_memory_set_data_handle(m, (void *)p), op, "memory");
 }
 
-static d5_status forward_q(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                           int32_t nout)
+static d5_status forward_q(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dq *c = state;
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC_0, c->x},
                                {DNNL_ARG_SRC_1, c->scale},
@@ -270,11 +267,10 @@ static d5_status forward_q(void *state, const d5_tensor *in, int32_t nin, d5_ten
     return s;
 }
 
-static d5_status forward_dq(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout)
+static d5_status forward_dq(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dq *c = state;
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_FROM, c->x},
                                {DNNL_ARG_TO, c->y},
@@ -304,10 +300,28 @@ static void cost(void *state, double *flops, double *bytes)
 /* Both report their implementation (their state begins with a d5_op_impl). */
 #define FLAGS D5_OP_REPORTS_IMPL
 
-const d5_op_desc d5__op_dnnl_QuantizeLinear = {
-    D5_OP_ABI_VERSION, FLAGS, "QuantizeLinear", "dnnl", 2, 3, 1, 1, create_q,
-    forward_q,         NULL,  destroy,          cost};
+const d5_op_desc d5__op_dnnl_QuantizeLinear = {.abi_version = D5_OP_ABI_VERSION,
+                                               .flags = FLAGS,
+                                               .name = "QuantizeLinear",
+                                               .backend = "dnnl",
+                                               .min_inputs = 2,
+                                               .max_inputs = 3,
+                                               .min_outputs = 1,
+                                               .max_outputs = 1,
+                                               .create = create_q,
+                                               .forward = forward_q,
+                                               .destroy = destroy,
+                                               .cost = cost};
 
-const d5_op_desc d5__op_dnnl_DequantizeLinear = {
-    D5_OP_ABI_VERSION, FLAGS, "DequantizeLinear", "dnnl", 2, 3, 1, 1, create_dq, forward_dq, NULL,
-    destroy,           cost};
+const d5_op_desc d5__op_dnnl_DequantizeLinear = {.abi_version = D5_OP_ABI_VERSION,
+                                                 .flags = FLAGS,
+                                                 .name = "DequantizeLinear",
+                                                 .backend = "dnnl",
+                                                 .min_inputs = 2,
+                                                 .max_inputs = 3,
+                                                 .min_outputs = 1,
+                                                 .max_outputs = 1,
+                                                 .create = create_dq,
+                                                 .forward = forward_dq,
+                                                 .destroy = destroy,
+                                                 .cost = cost};

@@ -525,7 +525,9 @@ static d5_status rnn_create(const rnn_kind *k, const d5_tensor *in, int32_t nin,
                             const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
 {
     void *ref = NULL; /* the ref operator checks everything and infers the outputs */
-    d5_status s = k->ref->create(in, nin, attrs, out, nout, &ref);
+    const d5_op_create_args args = {
+        .inputs = in, .ninputs = nin, .outputs = out, .noutputs = nout, .attrs = attrs};
+    d5_status s = k->ref->create(&args, &ref);
     if (s != D5_OK) return s;
     k->ref->destroy(ref);
     drnn *r = d5_calloc(1, sizeof *r, "RNN (dnnl)");
@@ -584,9 +586,12 @@ static void forward_ptrs(drnn *r, const d5_tensor *in, int32_t nin, void **ptr)
     ptr[DST_ITER_C] = r->scratch + states;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     drnn *r = state;
     if (!r->packed) stage(r, in[1].data, in[2].data, opt(in, nin, 3), opt(in, nin, 7));
     void *ptr[NSLOT] = {0};
@@ -635,10 +640,13 @@ static d5_status build_backward(drnn *r)
     return s;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *gin = call->grad_inputs;
     drnn *r = state;
     d5_status s = r->train.p ? D5_OK : build_backward(r);
     if (s != D5_OK) return s;
@@ -690,14 +698,24 @@ static void cost(void *state, double *flops, double *bytes)
 }
 
 #define RNN_OPERATOR(NAME, KIND, MAX_IN, MAX_OUT)                                                  \
-    static d5_status create_##NAME(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        return rnn_create(&KIND, in, nin, attrs, out, nout, state);                                \
+        return rnn_create(&KIND, args->inputs, args->ninputs, args->attrs, args->outputs,          \
+                          args->noutputs, state);                                                  \
     }                                                                                              \
-    const d5_op_desc d5__op_dnnl_##NAME = {                                                        \
-        D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, #NAME,   "dnnl",   3,       MAX_IN, 1,              \
-        MAX_OUT,           create_##NAME,      forward, backward, destroy, cost}
+    const d5_op_desc d5__op_dnnl_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
+                                           .flags = D5_OP_HAS_BACKWARD,                            \
+                                           .name = #NAME,                                          \
+                                           .backend = "dnnl",                                      \
+                                           .min_inputs = 3,                                        \
+                                           .max_inputs = MAX_IN,                                   \
+                                           .min_outputs = 1,                                       \
+                                           .max_outputs = MAX_OUT,                                 \
+                                           .create = create_##NAME,                                \
+                                           .forward = forward,                                     \
+                                           .backward = backward,                                   \
+                                           .destroy = destroy,                                     \
+                                           .cost = cost}
 
 RNN_OPERATOR(RNN, kind_rnn, 6, 2);
 RNN_OPERATOR(GRU, kind_gru, 6, 2);

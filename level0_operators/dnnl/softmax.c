@@ -60,11 +60,13 @@ static D5_CLONES void softmax_row_backward(const float *restrict y, const float 
     for (int64_t k = 0; k < n; k++) dx[k] = y[k] * (dy[k] - dot);
 }
 
-static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor *in, int32_t nin,
-                        const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
+                        void **state)
 {
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
     d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, in, nin, attrs, out, nout);
+    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
     if (s != D5_OK) return s;
     int64_t opset, axis;
     const d5_tensor_desc *x = &in[0].desc;
@@ -84,11 +86,10 @@ static d5_status create(const d5_op_desc *ref, const char *name, const d5_tensor
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const dsoftmax *d = state;
     const float *x = in[0].data;
     float *y = out[0].data;
@@ -99,12 +100,11 @@ static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tenso
     return D5_OK;
 }
 
-static d5_status backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                          int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     const dsoftmax *d = state;
     if (!gin[0].data) return D5_OK;
     float *dx = gin[0].data;
@@ -134,21 +134,39 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8 * n;
 }
 
-static d5_status softmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status softmax_create(const d5_op_create_args *args, void **state)
 {
-    return create(&d5__op_ref_Softmax, "Softmax", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_Softmax, "Softmax", args, state);
 }
 
-static d5_status logsoftmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
 {
-    return create(&d5__op_ref_LogSoftmax, "LogSoftmax", in, nin, attrs, out, nout, state);
+    return create(&d5__op_ref_LogSoftmax, "LogSoftmax", args, state);
 }
 
-const d5_op_desc d5__op_dnnl_Softmax = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Softmax", "dnnl", 1, 1, 1, 1, softmax_create,
-    forward,           backward,           destroy,   cost};
-const d5_op_desc d5__op_dnnl_LogSoftmax = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "LogSoftmax", "dnnl", 1, 1, 1, 1, logsoftmax_create,
-    forward,           backward,           destroy,      cost};
+const d5_op_desc d5__op_dnnl_Softmax = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = D5_OP_HAS_BACKWARD,
+                                        .name = "Softmax",
+                                        .backend = "dnnl",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 1,
+                                        .create = softmax_create,
+                                        .forward = forward,
+                                        .backward = backward,
+                                        .destroy = destroy,
+                                        .cost = cost};
+const d5_op_desc d5__op_dnnl_LogSoftmax = {.abi_version = D5_OP_ABI_VERSION,
+                                           .flags = D5_OP_HAS_BACKWARD,
+                                           .name = "LogSoftmax",
+                                           .backend = "dnnl",
+                                           .min_inputs = 1,
+                                           .max_inputs = 1,
+                                           .min_outputs = 1,
+                                           .max_outputs = 1,
+                                           .create = logsoftmax_create,
+                                           .forward = forward,
+                                           .backward = backward,
+                                           .destroy = destroy,
+                                           .cost = cost};

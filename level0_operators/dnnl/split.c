@@ -84,10 +84,13 @@ static void parts_copy(const dparts *p, char *whole, char *const *part, int to_p
 
 /* ---- Split ---------------------------------------------------------------------------- */
 
-static d5_status split_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status split_create(const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Split, in, nin, attrs, out, nout);
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Split, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
@@ -99,23 +102,22 @@ static d5_status split_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return parts_make("Split", &in[0].desc, ax, part, nout, state);
 }
 
-static d5_status split_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status split_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     char *part[256];
     for (int32_t k = 0; k < nout; k++) part[k] = out[k].data;
     parts_copy(state, in[0].data, part, 1);
     return D5_OK;
 }
 
-static d5_status split_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                d5_tensor *gin)
+static d5_status split_backward(void *state, const d5_op_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    d5_tensor *gin = call->grad_inputs;
     if (!gin[0].data) return D5_OK;
     char *part[256];
     for (int32_t k = 0; k < nout; k++) part[k] = gout[k].data;
@@ -123,16 +125,28 @@ static d5_status split_backward(void *state, const d5_tensor *gout, int32_t nout
     return D5_OK;
 }
 
-const d5_op_desc d5__op_dnnl_Split = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Split",        "dnnl",        1,   2, 1, 256,
-    split_create,      split_forward,      split_backward, parts_destroy, NULL};
+const d5_op_desc d5__op_dnnl_Split = {.abi_version = D5_OP_ABI_VERSION,
+                                      .flags = D5_OP_HAS_BACKWARD,
+                                      .name = "Split",
+                                      .backend = "dnnl",
+                                      .min_inputs = 1,
+                                      .max_inputs = 2,
+                                      .min_outputs = 1,
+                                      .max_outputs = 256,
+                                      .create = split_create,
+                                      .forward = split_forward,
+                                      .backward = split_backward,
+                                      .destroy = parts_destroy};
 
 /* ---- Concat --------------------------------------------------------------------------- */
 
-static d5_status concat_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status concat_create(const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Concat, in, nin, attrs, out, nout);
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Concat, args);
     int64_t axis;
     int32_t ax;
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
@@ -144,23 +158,22 @@ static d5_status concat_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return parts_make("Concat", &out[0], ax, part, nin, state);
 }
 
-static d5_status concat_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                int32_t nout)
+static d5_status concat_forward(void *state, const d5_op_call *call)
 {
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
     char *part[256];
     for (int32_t k = 0; k < nin; k++) part[k] = in[k].data;
     parts_copy(state, out[0].data, part, 0);
     return D5_OK;
 }
 
-static d5_status concat_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 d5_tensor *gin)
+static d5_status concat_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *gin = call->grad_inputs;
     const dparts *p = state;
     char *part[256];
     for (int32_t k = 0; k < nin; k++) part[k] = gin[k].data;
@@ -173,6 +186,15 @@ static d5_status concat_backward(void *state, const d5_tensor *gout, int32_t nou
     return D5_OK;
 }
 
-const d5_op_desc d5__op_dnnl_Concat = {
-    D5_OP_ABI_VERSION, D5_OP_HAS_BACKWARD, "Concat",        "dnnl",        1,   256, 1, 1,
-    concat_create,     concat_forward,     concat_backward, parts_destroy, NULL};
+const d5_op_desc d5__op_dnnl_Concat = {.abi_version = D5_OP_ABI_VERSION,
+                                       .flags = D5_OP_HAS_BACKWARD,
+                                       .name = "Concat",
+                                       .backend = "dnnl",
+                                       .min_inputs = 1,
+                                       .max_inputs = 256,
+                                       .min_outputs = 1,
+                                       .max_outputs = 1,
+                                       .create = concat_create,
+                                       .forward = concat_forward,
+                                       .backward = concat_backward,
+                                       .destroy = parts_destroy};

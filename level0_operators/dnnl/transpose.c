@@ -165,10 +165,12 @@ static void run_plan(const tplan *t, const void *xv, void *yv)
     })
 }
 
-static d5_status transpose_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status transpose_create(const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Transpose, in, nin, attrs, out, nout);
+    const d5_tensor *in = args->inputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Transpose, args);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     size_t es = d5_dtype_size((d5_dtype)x->dtype);
@@ -189,30 +191,25 @@ static d5_status transpose_create(const d5_tensor *in, int32_t nin, const d5_att
     return D5_OK;
 }
 
-static d5_status transpose_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                   int32_t nout)
+static d5_status transpose_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const dtranspose *t = state;
     run_plan(&t->fwd, in[0].data, out[0].data);
     return D5_OK;
 }
 
-static d5_status transpose_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                    const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                    d5_tensor *gin)
+static d5_status transpose_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    d5_tensor *gin = call->grad_inputs;
     const dtranspose *t = state;
     if (!gin[0].data) return D5_OK;
     if (!gout[0].data) {
         memset(gin[0].data, 0, (size_t)t->bwd.numel * t->bwd.esize);
         return D5_OK;
     }
-    (void)in;
     run_plan(&t->bwd, gout[0].data, gin[0].data);
     return D5_OK;
 }
@@ -229,16 +226,16 @@ static void transpose_cost(void *state, double *flops, double *bytes)
     *bytes = 2.0 * (double)t->fwd.numel * (double)t->fwd.esize;
 }
 
-const d5_op_desc d5__op_dnnl_Transpose = {D5_OP_ABI_VERSION,
-                                          D5_OP_HAS_BACKWARD,
-                                          "Transpose",
-                                          "dnnl",
-                                          1,
-                                          1,
-                                          1,
-                                          1,
-                                          transpose_create,
-                                          transpose_forward,
-                                          transpose_backward,
-                                          transpose_destroy,
-                                          transpose_cost};
+const d5_op_desc d5__op_dnnl_Transpose = {.abi_version = D5_OP_ABI_VERSION,
+                                          .flags = D5_OP_HAS_BACKWARD,
+                                          .name = "Transpose",
+                                          .backend = "dnnl",
+                                          .min_inputs = 1,
+                                          .max_inputs = 1,
+                                          .min_outputs = 1,
+                                          .max_outputs = 1,
+                                          .create = transpose_create,
+                                          .forward = transpose_forward,
+                                          .backward = transpose_backward,
+                                          .destroy = transpose_destroy,
+                                          .cost = transpose_cost};

@@ -114,9 +114,12 @@ static d5_status build(dtmm *t, int nd, const dnnl_dims_t ad, const dnnl_dims_t 
     return s;
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *name = "TransposeMatMul";
     int bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
     if (nin < 2 || in[0].desc.dtype != D5_F32 || in[1].desc.dtype != D5_F32 ||
@@ -174,7 +177,7 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
         t->prim = NULL;
         d5_tensor_desc shape[1];
         s = d5__tmm_create(&d5__op_dnnl_Transpose, &d5__op_dnnl_MatMul, &d5__op_dnnl_Add, in, nin,
-                           attrs, shape, nout, &t->composed);
+                           attrs, shape, &t->composed);
     }
     if (s != D5_OK) {
         destroy(t);
@@ -184,11 +187,12 @@ static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
     return D5_OK;
 }
 
-static d5_status forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                         int32_t nout)
+static d5_status forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     dtmm *t = state;
-    if (t->composed) return d5__tmm_forward(t->composed, in, nin, out, nout);
+    if (t->composed) return d5__tmm_forward(t->composed, call);
     const char *name = "TransposeMatMul";
     void *ptr[4] = {in[0].data, in[1].data, out[0].data, t->bias ? in[2].data : NULL};
     d5_status s = D5_OK;
@@ -212,6 +216,15 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = t->bytes;
 }
 
-const d5_op_desc d5__op_dnnl_TransposeMatMul = {
-    D5_OP_ABI_VERSION, 0,    "TransposeMatMul", "dnnl", 2, 3, 1, 1, create,
-    forward,           NULL, destroy,           cost};
+const d5_op_desc d5__op_dnnl_TransposeMatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                                .flags = 0,
+                                                .name = "TransposeMatMul",
+                                                .backend = "dnnl",
+                                                .min_inputs = 2,
+                                                .max_inputs = 3,
+                                                .min_outputs = 1,
+                                                .max_outputs = 1,
+                                                .create = create,
+                                                .forward = forward,
+                                                .destroy = destroy,
+                                                .cost = cost};

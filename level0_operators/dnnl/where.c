@@ -28,10 +28,11 @@ WHERE_ROW(uint16_t)
 WHERE_ROW(uint32_t)
 WHERE_ROW(uint64_t)
 
-static d5_status where_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status where_create(const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Where, in, nin, attrs, out, nout);
+    const d5_tensor *in = args->inputs;
+    d5_tensor_desc *out = args->outputs;
+    d5_status s = d5__dnnl_ref_shapes(&d5__op_ref_Where, args);
     if (s != D5_OK) return s;
     size_t es = d5_dtype_size((d5_dtype)in[1].desc.dtype);
     if (in[0].desc.dtype != D5_BOOL || (es != 1 && es != 2 && es != 4 && es != 8))
@@ -60,11 +61,10 @@ static d5_status where_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status where_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status where_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const dwhere *w = state;
     int32_t last = w->ndim - 1;
     int64_t n = w->dim[last], rows = n ? w->numel / n : 0;
@@ -101,6 +101,14 @@ static void where_destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_dnnl_Where = {
-    D5_OP_ABI_VERSION, 0,    "Where",       "dnnl", 3, 3, 1, 1, where_create,
-    where_forward,     NULL, where_destroy, NULL};
+const d5_op_desc d5__op_dnnl_Where = {.abi_version = D5_OP_ABI_VERSION,
+                                      .flags = 0,
+                                      .name = "Where",
+                                      .backend = "dnnl",
+                                      .min_inputs = 3,
+                                      .max_inputs = 3,
+                                      .min_outputs = 1,
+                                      .max_outputs = 1,
+                                      .create = where_create,
+                                      .forward = where_forward,
+                                      .destroy = where_destroy};

@@ -74,18 +74,14 @@ static d5_status argext_forward(const argext *a, const d5_rt *in, d5_rt *out, do
 }
 
 #define ARG_OPERATOR(NAME, SIGN)                                                                   \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)nout;                                                                                \
-        return argext_create(#NAME, in, nin, attrs, out, state);                                   \
+        return argext_create(#NAME, args->inputs, args->ninputs, args->attrs, args->outputs,       \
+                             state);                                                               \
     }                                                                                              \
-    static d5_status NAME##_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,         \
-                                    int32_t nout)                                                  \
+    static d5_status NAME##_forward(void *state, const d5_ref_call *call)                          \
     {                                                                                              \
-        (void)nin;                                                                                 \
-        (void)nout;                                                                                \
-        return argext_forward(state, in, out, SIGN);                                               \
+        return argext_forward(state, call->inputs, call->outputs, SIGN);                           \
     }                                                                                              \
     D5_REF_OPERATOR_NO_BACKWARD(NAME, 1, 1, 1, 1, NAME##_create, NAME##_forward, NULL, NULL)
 

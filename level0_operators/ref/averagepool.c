@@ -13,10 +13,12 @@ typedef struct averagepool {
     int64_t idx[]; /* one window's offsets */
 } averagepool;
 
-static d5_status averagepool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_pool p;
     int64_t include;
     d5_status s = d5__need_float("AveragePool", in, nin, 0);
@@ -40,11 +42,10 @@ static int64_t window(averagepool *st, int64_t o, double *divisor)
     return n;
 }
 
-static d5_status averagepool_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                     int32_t nout)
+static d5_status averagepool_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     averagepool *st = state;
     const d5_pool *p = &st->p;
     for (int64_t o = 0; o < p->out_plane; o++) {
@@ -60,13 +61,10 @@ static d5_status averagepool_forward(void *state, const d5_rt *in, int32_t nin, 
     return D5_OK;
 }
 
-static d5_status averagepool_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                      int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status averagepool_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     averagepool *st = state;
     const d5_pool *p = &st->p;
     if (!gin[0].data) return D5_OK;
@@ -82,12 +80,9 @@ static d5_status averagepool_backward(void *state, const d5_rt *gout, int32_t no
 }
 
 /* One addition per window position. */
-static double averagepool_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                const d5_tensor_desc *out, int32_t nout)
+static double averagepool_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    const d5_tensor_desc *out = shapes->outputs;
     const averagepool *st = state;
     return (double)d5_tensor_desc_numel(&out[0]) * (double)st->p.window;
 }

@@ -85,9 +85,13 @@ static d5_status check_channels(const d5_tensor *in, int32_t ndim, const int64_t
     return D5_OK;
 }
 
-static d5_status batchnorm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status batchnorm_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     batchnorm b;
     int spatial = 1;
     d5_status s = D5_OK;
@@ -151,10 +155,11 @@ static void statistics(const batchnorm *b, const d5_rt *in, int64_t ch, double *
     *var = sq / m;
 }
 
-static d5_status batchnorm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status batchnorm_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     const batchnorm *b = state;
     for (int64_t ch = 0; ch < b->c; ch++) {
         double mean, var;
@@ -180,11 +185,12 @@ static d5_status batchnorm_forward(void *state, const d5_rt *in, int32_t nin, d5
  * (1 - momentum) * (dRM + 2 (x - mean) dRV) / M and the saved outputs' share
  * (dSM + 2 (x - mean) dSV) / M, and dinput_mean = momentum * dRM,
  * dinput_var = momentum * dRV. */
-static d5_status batchnorm_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status batchnorm_backward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const batchnorm *b = state;
     const double *x = in[0].data, *dy = gout[0].data;
     double m = (double)(b->n * b->inner);
@@ -230,12 +236,9 @@ static d5_status batchnorm_backward(void *state, const d5_rt *gout, int32_t nout
 
 /* Normalising and scaling: 4 operations per element; the batch statistics in
  * training mode: 4 more. */
-static double batchnorm_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                              const d5_tensor_desc *out, int32_t nout)
+static double batchnorm_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)nin;
-    (void)out;
-    (void)nout;
+    const d5_tensor_desc *in = shapes->inputs;
     const batchnorm *b = state;
     return (b->training ? 8.0 : 4.0) * (double)d5_tensor_desc_numel(&in[0]);
 }

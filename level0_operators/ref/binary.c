@@ -59,30 +59,28 @@ void d5__binary_grad(const d5_binary_fn *fn, const d5_rt *gout, const d5_rt *in,
     }
 }
 
-d5_status d5__binary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+d5_status d5__binary_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     d5__binary_eval(state, in, out);
     d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 
-d5_status d5__binary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__binary_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     d5__binary_grad(state, gout, in, out, gin);
     return D5_OK;
 }
 
-double d5__binary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
+double d5__binary_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *out = shapes->outputs;
     (void)state;
-    (void)in;
-    (void)nin;
-    (void)nout;
     return (double)d5_tensor_desc_numel(&out[0]);
 }

@@ -32,9 +32,8 @@ d5_status d5__binary_create(const d5_binary_fn *fn, const d5_tensor *in, int32_t
                             const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 /* The kernels of an operator whose state is its d5_binary_fn. Forward
  * wraps integer outputs into their type (d5__wrap_ints). */
-d5_status d5__binary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
-d5_status d5__binary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin);
+d5_status d5__binary_forward(void *state, const d5_ref_call *call);
+d5_status d5__binary_backward(void *state, const d5_ref_call *call);
 /* out = fn->f(in[0], in[1]) broadcast. */
 void d5__binary_eval(const d5_binary_fn *fn, const d5_rt *in, d5_rt *out);
 /* The gradients of d5__binary_eval, summed over the axes an input was
@@ -42,8 +41,7 @@ void d5__binary_eval(const d5_binary_fn *fn, const d5_rt *in, d5_rt *out);
 void d5__binary_grad(const d5_binary_fn *fn, const d5_rt *gout, const d5_rt *in, const d5_rt *out,
                      d5_rt *gin);
 /* One FLOP per output element. */
-double d5__binary_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout);
+double d5__binary_flops(void *state, const d5_ref_shapes *shapes);
 
 /* Defines the operator table d5__op_ref_<NAME> of a differentiable binary
  * operator from its d5_binary_fn FN. */

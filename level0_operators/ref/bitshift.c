@@ -14,10 +14,12 @@ typedef struct bitshift {
     int bits; /* of the data type */
 } bitshift;
 
-static d5_status bitshift_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status bitshift_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = D5_OK;
     for (int32_t i = 0; i < 2 && s == D5_OK; i++)
         s = d5__need_types("BitShift", in, nin, i, D5__UNSIGNED);
@@ -47,11 +49,10 @@ static uint64_t to_u64(double v)
     return v >= 18446744073709551616.0 ? UINT64_MAX : v > 0 ? (uint64_t)v : 0;
 }
 
-static d5_status bitshift_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status bitshift_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const bitshift *b = state;
     uint64_t mask = b->bits == 64 ? UINT64_MAX : ((uint64_t)1 << b->bits) - 1;
     for (int64_t i = 0; i < out[0].numel; i++) {

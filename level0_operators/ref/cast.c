@@ -91,10 +91,12 @@ static d5_status target_row(const d5_attrs *attrs, size_t *row)
                     (long long)to, (long long)types[NTYPES - 1].onnx);
 }
 
-static d5_status cast_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status cast_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Cast: input 0 is required");
     if (d5_dtype_size((d5_dtype)in[0].desc.dtype) == 0)
         return d5_error(D5_ERR_INVALID, "Cast: input 0 has invalid data type %d",
@@ -231,11 +233,10 @@ static d5_status to_int(const void *src, int32_t from, void *dst, int32_t to, si
     return D5_OK;
 }
 
-static d5_status cast_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                              int32_t nout)
+static d5_status cast_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     const cast *c = state;
     size_t n = (size_t)c->numel;
     if (c->to == D5_BF16 && c->from != D5_BF16) return to_bf16(in[0].data, c->from, out[0].data, n);
@@ -244,14 +245,10 @@ static d5_status cast_forward(void *state, const d5_tensor *in, int32_t nin, d5_
     return to_int(in[0].data, c->from, out[0].data, c->to, n);
 }
 
-static d5_status cast_backward(void *state, const d5_tensor *gout, int32_t nout,
-                               const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                               d5_tensor *gin)
+static d5_status cast_backward(void *state, const d5_op_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
-    (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    d5_tensor *gin = call->grad_inputs;
     const cast *c = state;
     if (!gin[0].data) return D5_OK;
     size_t n = (size_t)c->numel;
@@ -269,16 +266,16 @@ static void cast_cost(void *state, double *flops, double *bytes)
              (double)(d5_dtype_size((d5_dtype)c->from) + d5_dtype_size((d5_dtype)c->to));
 }
 
-const d5_op_desc d5__op_ref_Cast = {D5_OP_ABI_VERSION,
-                                    D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                                    "Cast",
-                                    "ref",
-                                    1,
-                                    1,
-                                    1,
-                                    1,
-                                    cast_create,
-                                    cast_forward,
-                                    cast_backward,
-                                    d5_free,
-                                    cast_cost};
+const d5_op_desc d5__op_ref_Cast = {.abi_version = D5_OP_ABI_VERSION,
+                                    .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
+                                    .name = "Cast",
+                                    .backend = "ref",
+                                    .min_inputs = 1,
+                                    .max_inputs = 1,
+                                    .min_outputs = 1,
+                                    .max_outputs = 1,
+                                    .create = cast_create,
+                                    .forward = cast_forward,
+                                    .backward = cast_backward,
+                                    .destroy = d5_free,
+                                    .cost = cast_cost};

@@ -13,10 +13,12 @@ extern const d5_op_desc d5__op_ref_Cast;
 /* The ONNX data type number of a d5 type (cast.c). */
 int64_t d5__cast_onnx_type(int32_t dtype);
 
-static d5_status castlike_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status castlike_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     static const char *const names[2] = {"input", "target_type"};
     for (int32_t i = 0; i < 2; i++) {
         if (!d5__has_input(in, nin, i))
@@ -28,22 +30,25 @@ static d5_status castlike_create(const d5_tensor *in, int32_t nin, const d5_attr
     }
     d5_attr to = {.name = "to", .type = D5_ATTR_INT, .i = d5__cast_onnx_type(in[1].desc.dtype)};
     d5_attrs cast_attrs = {&to, 1};
-    return d5__op_ref_Cast.create(in, 1, &cast_attrs, out, nout, state);
+    const d5_op_create_args cast = {
+        .inputs = in, .ninputs = 1, .outputs = out, .noutputs = nout, .attrs = &cast_attrs};
+    return d5__op_ref_Cast.create(&cast, state);
 }
 
-static d5_status castlike_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                                  int32_t nout)
+static d5_status castlike_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    return d5__op_ref_Cast.forward(state, in, 1, out, nout);
+    d5_op_call cast = *call; /* input 0 only: the target type is no input of Cast */
+    cast.ninputs = 1;
+    return d5__op_ref_Cast.forward(state, &cast);
 }
 
-static d5_status castlike_backward(void *state, const d5_tensor *gout, int32_t nout,
-                                   const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                   d5_tensor *gin)
+static d5_status castlike_backward(void *state, const d5_op_call *call)
 {
-    d5_status s = d5__op_ref_Cast.backward(state, gout, nout, in, 1, out, gin);
-    if (s == D5_OK && nin > 1 && gin[1].data) {
+    d5_tensor *gin = call->grad_inputs;
+    d5_op_call cast = *call;
+    cast.ninputs = 1;
+    d5_status s = d5__op_ref_Cast.backward(state, &cast);
+    if (s == D5_OK && call->ninputs > 1 && gin[1].data) {
         size_t bytes;
         s = d5_tensor_desc_bytes(&gin[1].desc, &bytes);
         if (s == D5_OK) memset(gin[1].data, 0, bytes);
@@ -61,16 +66,16 @@ static void castlike_cost(void *state, double *flops, double *bytes)
     d5__op_ref_Cast.cost(state, flops, bytes);
 }
 
-const d5_op_desc d5__op_ref_CastLike = {D5_OP_ABI_VERSION,
-                                        D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                                        "CastLike",
-                                        "ref",
-                                        2,
-                                        2,
-                                        1,
-                                        1,
-                                        castlike_create,
-                                        castlike_forward,
-                                        castlike_backward,
-                                        castlike_destroy,
-                                        castlike_cost};
+const d5_op_desc d5__op_ref_CastLike = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
+                                        .name = "CastLike",
+                                        .backend = "ref",
+                                        .min_inputs = 2,
+                                        .max_inputs = 2,
+                                        .min_outputs = 1,
+                                        .max_outputs = 1,
+                                        .create = castlike_create,
+                                        .forward = castlike_forward,
+                                        .backward = castlike_backward,
+                                        .destroy = castlike_destroy,
+                                        .cost = castlike_cost};

@@ -19,10 +19,12 @@ static double celu_df(double x, double y, double alpha)
 static const d5_unary_fn celu_fn = {
     .name = "Celu", .f = celu_f, .df = celu_df, .attr = {"alpha"}, .def = {1.0}};
 
-static d5_status celu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status celu_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__unary_op_create(&celu_fn, in, nin, attrs, out, state);
     if (s != D5_OK) return s;
     const d5_unary_state *u = *state;

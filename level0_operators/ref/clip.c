@@ -33,10 +33,12 @@ static d5_status clip_attributes(int32_t nin, const d5_attrs *attrs, int64_t ops
     return D5_OK;
 }
 
-static d5_status clip_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status clip_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     static const char *const what[3] = {"input", "min", "max"};
     int64_t opset;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Clip: input 0 is required");
@@ -76,9 +78,11 @@ static double bound(const d5_rt *in, int32_t nin, int32_t i, double def)
     return i < nin && in[i].data ? in[i].data[0] : def;
 }
 
-static d5_status clip_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status clip_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const clip_bounds *b = state;
     double lo = b ? b->lo : bound(in, nin, 1, -INFINITY),
            hi = b ? b->hi : bound(in, nin, 2, INFINITY);
@@ -90,11 +94,12 @@ static d5_status clip_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     return D5_OK;
 }
 
-static d5_status clip_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status clip_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const clip_bounds *b = state;
     if (b) { /* opsets 1 to 10: the bounds are constants */
         if (gin[0].data)
@@ -120,13 +125,10 @@ static d5_status clip_backward(void *state, const d5_rt *gout, int32_t nout, con
     return D5_OK;
 }
 
-static double clip_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout)
+static double clip_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return 2.0 * (double)d5_tensor_desc_numel(&in[0]);
 }
 

@@ -16,10 +16,12 @@ typedef struct compress {
     int64_t slices[];        /* their positions along the axis, ascending */
 } compress;
 
-static d5_status compress_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status compress_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "Compress: input 0 (input) is required");
     d5_status s = d5__need_types("Compress", in, nin, 0, D5__ANY);
@@ -78,11 +80,10 @@ static d5_status compress_create(const d5_tensor *in, int32_t nin, const d5_attr
     return D5_OK;
 }
 
-static d5_status compress_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status compress_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const compress *st = state;
     int64_t y = 0;
     for (int64_t o = 0; o < st->outer; o++)
@@ -92,13 +93,10 @@ static d5_status compress_forward(void *state, const d5_rt *in, int32_t nin, d5_
     return D5_OK;
 }
 
-static d5_status compress_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                   int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status compress_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     const compress *st = state;
     if (!gin[0].data) return D5_OK;
     int64_t y = 0;

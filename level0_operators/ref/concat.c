@@ -8,10 +8,12 @@ typedef struct concat {
     int32_t axis;
 } concat;
 
-static d5_status concat_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status concat_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5_attrs_find(attrs, "axis"))
         return d5_error(D5_ERR_INVALID, "Concat: attribute axis is required");
     int64_t axis;
@@ -50,9 +52,11 @@ static d5_status concat_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status concat_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status concat_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const concat *c = state;
     int64_t offset = 0;
     for (int32_t k = 0; k < nin; k++) {
@@ -63,10 +67,13 @@ static d5_status concat_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     return D5_OK;
 }
 
-static d5_status concat_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status concat_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const concat *c = state;
     int64_t offset = 0;
     for (int32_t k = 0; k < nin; k++) {

@@ -70,12 +70,10 @@ static d5_status from_numbers(const d5_attr *a, d5_tensor_desc *out, void **stat
     return D5_OK;
 }
 
-static d5_status constant_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status constant_create(const d5_op_create_args *args, void **state)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     static const char *const unsupported[] = {"sparse_value", "value_string", "value_strings"};
     for (size_t k = 0; k < sizeof unsupported / sizeof unsupported[0]; k++)
         if (d5_attrs_find(attrs, unsupported[k]))
@@ -103,12 +101,9 @@ static d5_status constant_create(const d5_tensor *in, int32_t nin, const d5_attr
     return from_numbers(found, &out[0], state);
 }
 
-static d5_status constant_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status constant_forward(void *state, const d5_ref_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_rt *out = call->outputs;
     const constant *c = state;
     for (int64_t i = 0; i < c->n; i++) out[0].data[i] = c->v[i];
     return D5_OK;

@@ -27,10 +27,12 @@ static d5_status fill_value(const d5_attrs *attrs, double *v, int32_t *dtype)
     return d5_convert(t->data, dt, v, D5_F64, 1);
 }
 
-static d5_status constantofshape_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status constantofshape_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t shape[D5_MAX_DIMS], n;
     double v;
     int32_t dtype;
@@ -54,12 +56,9 @@ static d5_status constantofshape_create(const d5_tensor *in, int32_t nin, const 
     return D5_OK;
 }
 
-static d5_status constantofshape_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                         int32_t nout)
+static d5_status constantofshape_forward(void *state, const d5_ref_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_rt *out = call->outputs;
     double v = *(const double *)state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = v;
     return D5_OK;

@@ -8,10 +8,12 @@
  * https://onnx.ai/onnx/operators/onnx__Conv.html */
 #include "conv_shape.h"
 
-static d5_status conv_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status conv_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_conv_geometry g;
     d5_status s = d5__need_float("Conv", in, nin, 0);
     if (s == D5_OK) s = d5__need_float("Conv", in, nin, 1);
@@ -26,9 +28,11 @@ static d5_status conv_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return D5_OK;
 }
 
-static d5_status conv_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status conv_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const d5_conv_geometry *g = state;
     const double *x = in[0].data, *w = in[1].data, *b = nin > 2 ? in[2].data : NULL;
     int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
@@ -55,11 +59,12 @@ static d5_status conv_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
 /* The forward loop nest, with every multiply-add sending dY back to its two
  * factors: dX[c, i] += dY[m, o] W[m, c, k], dW[m, c, k] += dY[m, o] X[c, i];
  * dB[m] = sum of dY[., m, .]. */
-static d5_status conv_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status conv_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_conv_geometry *g = state;
     const double *x = in[0].data, *w = in[1].data;
     double *dx = gin[0].data, *dw = gin[1].data, *db = nin > 2 ? gin[2].data : NULL;
@@ -85,13 +90,9 @@ static d5_status conv_backward(void *state, const d5_rt *gout, int32_t nout, con
     return D5_OK;
 }
 
-static double conv_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout)
+static double conv_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__conv_flops(state);
 }
 

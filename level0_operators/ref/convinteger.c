@@ -14,10 +14,12 @@ typedef struct convinteger {
     int wzp_per_channel;
 } convinteger;
 
-static d5_status convinteger_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status convinteger_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "ConvInteger";
     for (int32_t i = 0; i < 2; i++)
         if (!d5__has_input(in, nin, i))
@@ -33,7 +35,7 @@ static d5_status convinteger_create(const d5_tensor *in, int32_t nin, const d5_a
                          d5_dtype_name((d5_dtype)in[3].desc.dtype),
                          d5_dtype_name((d5_dtype)in[1].desc.dtype));
         else
-            s = d5__qconv_channel_param(op, in, nin, 3, "w_zero_point", &c.g, &c.wzp_per_channel);
+            s = d5__qconv_channel_param(op, in, 3, "w_zero_point", &c.g, &c.wzp_per_channel);
     }
     if (s != D5_OK) return s;
     d5__conv_output_desc(&c.g, &out[0]);
@@ -45,10 +47,11 @@ static d5_status convinteger_create(const d5_tensor *in, int32_t nin, const d5_a
     return D5_OK;
 }
 
-static d5_status convinteger_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                     int32_t nout)
+static d5_status convinteger_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const convinteger *c = state;
     const double *xzp = nin > 2 ? in[2].data : NULL, *wzp = nin > 3 ? in[3].data : NULL;
     d5__qconv_accumulate(&c->g, in[0].data, xzp ? xzp[0] : 0, in[1].data, wzp, c->wzp_per_channel,
@@ -56,13 +59,9 @@ static d5_status convinteger_forward(void *state, const d5_rt *in, int32_t nin, 
     return D5_OK;
 }
 
-static double convinteger_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                const d5_tensor_desc *out, int32_t nout)
+static double convinteger_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__conv_flops(&((const convinteger *)state)->g);
 }
 

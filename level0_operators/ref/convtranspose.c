@@ -8,10 +8,12 @@
  * https://onnx.ai/onnx/operators/onnx__ConvTranspose.html */
 #include "conv_shape.h"
 
-static d5_status convtranspose_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                      d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status convtranspose_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_conv_geometry g;
     d5_status s = d5__need_float("ConvTranspose", in, nin, 0);
     if (s == D5_OK) s = d5__need_float("ConvTranspose", in, nin, 1);
@@ -27,10 +29,11 @@ static d5_status convtranspose_create(const d5_tensor *in, int32_t nin, const d5
     return D5_OK;
 }
 
-static d5_status convtranspose_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                       int32_t nout)
+static d5_status convtranspose_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const d5_conv_geometry *g = state;
     const double *x = in[0].data, *w = in[1].data, *b = nin > 2 ? in[2].data : NULL;
     int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
@@ -54,11 +57,12 @@ static d5_status convtranspose_forward(void *state, const d5_rt *in, int32_t nin
 
 /* The forward loop nest run backwards: dX[c, i] += dY[m, o] W[c, m, k],
  * dW[c, m, k] += X[c, i] dY[m, o]; dB[m] = sum of dY[., m, .]. */
-static d5_status convtranspose_backward(void *state, const d5_rt *gout, int32_t nout,
-                                        const d5_rt *in, int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status convtranspose_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_conv_geometry *g = state;
     const double *x = in[0].data, *w = in[1].data;
     double *dx = gin[0].data, *dw = gin[1].data, *db = nin > 2 ? gin[2].data : NULL;
@@ -84,13 +88,9 @@ static d5_status convtranspose_backward(void *state, const d5_rt *gout, int32_t 
     return D5_OK;
 }
 
-static double convtranspose_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                  const d5_tensor_desc *out, int32_t nout)
+static double convtranspose_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__conv_flops(state);
 }
 

@@ -16,10 +16,12 @@ typedef struct cumsum {
     int exclusive, reverse;
 } cumsum;
 
-static d5_status cumsum_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status cumsum_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("CumSum", in, nin, 0, D5__WIDE);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -65,10 +67,10 @@ static void scan(const d5_axis_view *v, const double *src, double *dst, int excl
         }
 }
 
-static d5_status cumsum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status cumsum_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const cumsum *c = state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = 0;
     scan(&c->v, in[0].data, out[0].data, c->exclusive, c->reverse);
@@ -76,13 +78,10 @@ static d5_status cumsum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     return D5_OK;
 }
 
-static d5_status cumsum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status cumsum_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     const cumsum *c = state;
     if (gin[0].data) scan(&c->v, gout[0].data, gin[0].data, c->exclusive, !c->reverse);
     return D5_OK;

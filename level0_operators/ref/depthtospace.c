@@ -17,10 +17,12 @@ typedef struct d2s {
     int crd;
 } d2s;
 
-static d5_status d2s_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status d2s_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "DepthToSpace: input 0 is required");
     const d5_tensor_desc *x = &in[0].desc;
@@ -61,10 +63,10 @@ static int64_t source(const d2s *p, int64_t n, int64_t c, int64_t h, int64_t w)
     return ((n * p->c * b * b + ic) * ih + h / b) * iw + w / b;
 }
 
-static d5_status d2s_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status d2s_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d2s *p = state;
     int64_t i = 0;
     for (int64_t n = 0; n < p->n; n++)
@@ -75,13 +77,10 @@ static d5_status d2s_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     return D5_OK;
 }
 
-static d5_status d2s_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status d2s_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     const d2s *p = state;
     if (!gin[0].data) return D5_OK;
     int64_t i = 0;

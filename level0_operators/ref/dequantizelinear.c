@@ -11,10 +11,12 @@
  * https://onnx.ai/onnx/operators/onnx__DequantizeLinear.html */
 #include "quant.h"
 
-static d5_status dequantize_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status dequantize_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "DequantizeLinear";
     int64_t opset;
     d5_status s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
@@ -57,10 +59,11 @@ static d5_status dequantize_create(const d5_tensor *in, int32_t nin, const d5_at
     return D5_OK;
 }
 
-static d5_status dequantize_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                    int32_t nout)
+static d5_status dequantize_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const d5_quant_axis *a = state;
     const double *x = in[0].data, *scale = in[1].data, *zp = nin > 2 ? in[2].data : NULL;
     for (int64_t i = 0; i < out[0].numel; i++) {

@@ -23,11 +23,11 @@ static void det_destroy(void *state)
     d5_free(d);
 }
 
-static d5_status det_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status det_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_float("Det", in, nin, 0);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -86,10 +86,10 @@ static double lu(double *a, int64_t m, double *perm)
     return det;
 }
 
-static d5_status det_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status det_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     det_state *d = state;
     size_t mm = (size_t)(d->m * d->m);
     for (int64_t c = 0; c < d->count; c++) {
@@ -111,12 +111,11 @@ static double minor_det(det_state *d, const double *a, int64_t r, int64_t col)
     return n == 0 ? 1 : lu(b, n, d->lu + 2 * (size_t)(m * m));
 }
 
-static d5_status det_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status det_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     det_state *d = state;
     if (!gin[0].data) return D5_OK;
     int64_t m = d->m;

@@ -56,10 +56,12 @@ static d5_status read_length(const d5_tensor *in, int32_t nin, int64_t def, int6
     return D5_OK;
 }
 
-static d5_status dft_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status dft_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t axis, inverse, onesided, n;
     d5_status s = d5__need_float("DFT", in, nin, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 1, &axis);
@@ -101,10 +103,10 @@ static d5_status dft_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-static d5_status dft_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status dft_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const dft *d = state;
     int64_t c = d->complex_in ? 2 : 1;
     for (int64_t o = 0; o < d->outer; o++)
@@ -118,13 +120,9 @@ static d5_status dft_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
 }
 
 /* About 8 operations per term: n terms per bin. */
-static double dft_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
+static double dft_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     const dft *d = state;
     return 8.0 * (double)(d->outer * d->inner) * (double)d->nout *
            (double)(d->in_len < d->n ? d->in_len : d->n);

@@ -25,15 +25,16 @@ static double div_db(double a, double b, double y)
 static const d5_binary_fn div_fn = {"Div", divide, div_da, div_db, D5_BINARY_ARITH};
 
 /* The quotient's truncation is d5__binary_forward's wrap into the type. */
-static d5_status div_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status div_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
     if (d5__is_int(in[1].desc->dtype))
         for (int64_t j = 0; j < in[1].numel; j++)
             if (in[1].data[j] == 0)
                 return d5_error(D5_ERR_NUMERIC,
                                 "Div: integer division by zero (element %lld of B is 0)",
                                 (long long)j);
-    return d5__binary_forward(state, in, nin, out, nout);
+    return d5__binary_forward(state, call);
 }
 
 D5_REF_CREATE_WITH(Div, d5__binary_create, div_fn)

@@ -69,9 +69,13 @@ static d5_status dropout_attributes(int32_t nin, const d5_attrs *attrs, int64_t 
     return D5_OK;
 }
 
-static d5_status dropout_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status dropout_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     int64_t seed, opset;
     dropout d = {0};
     d5_status s = d5__need_float("Dropout", in, nin, 0);
@@ -101,9 +105,12 @@ static d5_status dropout_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-static d5_status dropout_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status dropout_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     dropout *st = state;
     double ratio = st->fixed ? st->fixed_ratio : nin > 1 && in[1].data ? in[1].data[0] : 0.5;
     int training = st->fixed ? st->fixed_training : nin > 2 && in[2].data && in[2].data[0] != 0;
@@ -119,12 +126,11 @@ static d5_status dropout_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     return D5_OK;
 }
 
-static d5_status dropout_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status dropout_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const dropout *st = state;
     if (gin[0].data)
         for (int64_t i = 0; i < in[0].numel; i++)

@@ -12,10 +12,11 @@
  * https://onnx.ai/onnx/operators/onnx__DynamicQuantizeLinear.html */
 #include "quant.h"
 
-static d5_status dynamic_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status dynamic_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "DynamicQuantizeLinear: input 0 (x) is required");
@@ -23,7 +24,6 @@ static d5_status dynamic_create(const d5_tensor *in, int32_t nin, const d5_attrs
         return d5_error(D5_ERR_INVALID,
                         "DynamicQuantizeLinear: input 0 (x) has data type %s, expected float32",
                         d5_dtype_name((d5_dtype)in[0].desc.dtype));
-    (void)nout;
     out[0] = in[0].desc;
     out[0].dtype = D5_U8;
     out[1].ndim = out[2].ndim = 0;
@@ -32,12 +32,11 @@ static d5_status dynamic_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-static d5_status dynamic_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status dynamic_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     const double *x = in[0].data;
     float lo = 0, hi = 0;
     for (int64_t i = 0; i < in[0].numel; i++) {

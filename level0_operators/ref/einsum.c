@@ -186,10 +186,12 @@ static d5_status bind_sizes(const d5_tensor *in, int32_t nin, const term *terms,
     return D5_OK;
 }
 
-static d5_status einsum_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status einsum_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *equation;
     d5_status s = D5_OK;
     for (int32_t i = 0; i < nin && s == D5_OK; i++) {
@@ -311,33 +313,31 @@ static void run(einsum *st, const d5_rt *in, double *y, const double *gy, int32_
     }
 }
 
-static d5_status einsum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status einsum_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     memset(out[0].data, 0, (size_t)out[0].numel * sizeof(double));
     run(state, in, out[0].data, NULL, -1, NULL);
     d5__wrap_ints(&out[0]);
     return D5_OK;
 }
 
-static d5_status einsum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status einsum_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     for (int32_t k = 0; k < nin; k++)
         if (gin[k].data) run(state, in, NULL, gout[0].data, k, gin[k].data);
     return D5_OK;
 }
 
 /* One multiply-add per input and loop iteration. */
-static double einsum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout)
+static double einsum_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)out;
-    (void)nout;
+    int32_t nin = shapes->ninputs;
     const einsum *st = state;
     double iterations = 1;
     for (int k = 0; k < st->nloop; k++) iterations *= (double)st->size[k];

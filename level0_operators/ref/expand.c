@@ -6,11 +6,11 @@
  * https://onnx.ai/onnx/operators/onnx__Expand.html */
 #include "util.h"
 
-static d5_status expand_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status expand_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     int64_t shape[D5_MAX_DIMS], n;
     if (!d5__has_input(in, nin, 0))
@@ -33,21 +33,22 @@ static d5_status expand_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return d5__broadcast("Expand", both, 2, &out[0]);
 }
 
-static d5_status expand_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status expand_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     d5__gather_forward(d5__broadcast_index, in, out);
     return D5_OK;
 }
 
-static d5_status expand_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status expand_backward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     (void)state;
-    (void)nout;
-    (void)nin;
     d5__gather_backward(d5__broadcast_index, gout, in, out, gin);
     return D5_OK;
 }

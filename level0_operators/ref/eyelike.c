@@ -11,10 +11,12 @@ typedef struct eyelike {
     int64_t rows, cols, k;
 } eyelike;
 
-static d5_status eyelike_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status eyelike_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("EyeLike", in, nin, 0, D5__ANY);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -37,12 +39,9 @@ static d5_status eyelike_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-static d5_status eyelike_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status eyelike_forward(void *state, const d5_ref_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_rt *out = call->outputs;
     const eyelike *e = state;
     for (int64_t i = 0; i < e->rows; i++)
         for (int64_t j = 0; j < e->cols; j++) out[0].data[i * e->cols + j] = j - i == e->k;

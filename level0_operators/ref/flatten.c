@@ -4,10 +4,12 @@
  * https://onnx.ai/onnx/operators/onnx__Flatten.html */
 #include "shape_util.h"
 
-static d5_status flatten_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status flatten_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     int64_t axis;
     d5_status s = d5__need_input("Flatten", in, nin, 0, "input");

@@ -66,7 +66,12 @@ d5_status d5__fused_create(const d5_op_desc *conv_op, const d5_tensor *in, int32
     if (!f) return D5_ERR_NOMEM;
     f->conv_op = conv_op;
     d5_status s = d5__fusion_read(in, nin, attrs, &f->f);
-    if (s == D5_OK) s = conv_op->create(in, nin < 3 ? nin : 3, attrs, out, nout, &f->conv);
+    const d5_op_create_args conv = {.inputs = in,
+                                    .ninputs = nin < 3 ? nin : 3,
+                                    .outputs = out,
+                                    .noutputs = nout,
+                                    .attrs = attrs};
+    if (s == D5_OK) s = conv_op->create(&conv, &f->conv);
     if (s == D5_OK && out[0].dtype != D5_F32 && out[0].dtype != D5_F64)
         s = d5_error(D5_ERR_UNSUPPORTED,
                      "FusedConv: X has data type %s, expected float32 or float64 (the graph "
@@ -81,11 +86,14 @@ d5_status d5__fused_create(const d5_op_desc *conv_op, const d5_tensor *in, int32
     return D5_OK;
 }
 
-d5_status d5__fused_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout)
+d5_status d5__fused_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     fused *f = state;
-    d5_status s = f->conv_op->forward(f->conv, in, nin < 3 ? nin : 3, out, nout);
+    d5_op_call conv = *call; /* X, W and B: Z is added here */
+    if (conv.ninputs > 3) conv.ninputs = 3;
+    d5_status s = f->conv_op->forward(f->conv, &conv);
     if (s != D5_OK) return s;
     int64_t n = d5_tensor_desc_numel(&out[0].desc);
     if (out[0].desc.dtype == D5_F64) {
@@ -112,12 +120,21 @@ void d5__fused_cost(void *state, double *flops, double *bytes)
     f->conv_op->cost(f->conv, flops, bytes);
 }
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    return d5__fused_create(&d5__op_ref_Conv, in, nin, attrs, out, nout, state);
+    return d5__fused_create(&d5__op_ref_Conv, args->inputs, args->ninputs, args->attrs,
+                            args->outputs, args->noutputs, state);
 }
 
-const d5_op_desc d5__op_ref_FusedConv = {
-    D5_OP_ABI_VERSION, D5_OP_F64, "FusedConv",       "ref",         2, 4, 1, 1, create,
-    d5__fused_forward, NULL,      d5__fused_destroy, d5__fused_cost};
+const d5_op_desc d5__op_ref_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
+                                         .flags = D5_OP_F64,
+                                         .name = "FusedConv",
+                                         .backend = "ref",
+                                         .min_inputs = 2,
+                                         .max_inputs = 4,
+                                         .min_outputs = 1,
+                                         .max_outputs = 1,
+                                         .create = create,
+                                         .forward = d5__fused_forward,
+                                         .destroy = d5__fused_destroy,
+                                         .cost = d5__fused_cost};

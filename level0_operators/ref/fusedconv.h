@@ -21,8 +21,7 @@ D5_API d5_status d5__fusion_check_z(const d5_tensor *in, int32_t nin, const d5_t
  * blas FusedConv. */
 d5_status d5__fused_create(const d5_op_desc *conv_op, const d5_tensor *in, int32_t nin,
                            const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state);
-d5_status d5__fused_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout);
+d5_status d5__fused_forward(void *state, const d5_op_call *call);
 void d5__fused_destroy(void *state);
 void d5__fused_cost(void *state, double *flops, double *bytes);
 

@@ -17,10 +17,12 @@ typedef struct gather {
     int32_t axis;
 } gather;
 
-static d5_status gather_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gather_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++)
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "Gather: input %d (%s) is required", (int)i,
@@ -77,10 +79,10 @@ static int64_t source(const gather *g, const d5_rt *ind, int64_t o, int64_t j, i
     return (o * g->n + idx) * g->inner + k;
 }
 
-static d5_status gather_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status gather_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const gather *g = state;
     d5_status s = check_indices(g, &in[1]);
     if (s != D5_OK) return s;
@@ -92,12 +94,11 @@ static d5_status gather_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     return D5_OK;
 }
 
-static d5_status gather_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gather_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const gather *g = state;
     if (!gin[0].data) return D5_OK;
     d5_status s = check_indices(g, &in[1]);

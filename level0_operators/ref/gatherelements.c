@@ -10,10 +10,12 @@
  * https://onnx.ai/onnx/operators/onnx__GatherElements.html */
 #include "elements.h"
 
-static d5_status gatherelements_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                       d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gatherelements_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int32_t axis;
     d5_status s = d5__elements_check("GatherElements", in, nin, attrs, &axis);
     if (s != D5_OK) return s;
@@ -26,11 +28,10 @@ static d5_status gatherelements_create(const d5_tensor *in, int32_t nin, const d
     return D5_OK;
 }
 
-static d5_status gatherelements_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                        int32_t nout)
+static d5_status gatherelements_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     int32_t axis = *(const int32_t *)state;
     for (int64_t e = 0; e < out[0].numel; e++) {
         int64_t src = d5__elements_index("GatherElements", in[0].desc, &in[1], axis, e);
@@ -40,11 +41,12 @@ static d5_status gatherelements_forward(void *state, const d5_rt *in, int32_t ni
     return D5_OK;
 }
 
-static d5_status gatherelements_backward(void *state, const d5_rt *gout, int32_t nout,
-                                         const d5_rt *in, int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gatherelements_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     int32_t axis = *(const int32_t *)state;
     if (!gin[0].data) return D5_OK;
     for (int64_t e = 0; e < out[0].numel; e++) {

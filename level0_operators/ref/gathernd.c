@@ -70,10 +70,12 @@ static d5_status gathernd_check(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-static d5_status gathernd_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gathernd_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     gathernd g;
     int64_t b = 0;
     d5_status s = gathernd_check(in, nin, attrs, &g, &b);
@@ -115,11 +117,10 @@ static int64_t slice_offset(const gathernd *g, const double *indices, int64_t t)
     return (t / g->tuples) * g->batch + off * g->slice;
 }
 
-static d5_status gathernd_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status gathernd_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const gathernd *g = state;
     for (int64_t t = 0; t < g->batches * g->tuples; t++) {
         int64_t src = slice_offset(g, in[1].data, t);
@@ -129,12 +130,11 @@ static d5_status gathernd_forward(void *state, const d5_rt *in, int32_t nin, d5_
     return D5_OK;
 }
 
-static d5_status gathernd_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                   int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gathernd_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const gathernd *g = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t t = 0; t < g->batches * g->tuples; t++) {

@@ -36,10 +36,12 @@ static double gelu_df(double x, double y, double tanh_approx)
 
 static const d5_unary_fn gelu_fn = {.name = "Gelu", .f = gelu_f, .df = gelu_df};
 
-static d5_status gelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gelu_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *approximate;
     d5_status s = d5__unary_create("Gelu", in, nin, out);
     if (s == D5_OK) s = d5_attrs_string(attrs, "approximate", "none", &approximate);

@@ -12,12 +12,14 @@ typedef struct gemm {
     double alpha, beta;
 } gemm;
 
-static d5_status gemm_create(const d5_tensor *tin, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gemm_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *tin = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const d5_tensor_desc in[3] = {tin[0].desc, tin[nin > 1 ? 1 : 0].desc,
                                   tin[nin > 2 ? 2 : 0].desc};
-    (void)nout;
     int64_t ta, tb;
     double alpha, beta;
     d5_status s = d5__need_types("Gemm", tin, nin, 0, D5__WIDE);
@@ -72,9 +74,11 @@ static double b_at(const gemm *g, const double *b, int64_t p, int64_t j)
     return g->trans_b ? b[j * g->k + p] : b[p * g->n + j];
 }
 
-static d5_status gemm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status gemm_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const gemm *g = state;
     for (int64_t i = 0; i < g->m; i++)
         for (int64_t j = 0; j < g->n; j++) {
@@ -91,11 +95,12 @@ static d5_status gemm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
 }
 
 /* dA' = alpha dY B'^T, dB' = alpha A'^T dY, dC = beta * dY summed over broadcast axes. */
-static d5_status gemm_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gemm_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const gemm *g = state;
     const double *dy = gout[0].data;
     for (int64_t i = 0; i < g->m; i++)
@@ -118,13 +123,9 @@ static d5_status gemm_backward(void *state, const d5_rt *gout, int32_t nout, con
     return D5_OK;
 }
 
-static double gemm_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout)
+static double gemm_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     const gemm *g = state;
     return 2.0 * (double)g->m * (double)g->n * (double)g->k;
 }

@@ -8,11 +8,11 @@ typedef struct gap {
     int64_t planes, size; /* N * C planes of D1 * ... * Dn elements */
 } gap;
 
-static d5_status gap_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gap_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_float("GlobalAveragePool", in, nin, 0);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -35,10 +35,10 @@ static d5_status gap_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-static d5_status gap_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status gap_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const gap *g = state;
     for (int64_t c = 0; c < g->planes; c++) {
         double sum = 0;
@@ -48,13 +48,10 @@ static d5_status gap_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     return D5_OK;
 }
 
-static d5_status gap_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gap_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     const gap *g = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t c = 0; c < g->planes; c++)

@@ -10,11 +10,11 @@ typedef struct gmp {
     int64_t planes, size; /* N * C planes of D1 * ... * Dn elements */
 } gmp;
 
-static d5_status gmp_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gmp_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_float("GlobalMaxPool", in, nin, 0);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -47,22 +47,21 @@ static int64_t argmax(const gmp *g, const double *x, int64_t p)
     return best;
 }
 
-static d5_status gmp_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status gmp_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const gmp *g = state;
     for (int64_t p = 0; p < g->planes; p++)
         out[0].data[p] = in[0].data[p * g->size + argmax(g, in[0].data, p)];
     return D5_OK;
 }
 
-static d5_status gmp_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status gmp_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const gmp *g = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t p = 0; p < g->planes; p++)

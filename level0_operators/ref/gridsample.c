@@ -58,10 +58,12 @@ static d5_status pick_mode(const d5_attrs *attrs, gs_mode *mode, gs_padding *pad
                     "GridSample: padding_mode is '%s', expected zeros, border or reflection", p);
 }
 
-static d5_status gridsample_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gridsample_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     gridsample g;
     memset(&g, 0, sizeof g);
     int64_t align;
@@ -185,11 +187,10 @@ static double sample(const gridsample *g, const double *plane, double gx, double
            fy * ((1 - fx) * pixel(g, plane, iy + 1, ix) + fx * pixel(g, plane, iy + 1, ix + 1));
 }
 
-static d5_status gridsample_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                    int32_t nout)
+static d5_status gridsample_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const gridsample *g = state;
     int64_t points = g->ho * g->wo;
     for (int64_t n = 0; n < g->n; n++)
@@ -205,12 +206,9 @@ static d5_status gridsample_forward(void *state, const d5_rt *in, int32_t nin, d
 }
 
 /* Bilinear: about 8 operations per output element; bicubic about 48. */
-static double gridsample_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                               const d5_tensor_desc *out, int32_t nout)
+static double gridsample_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    const d5_tensor_desc *out = shapes->outputs;
     const gridsample *g = state;
     double per = g->mode == GS_BICUBIC ? 48 : g->mode == GS_BILINEAR ? 8 : 1;
     return per * (double)d5_tensor_desc_numel(&out[0]);

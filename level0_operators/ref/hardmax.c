@@ -9,18 +9,16 @@
 
 #include <math.h>
 
-static d5_status hardmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status hardmax_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return d5__axis_view_create("Hardmax", in, nin, attrs, out, state);
+    return d5__axis_view_create("Hardmax", args->inputs, args->ninputs, args->attrs, args->outputs,
+                                state);
 }
 
-static d5_status hardmax_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status hardmax_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_axis_view *v = state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = 0;
     for (int64_t o = 0; o < v->outer; o++)

@@ -25,11 +25,10 @@ static const d5_unary_fn hardsigmoid_fn = {.name = "HardSigmoid",
                                            .attr = {"alpha", "beta"},
                                            .def = {0.2, 0.5}};
 
-static d5_status hardsigmoid_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                     int32_t nout)
+static d5_status hardsigmoid_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_unary_state *h = state;
     double alpha = h->attr[0], beta = h->attr[1];
     for (int64_t i = 0; i < in[0].numel; i++)

@@ -2,11 +2,11 @@
  * https://onnx.ai/onnx/operators/onnx__Identity.html */
 #include "shape_util.h"
 
-static d5_status identity_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status identity_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     d5_status s = d5__need_input("Identity", in, nin, 0, "input");
     if (s == D5_OK) out[0] = in[0].desc;

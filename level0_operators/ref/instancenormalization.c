@@ -19,10 +19,12 @@ typedef struct instnorm {
     double epsilon;
 } instnorm;
 
-static d5_status instnorm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status instnorm_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     static const char *const names[3] = {"input", "scale", "B"};
     for (int32_t i = 0; i < 3; i++) {
         d5_status s = d5__need_float("InstanceNormalization", in, nin, i);
@@ -69,11 +71,10 @@ static void moments(const instnorm *p, const double *x, double *mean, double *in
     *inv = 1 / sqrt((p->m ? sq / (double)p->m : 0) + p->epsilon);
 }
 
-static d5_status instnorm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status instnorm_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const instnorm *p = state;
     for (int64_t s = 0; s < p->n * p->c; s++) {
         int64_t c = s % p->c;
@@ -86,12 +87,11 @@ static d5_status instnorm_forward(void *state, const d5_rt *in, int32_t nin, d5_
     return D5_OK;
 }
 
-static d5_status instnorm_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                   int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status instnorm_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const instnorm *p = state;
     double m = (double)p->m;
     for (int64_t s = 0; s < p->n * p->c; s++) {
@@ -115,13 +115,10 @@ static d5_status instnorm_backward(void *state, const d5_rt *gout, int32_t nout,
     return D5_OK;
 }
 
-static double instnorm_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                             const d5_tensor_desc *out, int32_t nout)
+static double instnorm_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return 7.0 * (double)d5_tensor_desc_numel(&in[0]);
 }
 

@@ -11,10 +11,12 @@ typedef struct isinf_state {
     int positive, negative;
 } isinf_state;
 
-static d5_status isinf_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status isinf_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t pos, neg;
     d5_status s = d5__need_float("IsInf", in, nin, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "detect_positive", 1, &pos);
@@ -30,10 +32,10 @@ static d5_status isinf_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status isinf_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status isinf_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const isinf_state *st = state;
     for (int64_t i = 0; i < in[0].numel; i++) {
         double x = in[0].data[i];

@@ -5,11 +5,11 @@
 
 #include <math.h>
 
-static d5_status isnan_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status isnan_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     d5_status s = d5__need_float("IsNaN", in, nin, 0);
     if (s != D5_OK) return s;
@@ -18,11 +18,11 @@ static d5_status isnan_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status isnan_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status isnan_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     for (int64_t i = 0; i < in[0].numel; i++) out[0].data[i] = isnan(in[0].data[i]) ? 1 : 0;
     return D5_OK;
 }

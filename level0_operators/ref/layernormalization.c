@@ -54,9 +54,13 @@ static d5_status check_param(const d5_tensor *in, int32_t i, const d5_tensor_des
     return D5_OK;
 }
 
-static d5_status layernorm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status layernorm_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     layernorm l = {0};
     int64_t axis, stash_type;
     int32_t ax = 0;
@@ -118,10 +122,11 @@ static void statistics(const layernorm *l, const double *x, double *mean, double
     *inv = 1 / sqrt(sq / (double)l->m + l->epsilon);
 }
 
-static d5_status layernorm_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status layernorm_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     const layernorm *l = state;
     const double *scale = in[1].data, *bias = l->bias.dtype != D5_DTYPE_INVALID ? in[2].data : NULL;
     for (int64_t r = 0; r < l->rows; r++) {
@@ -144,11 +149,12 @@ static d5_status layernorm_forward(void *state, const d5_rt *in, int32_t nin, d5
  * broadcast axes), and
  *   dX = InvStdDev * (g - mean(g) - xh * mean(g * xh))
  *        + dMean / M - dInvStdDev * InvStdDev^2 * xh / M. */
-static d5_status layernorm_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status layernorm_backward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const layernorm *l = state;
     const double *scale = in[1].data;
     double m = (double)l->m;
@@ -180,13 +186,10 @@ static d5_status layernorm_backward(void *state, const d5_rt *gout, int32_t nout
 
 /* Mean, centred squares, normalising, scaling and shifting: about 8 operations
  * per element. */
-static double layernorm_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                              const d5_tensor_desc *out, int32_t nout)
+static double layernorm_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return 8.0 * (double)d5_tensor_desc_numel(&in[0]);
 }
 

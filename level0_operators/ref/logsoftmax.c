@@ -9,18 +9,16 @@
 
 #include <math.h>
 
-static d5_status logsoftmax_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return d5__axis_view_create("LogSoftmax", in, nin, attrs, out, state);
+    return d5__axis_view_create("LogSoftmax", args->inputs, args->ninputs, args->attrs,
+                                args->outputs, state);
 }
 
-static d5_status logsoftmax_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                    int32_t nout)
+static d5_status logsoftmax_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_axis_view *g = state;
     for (int64_t r = 0; r < g->outer * g->inner; r++) {
         const double *x = in[0].data + d5__axis_row(g, r);
@@ -34,12 +32,11 @@ static d5_status logsoftmax_forward(void *state, const d5_rt *in, int32_t nin, d
     return D5_OK;
 }
 
-static d5_status logsoftmax_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                     int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status logsoftmax_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_axis_view *g = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t r = 0; r < g->outer * g->inner; r++) {

@@ -14,10 +14,12 @@ typedef struct lrn {
     double size, alpha, beta, bias;
 } lrn;
 
-static d5_status lrn_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status lrn_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     lrn l;
     int64_t size;
     d5_status s = d5__need_float("LRN", in, nin, 0);
@@ -70,10 +72,10 @@ static double denominator(const lrn *l, const double *x, int64_t k, int64_t c, i
     return l->bias + l->alpha / l->size * sum;
 }
 
-static d5_status lrn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status lrn_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const lrn *l = state;
     for (int64_t k = 0; k < l->n; k++)
         for (int64_t c = 0; c < l->c; c++)
@@ -87,12 +89,11 @@ static d5_status lrn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
 /* With D_c the denominator of channel c:
  * dX_j = dY_j D_j^-beta - 2 beta alpha / size * X_j * sum over the channels c
  * whose window holds j of dY_c X_c D_c^(-beta-1). */
-static d5_status lrn_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status lrn_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const lrn *l = state;
     const double *x = in[0].data, *dy = gout[0].data;
     double *dx = gin[0].data;
@@ -114,12 +115,9 @@ static d5_status lrn_backward(void *state, const d5_rt *gout, int32_t nout, cons
 }
 
 /* size multiply-adds for the square sum, then a power and a division. */
-static double lrn_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
+static double lrn_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)nin;
-    (void)out;
-    (void)nout;
+    const d5_tensor_desc *in = shapes->inputs;
     const lrn *l = state;
     return (2 * l->size + 4) * (double)d5_tensor_desc_numel(&in[0]);
 }

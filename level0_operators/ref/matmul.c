@@ -19,11 +19,11 @@ static d5_tensor_desc leading(const d5_tensor_desc *d, int32_t nd)
     return b;
 }
 
-static d5_status matmul_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status matmul_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++) {
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "MatMul: input %c is required", "AB"[i]);
@@ -66,10 +66,10 @@ static d5_status matmul_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status matmul_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status matmul_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const matmul *g = state;
     int64_t batch = d5_tensor_desc_numel(&g->y_batch);
     for (int64_t t = 0; t < batch; t++) {
@@ -90,12 +90,11 @@ static d5_status matmul_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
 }
 
 /* dA = dY B^T and dB = A^T dY per matrix, summed over broadcast batches. */
-static d5_status matmul_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status matmul_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const matmul *g = state;
     int64_t batch = d5_tensor_desc_numel(&g->y_batch);
     for (int64_t t = 0; t < batch; t++) {
@@ -115,13 +114,9 @@ static d5_status matmul_backward(void *state, const d5_rt *gout, int32_t nout, c
     return D5_OK;
 }
 
-static double matmul_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout)
+static double matmul_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     const matmul *g = state;
     return 2.0 * (double)g->m * (double)g->n * (double)g->k *
            (double)d5_tensor_desc_numel(&g->y_batch);

@@ -14,11 +14,11 @@ typedef struct matmulinteger {
     d5_qmatmul_param azp, bzp;
 } matmulinteger;
 
-static d5_status matmulinteger_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                      d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status matmulinteger_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "MatMulInteger";
     d5_status s = d5__quant_need_int8(op, in, nin, 0, "A");
     if (s == D5_OK) s = d5__quant_need_int8(op, in, nin, 1, "B");
@@ -46,23 +46,20 @@ static d5_status matmulinteger_create(const d5_tensor *in, int32_t nin, const d5
     return D5_OK;
 }
 
-static d5_status matmulinteger_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                       int32_t nout)
+static d5_status matmulinteger_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const matmulinteger *m = state;
     d5__qmatmul_accumulate(&m->g, in[0].data, nin > 2 ? in[2].data : NULL, &m->azp, in[1].data,
                            nin > 3 ? in[3].data : NULL, &m->bzp, out[0].data);
     return D5_OK;
 }
 
-static double matmulinteger_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                  const d5_tensor_desc *out, int32_t nout)
+static double matmulinteger_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__qmatmul_flops(&((const matmulinteger *)state)->g);
 }
 

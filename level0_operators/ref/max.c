@@ -39,10 +39,11 @@ static int32_t selected(const d5_rt *in, int32_t nin, const d5_rt *out, int64_t 
     return best;
 }
 
-static d5_status extreme_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status extreme_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     double sign = ((const extreme *)state)->sign;
     for (int64_t i = 0; i < out[0].numel; i++) {
         const d5_rt *src = &in[selected(in, nin, &out[0], i, sign)];
@@ -51,10 +52,13 @@ static d5_status extreme_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     return D5_OK;
 }
 
-static d5_status extreme_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status extreme_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     double sign = ((const extreme *)state)->sign;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int32_t k = selected(in, nin, &out[0], i, sign);
@@ -64,12 +68,11 @@ static d5_status extreme_backward(void *state, const d5_rt *gout, int32_t nout, 
     return D5_OK;
 }
 
-static double extreme_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout)
+static double extreme_flops(void *state, const d5_ref_shapes *shapes)
 {
+    int32_t nin = shapes->ninputs;
+    const d5_tensor_desc *out = shapes->outputs;
     (void)state;
-    (void)in;
-    (void)nout;
     return (double)(nin - 1) * (double)d5_tensor_desc_numel(&out[0]);
 }
 

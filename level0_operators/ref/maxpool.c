@@ -16,9 +16,13 @@ typedef struct maxpool {
     int64_t idx[]; /* one window's offsets */
 } maxpool;
 
-static d5_status maxpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     d5_pool p;
     int64_t order;
     d5_status s = D5_OK;
@@ -67,10 +71,11 @@ static int64_t column_major(const d5_pool *p, int64_t offset)
     return col;
 }
 
-static d5_status maxpool_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status maxpool_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     maxpool *st = state;
     const d5_pool *p = &st->p;
     for (int64_t c = 0; c < p->planes; c++) {
@@ -86,12 +91,11 @@ static d5_status maxpool_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     return D5_OK;
 }
 
-static d5_status maxpool_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status maxpool_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     maxpool *st = state;
     const d5_pool *p = &st->p;
     if (!gin[0].data) return D5_OK;
@@ -103,12 +107,9 @@ static d5_status maxpool_backward(void *state, const d5_rt *gout, int32_t nout, 
 }
 
 /* One comparison per window position. */
-static double maxpool_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout)
+static double maxpool_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    const d5_tensor_desc *out = shapes->outputs;
     const maxpool *st = state;
     return (double)d5_tensor_desc_numel(&out[0]) * (double)st->p.window;
 }

@@ -73,10 +73,12 @@ static d5_status unpooled_shape(const d5_tensor_desc *x, const d5_attrs *attrs, 
     return D5_OK;
 }
 
-static d5_status maxunpool_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status maxunpool_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_float("MaxUnpool", in, nin, 0);
     if (s != D5_OK) return s;
     if (!d5__has_input(in, nin, 1))
@@ -153,11 +155,10 @@ static int64_t position(const maxunpool *m, const d5_rt *ind, int64_t e)
     return pos;
 }
 
-static d5_status maxunpool_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status maxunpool_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const maxunpool *m = state;
     memset(out[0].data, 0, (size_t)m->out_numel * sizeof(double));
     for (int64_t e = 0; e < in[0].numel; e++) {
@@ -168,12 +169,11 @@ static d5_status maxunpool_forward(void *state, const d5_rt *in, int32_t nin, d5
     return D5_OK;
 }
 
-static d5_status maxunpool_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status maxunpool_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     maxunpool *m = state;
     if (!gin[0].data) return D5_OK;
     memset(m->winner, 0, (size_t)m->out_numel * sizeof(int64_t));

@@ -7,10 +7,12 @@
  * count for the mean). */
 #include "reduce.h"
 
-static d5_status mse_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status mse_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_loss_reduction r;
     d5_status s = d5__need_float("MeanSquaredError", in, nin, 0);
     if (s == D5_OK) s = d5__need_float("MeanSquaredError", in, nin, 1);
@@ -40,10 +42,10 @@ static d5_status mse_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-static d5_status mse_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status mse_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     d5_loss_reduction r = *(const d5_loss_reduction *)state;
     double sum = 0;
     for (int64_t i = 0; i < in[0].numel; i++) {
@@ -56,12 +58,11 @@ static d5_status mse_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     return D5_OK;
 }
 
-static d5_status mse_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status mse_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     d5_loss_reduction r = *(const d5_loss_reduction *)state;
     for (int64_t i = 0; i < in[0].numel; i++) {
         double g = r == D5_LOSS_NONE  ? gout[0].data[i]
@@ -74,13 +75,10 @@ static d5_status mse_backward(void *state, const d5_rt *gout, int32_t nout, cons
     return D5_OK;
 }
 
-static double mse_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
+static double mse_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return 3.0 * (double)d5_tensor_desc_numel(&in[0]);
 }
 

@@ -31,10 +31,12 @@ static void mvn_destroy(void *state)
     d5_free(m);
 }
 
-static d5_status mvn_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status mvn_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_float("MeanVarianceNormalization", in, nin, 0);
     int64_t opset;
     if (s == D5_OK) s = d5__ref_opset("MeanVarianceNormalization", attrs, D5__OPSET_NEWEST, &opset);
@@ -120,10 +122,10 @@ static void statistics(mvn *m, const double *x, int64_t n)
     for (int64_t g = 0; g < m->groups; g++) m->std[g] = sqrt(m->std[g] / (double)m->per_group);
 }
 
-static d5_status mvn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status mvn_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     mvn *m = state;
     statistics(m, in[0].data, in[0].numel);
     for (int64_t e = 0; e < in[0].numel; e++) {
@@ -133,12 +135,11 @@ static d5_status mvn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     return D5_OK;
 }
 
-static d5_status mvn_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status mvn_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     mvn *m = state;
     if (!gin[0].data) return D5_OK;
     const double *x = in[0].data, *gy = gout[0].data;

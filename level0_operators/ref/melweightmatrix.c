@@ -34,10 +34,12 @@ static d5_status read_count(const d5_tensor *in, int32_t nin, int32_t i, const c
     return D5_OK;
 }
 
-static d5_status mel_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status mel_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     mel m;
     int64_t onnx_type;
     int32_t dtype;
@@ -66,10 +68,10 @@ static double to_mel(double hz)
     return 2595 * log10(1 + hz / 700);
 }
 
-static d5_status mel_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status mel_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const mel *m = state;
     double rate = in[2].data[0], lo = to_mel(in[3].data[0]), hi = to_mel(in[4].data[0]);
     if (!(rate > 0))

@@ -43,10 +43,12 @@ static double pymod_f(double a, double b)
 static const d5_binary_fn fmod_fn = {"Mod", fmod_f, fmod_da, fmod_db, D5_BINARY_FLOAT};
 static const d5_binary_fn pymod_fn = {"Mod", pymod_f, NULL, NULL, D5_BINARY_FLOAT};
 
-static d5_status mod_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status mod_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++) {
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "Mod: input %d (%s) is required", (int)i,
@@ -81,10 +83,10 @@ static d5_status mod_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-static d5_status mod_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status mod_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const mod *m = state;
     if (!m->is_float)
         for (int64_t j = 0; j < in[1].numel; j++)
@@ -98,11 +100,12 @@ static d5_status mod_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
 
 /* Only floating-point inputs have a gradient, and they always use fmod = 1;
  * integer ones leave it zero. */
-static d5_status mod_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status mod_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const mod *m = state;
     if (m->is_float) d5__binary_grad(&fmod_fn, gout, in, out, gin);
     return D5_OK;

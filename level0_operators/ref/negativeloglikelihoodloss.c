@@ -23,10 +23,12 @@ typedef struct nll {
 
 #define OP "NegativeLogLikelihoodLoss"
 
-static d5_status nll_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status nll_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     nll g = {0};
     d5_status s = d5__need_float(OP, in, nin, 0);
     if (s == D5_OK) s = d5__loss_reduction(OP, attrs, &g.reduction);
@@ -116,9 +118,11 @@ static d5_status totals(const nll *g, const d5_rt *in, int32_t nin, double *loss
     return D5_OK;
 }
 
-static d5_status nll_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status nll_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const nll *g = state;
     double sum, wsum;
     int none = g->reduction == D5_LOSS_NONE;
@@ -128,10 +132,13 @@ static d5_status nll_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
     return D5_OK;
 }
 
-static d5_status nll_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status nll_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const nll *g = state;
     double sum, wsum;
     d5_status s = totals(g, in, nin, NULL, &sum, &wsum);

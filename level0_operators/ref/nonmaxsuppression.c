@@ -176,10 +176,12 @@ static d5_status run(const nms *m, const nms_args *a, double *rows, int64_t *cou
     return s;
 }
 
-static d5_status nms_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status nms_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     nms m = {0};
     nms_args a = {0};
     int64_t center;
@@ -221,9 +223,11 @@ static double rt_scalar(const d5_rt *in, int32_t nin, int32_t i, double def, int
     return has ? in[i].data[0] : def;
 }
 
-static d5_status nms_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status nms_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const nms *m = state;
     nms_args a = {in[0].data, in[1].data, 0, 0, 0, 0};
     double max_out = rt_scalar(in, nin, 2, 0, NULL);

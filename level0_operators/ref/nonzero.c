@@ -19,11 +19,11 @@ static int64_t count_nonzero(const double *x, int64_t n)
     return count;
 }
 
-static d5_status nonzero_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status nonzero_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("NonZero", in, nin, 0, D5__ANY);
     double *x = NULL;
     int64_t n = 0;
@@ -44,11 +44,10 @@ static d5_status nonzero_create(const d5_tensor *in, int32_t nin, const d5_attrs
     return D5_OK;
 }
 
-static d5_status nonzero_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status nonzero_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const nonzero *z = state;
     const d5_tensor_desc *x = in[0].desc;
     int64_t count = count_nonzero(in[0].data, in[0].numel);

@@ -2,11 +2,11 @@
  * https://onnx.ai/onnx/operators/onnx__Not.html */
 #include "util.h"
 
-static d5_status not_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status not_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Not: input 0 is required");
     if (in[0].desc.dtype != D5_BOOL)
@@ -16,11 +16,11 @@ static d5_status not_create(const d5_tensor *in, int32_t nin, const d5_attrs *at
     return D5_OK;
 }
 
-static d5_status not_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status not_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[i] == 0;
     return D5_OK;
 }

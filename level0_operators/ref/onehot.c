@@ -35,10 +35,12 @@ static d5_status read_depth(const d5_tensor *in, int32_t nin, int64_t *depth)
     return D5_OK;
 }
 
-static d5_status onehot_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status onehot_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     static const char *const names[3] = {"indices", "depth", "values"};
     for (int32_t i = 0; i < 3; i++)
         if (!d5__has_input(in, nin, i))
@@ -83,10 +85,10 @@ static d5_status onehot_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status onehot_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status onehot_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const onehot *h = state;
     double off = in[2].data[0], on = in[2].data[1];
     for (int64_t o = 0; o < h->outer; o++)

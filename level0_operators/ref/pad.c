@@ -107,10 +107,12 @@ static d5_status read_pads(const d5_tensor *in, int32_t nin, const d5_attrs *att
     return D5_OK;
 }
 
-static d5_status pad_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status pad_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     pad p = {0};
     int64_t begin[D5_MAX_DIMS], end[D5_MAX_DIMS], opset;
     d5_status s = d5__need_input("Pad", in, nin, 0, "data");
@@ -185,9 +187,11 @@ static int64_t source(const pad *p, const d5_tensor_desc *x, const d5_tensor_des
     return idx;
 }
 
-static d5_status pad_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status pad_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const pad *p = state;
     double value = p->value_attr ? p->value : nin > 2 && in[2].data ? in[2].data[0] : 0;
     for (int64_t i = 0; i < out[0].numel; i++) {
@@ -199,10 +203,13 @@ static d5_status pad_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
 
 /* dX sums dY over the outputs that read each element; d(constant_value) sums
  * dY over the padding. */
-static d5_status pad_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status pad_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int64_t k = source(state, in[0].desc, out[0].desc, i);
         if (k >= 0 && gin[0].data) gin[0].data[k] += gout[0].data[i];

@@ -28,11 +28,11 @@ static double pow_db(double a, double b, double y)
 
 static const d5_binary_fn pow_fn = {"Pow", power, pow_da, pow_db, D5_BINARY_FLOAT};
 
-static d5_status pow_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status pow_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("Pow", in, nin, 0, D5__FLOATS | D5__DT(D5_I32) | D5__DT(D5_I64));
     if (s == D5_OK) s = d5__need_types("Pow", in, nin, 1, D5__NUMBERS);
     if (s != D5_OK) return s;

@@ -28,10 +28,12 @@ static d5_status channel_slope(const d5_tensor_desc *x, const d5_tensor_desc *sl
     return D5_OK;
 }
 
-static d5_status prelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status prelu_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++) {
         if (!d5__has_input(in, nin, i))
             return d5_error(D5_ERR_INVALID, "PRelu: input %d (%s) is required", (int)i,
@@ -64,10 +66,10 @@ static d5_status prelu_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status prelu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status prelu_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_tensor_desc *slope = state ? state : in[1].desc;
     for (int64_t i = 0; i < out[0].numel; i++) {
         double x = in[0].data[i];
@@ -77,11 +79,12 @@ static d5_status prelu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt 
     return D5_OK;
 }
 
-static d5_status prelu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status prelu_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_tensor_desc *slope = state ? state : in[1].desc;
     for (int64_t i = 0; i < out[0].numel; i++) {
         double x = in[0].data[i], g = gout[0].data[i];

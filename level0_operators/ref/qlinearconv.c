@@ -20,10 +20,12 @@ typedef struct qlinearconv {
 static const char *const names[] = {
     "x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point", "B"};
 
-static d5_status qlinearconv_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                    d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status qlinearconv_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "QLinearConv";
     for (int32_t i = 0; i < 8; i++)
         if (!d5__has_input(in, nin, i))
@@ -36,13 +38,13 @@ static d5_status qlinearconv_create(const d5_tensor *in, int32_t nin, const d5_a
     if (s == D5_OK && in[4].desc.dtype != D5_F32)
         s = d5_error(D5_ERR_INVALID, "%s: input 4 (w_scale) has data type %s, expected float32", op,
                      d5_dtype_name((d5_dtype)in[4].desc.dtype));
-    if (s == D5_OK) s = d5__qconv_channel_param(op, in, nin, 4, names[4], &c.g, &c.ws_per_channel);
+    if (s == D5_OK) s = d5__qconv_channel_param(op, in, 4, names[4], &c.g, &c.ws_per_channel);
     if (s == D5_OK && in[5].desc.dtype != in[3].desc.dtype)
         s = d5_error(D5_ERR_INVALID,
                      "%s: input 5 (w_zero_point) has data type %s, expected %s (that of w)", op,
                      d5_dtype_name((d5_dtype)in[5].desc.dtype),
                      d5_dtype_name((d5_dtype)in[3].desc.dtype));
-    if (s == D5_OK) s = d5__qconv_channel_param(op, in, nin, 5, names[5], &c.g, &c.wzp_per_channel);
+    if (s == D5_OK) s = d5__qconv_channel_param(op, in, 5, names[5], &c.g, &c.wzp_per_channel);
     if (s == D5_OK) s = d5__quant_need_scalar_scale(op, in, nin, 6, names[6]);
     if (s == D5_OK) s = d5__quant_need_int8(op, in, nin, 7, names[7]);
     if (s == D5_OK) s = d5__quant_need_scalar_zp(op, in, nin, 7, names[7], in[7].desc.dtype, "y");
@@ -57,10 +59,11 @@ static d5_status qlinearconv_create(const d5_tensor *in, int32_t nin, const d5_a
     return D5_OK;
 }
 
-static d5_status qlinearconv_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                     int32_t nout)
+static d5_status qlinearconv_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const qlinearconv *c = state;
     const d5_conv_geometry *g = &c->g;
     const double *bias = nin > 8 ? in[8].data : NULL, *ws = in[4].data;
@@ -78,13 +81,9 @@ static d5_status qlinearconv_forward(void *state, const d5_rt *in, int32_t nin, 
     return D5_OK;
 }
 
-static double qlinearconv_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                const d5_tensor_desc *out, int32_t nout)
+static double qlinearconv_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__conv_flops(&((const qlinearconv *)state)->g);
 }
 

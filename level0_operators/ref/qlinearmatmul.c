@@ -36,11 +36,11 @@ static d5_status operand_params(const d5_tensor *in, int32_t i, char side, const
     return s;
 }
 
-static d5_status qlinearmatmul_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                      d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status qlinearmatmul_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "QLinearMatMul";
     for (int32_t i = 0; i < 8; i++)
         if (!d5__has_input(in, nin, i))
@@ -66,11 +66,10 @@ static d5_status qlinearmatmul_create(const d5_tensor *in, int32_t nin, const d5
     return D5_OK;
 }
 
-static d5_status qlinearmatmul_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                       int32_t nout)
+static d5_status qlinearmatmul_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const qlinearmatmul *m = state;
     const d5_qmatmul *g = &m->g;
     double *y = out[0].data, ys = in[6].data[0], yzp = in[7].data[0];
@@ -91,13 +90,9 @@ static d5_status qlinearmatmul_forward(void *state, const d5_rt *in, int32_t nin
     return D5_OK;
 }
 
-static double qlinearmatmul_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                                  const d5_tensor_desc *out, int32_t nout)
+static double qlinearmatmul_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     return d5__qmatmul_flops(&((const qlinearmatmul *)state)->g);
 }
 

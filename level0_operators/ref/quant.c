@@ -315,10 +315,9 @@ d5_status d5__qconv_geometry(const char *op, const d5_tensor_desc *x, const d5_t
     return d5_error(s, "%s: %s", op, msg);
 }
 
-d5_status d5__qconv_channel_param(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
-                                  const char *name, const d5_conv_geometry *g, int *per_channel)
+d5_status d5__qconv_channel_param(const char *op, const d5_tensor *in, int32_t i, const char *name,
+                                  const d5_conv_geometry *g, int *per_channel)
 {
-    (void)nin;
     const d5_tensor_desc *d = &in[i].desc;
     *per_channel = 0;
     if (d5__quant_is_single(d)) return D5_OK;

@@ -131,8 +131,8 @@ d5_status d5__qconv_geometry(const char *op, const d5_tensor_desc *x, const d5_t
                              const d5_tensor_desc *b, const d5_attrs *attrs, d5_conv_geometry *g);
 /* Checks that a weight zero point or scale (input i, `name`) holds one value
  * or is 1-d with one value per output channel; *per_channel says which. */
-d5_status d5__qconv_channel_param(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
-                                  const char *name, const d5_conv_geometry *g, int *per_channel);
+d5_status d5__qconv_channel_param(const char *op, const d5_tensor *in, int32_t i, const char *name,
+                                  const d5_conv_geometry *g, int *per_channel);
 /* The exact integer convolution: y[n, m, o] = sum over the taps of (x - xzp)
  * * (w - wzp[m]), taps in the padding contributing nothing (X is padded with
  * its zero point); wzp has one value, or one per output channel when

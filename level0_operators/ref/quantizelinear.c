@@ -21,10 +21,12 @@ typedef struct quantize {
     int float_quotient;
 } quantize;
 
-static d5_status quantize_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status quantize_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const char *op = "QuantizeLinear";
     int64_t opset;
     d5_status s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
@@ -68,10 +70,11 @@ static d5_status quantize_create(const d5_tensor *in, int32_t nin, const d5_attr
     return D5_OK;
 }
 
-static d5_status quantize_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status quantize_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     const quantize *q = state;
     const double *x = in[0].data, *scale = in[1].data, *zp = nin > 2 ? in[2].data : NULL;
     for (int64_t i = 0; i < out[0].numel; i++) {

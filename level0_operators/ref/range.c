@@ -35,11 +35,11 @@ static d5_status scalar(const d5_tensor *in, int32_t i, double *v)
     return D5_OK;
 }
 
-static d5_status range_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status range_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     double v[3];
     for (int32_t i = 0; i < 3; i++) {
         if (!d5__has_input(in, nin, i))
@@ -75,11 +75,9 @@ static d5_status range_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status range_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status range_forward(void *state, const d5_ref_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_rt *out = call->outputs;
     const range *r = state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = r->start + (double)i * r->delta;
     return D5_OK;

@@ -112,11 +112,10 @@ d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in
     return D5_OK;
 }
 
-d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+d5_status d5__reduce_sum_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_reduce *r = state;
     for (int64_t o = 0; o < out[0].numel; o++) out[0].data[o] = 0;
     for (int64_t i = 0; i < in[0].numel; i++) out[0].data[d5__reduce_index(r, i)] += in[0].data[i];
@@ -126,12 +125,11 @@ d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_r
     return D5_OK;
 }
 
-d5_status d5__reduce_sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__reduce_sum_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_reduce *r = state;
     double n = r->mean ? (double)r->count : 1; /* x / 1 is x exactly */
     if (gin[0].data)
@@ -142,11 +140,10 @@ d5_status d5__reduce_sum_backward(void *state, const d5_rt *gout, int32_t nout, 
 
 /* One addition per input element, and for the mean a division per output
  * element. */
-double d5__reduce_sum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout)
+double d5__reduce_sum_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor_desc *in = shapes->inputs;
+    const d5_tensor_desc *out = shapes->outputs;
     const d5_reduce *r = state;
     return (double)d5_tensor_desc_numel(&in[0]) +
            (r->mean ? (double)d5_tensor_desc_numel(&out[0]) : 0);

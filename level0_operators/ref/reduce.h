@@ -35,13 +35,10 @@ d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in
 /* The kernels and FLOPs of ReduceSum and ReduceMean, whose state is the
  * d5_reduce of d5__reduce_create. Integer sums wrap into their type and
  * integer means are truncated toward zero. */
-d5_status d5__reduce_sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout);
+d5_status d5__reduce_sum_forward(void *state, const d5_ref_call *call);
 /* Every input element gets the gradient of the sum (mean) it went into. */
-d5_status d5__reduce_sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin);
-double d5__reduce_sum_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                            const d5_tensor_desc *out, int32_t nout);
+d5_status d5__reduce_sum_backward(void *state, const d5_ref_call *call);
+double d5__reduce_sum_flops(void *state, const d5_ref_shapes *shapes);
 
 /* The `reduction` attribute of a loss. */
 typedef enum d5_loss_reduction { D5_LOSS_NONE, D5_LOSS_SUM, D5_LOSS_MEAN } d5_loss_reduction;

@@ -7,10 +7,12 @@
  * https://onnx.ai/onnx/operators/onnx__ReduceMean.html */
 #include "reduce.h"
 
-static d5_status reducemean_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                   d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status reducemean_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__reduce_create("ReduceMean", D5__WIDE, in, nin, attrs, out, state);
     if (s == D5_OK) ((d5_reduce *)*state)->mean = 1;
     return s;

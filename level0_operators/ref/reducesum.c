@@ -6,11 +6,10 @@
  * https://onnx.ai/onnx/operators/onnx__ReduceSum.html */
 #include "reduce.h"
 
-static d5_status reducesum_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status reducesum_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return d5__reduce_create("ReduceSum", D5__WIDE, in, nin, attrs, out, state);
+    return d5__reduce_create("ReduceSum", D5__WIDE, args->inputs, args->ninputs, args->attrs,
+                             args->outputs, state);
 }
 
 D5_REF_OPERATOR(ReduceSum, 1, 2, 1, 1, reducesum_create, d5__reduce_sum_forward,

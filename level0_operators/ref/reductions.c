@@ -85,11 +85,10 @@ static double fold(kind k, double acc, double x)
     }
 }
 
-static d5_status reduction_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status reduction_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     reduction *r = state;
     double *y = out[0].data, *m = r->scratch;
     for (int64_t o = 0; o < r->nout; o++) y[o] = start(r->kind);
@@ -149,11 +148,12 @@ static void prod_backward(reduction *r, const d5_rt *gout, const d5_rt *in, d5_r
     }
 }
 
-static d5_status reduction_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status reduction_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     reduction *r = state;
     if (!gin[0].data) return D5_OK;
     if (r->kind == PROD) {
@@ -186,11 +186,10 @@ static d5_status reduction_backward(void *state, const d5_rt *gout, int32_t nout
 }
 
 #define REDUCTION(NAME, KIND)                                                                      \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        (void)nout;                                                                                \
-        return reduction_create(#NAME, KIND, in, nin, attrs, out, state);                          \
+        return reduction_create(#NAME, KIND, args->inputs, args->ninputs, args->attrs,             \
+                                args->outputs, state);                                             \
     }                                                                                              \
     D5_REF_OPERATOR(NAME, 1, 2, 1, 1, NAME##_create, reduction_forward, reduction_backward, NULL,  \
                     d5__flops_per_input)

@@ -98,9 +98,12 @@ static d5_status buffer(ref_state *s, int32_t k, int64_t numel, double **out)
     return D5_OK;
 }
 
-d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor *in, int32_t nin,
-                         const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID && !convertible(in[i].desc.dtype))
             return d5_error(D5_ERR_UNSUPPORTED, "%s (ref): input %d has data type %s", vt->name, i,
@@ -125,7 +128,7 @@ d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor *in, int32_t n
         memset(&out[i], 0, sizeof out[i]);
         out[i].dtype = nin > 0 ? in[0].desc.dtype : D5_F32;
     }
-    d5_status st = vt->create(in, nin, attrs, out, nout, &s->inner);
+    d5_status st = vt->create(args, &s->inner);
     if (st == D5_OK) {
         for (int32_t i = 0; i < nout; i++) {
             size_t bytes;
@@ -141,14 +144,18 @@ d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_tensor *in, int32_t n
         d5__ref_destroy(s);
         return st;
     }
-    s->flops = vt->flops ? vt->flops(s->inner, s->in_desc, nin, out, nout) : 0;
+    const d5_ref_shapes shapes = {s->in_desc, nin, s->out_desc, nout};
+    s->flops = vt->flops ? vt->flops(s->inner, &shapes) : 0;
     *state = s;
     return D5_OK;
 }
 
-d5_status d5__ref_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                          int32_t nout)
+d5_status d5__ref_forward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    int32_t nout = call->noutputs;
     ref_state *s = state;
     d5_status st = D5_OK;
     for (int32_t i = 0; i < nin && st == D5_OK; i++) {
@@ -160,15 +167,22 @@ d5_status d5__ref_forward(void *state, const d5_tensor *in, int32_t nin, d5_tens
     }
     for (int32_t i = 0; i < nout && st == D5_OK; i++)
         st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
-    if (st == D5_OK) st = s->vt->forward(s->inner, s->in, nin, s->out, nout);
+    const d5_ref_call views = {
+        .inputs = s->in, .ninputs = nin, .outputs = s->out, .noutputs = nout};
+    if (st == D5_OK) st = s->vt->forward(s->inner, &views);
     for (int32_t i = 0; i < nout && st == D5_OK; i++)
         st = from_double(s->out[i].data, &out[i], s->out[i].numel);
     return st;
 }
 
-d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                           int32_t nin, const d5_tensor *out, d5_tensor *gin)
+d5_status d5__ref_backward(void *state, const d5_op_call *call)
 {
+    const d5_tensor *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
     ref_state *s = state;
     d5_status st = D5_OK;
     for (int32_t i = 0; i < nin && st == D5_OK; i++) {
@@ -194,7 +208,13 @@ d5_status d5__ref_backward(void *state, const d5_tensor *gout, int32_t nout, con
         else
             memset(s->gout[i].data, 0, (size_t)s->gout[i].numel * sizeof(double));
     }
-    if (st == D5_OK) st = s->vt->backward(s->inner, s->gout, nout, s->in, nin, s->out, s->gin);
+    const d5_ref_call views = {.inputs = s->in,
+                               .ninputs = nin,
+                               .outputs = s->out,
+                               .noutputs = nout,
+                               .grad_outputs = s->gout,
+                               .grad_inputs = s->gin};
+    if (st == D5_OK) st = s->vt->backward(s->inner, &views);
     for (int32_t i = 0; i < nin && st == D5_OK; i++)
         if (s->gin[i].data) st = from_double(s->gin[i].data, &gin[i], s->gin[i].numel);
     return st;

@@ -3,34 +3,33 @@
  * https://onnx.ai/onnx/operators/onnx__Relu.html */
 #include "util.h"
 
-static d5_status relu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status relu_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     d5_status s = d5__need_types("Relu", in, nin, 0, D5__FLOATS | D5__SIGNED);
     if (s == D5_OK) out[0] = in[0].desc;
     return s;
 }
 
-static d5_status relu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status relu_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     for (int64_t i = 0; i < in[0].numel; i++)
         out[0].data[i] = in[0].data[i] > 0 ? in[0].data[i] : 0;
     return D5_OK;
 }
 
-static d5_status relu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status relu_backward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     (void)state;
-    (void)nout;
-    (void)nin;
-    (void)out;
     if (gin[0].data)
         for (int64_t i = 0; i < in[0].numel; i++)
             gin[0].data[i] = in[0].data[i] > 0 ? gout[0].data[i] : 0;

@@ -379,10 +379,12 @@ static void fill_tables(resize *r, const resize_attrs *a, const double *scale, c
     }
 }
 
-static d5_status resize_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status resize_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     resize_attrs a;
     memset(&a, 0, sizeof a);
     double scale[D5_MAX_DIMS], length[D5_MAX_DIMS], start[D5_MAX_DIMS], end[D5_MAX_DIMS];
@@ -469,35 +471,28 @@ static void apply(const resize *r, const double *src, double *dst, int adjoint)
     }
 }
 
-static d5_status resize_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status resize_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     apply(state, in[0].data, out[0].data, 0);
     return D5_OK;
 }
 
 /* Only X has a gradient: roi, scales and sizes do not change the result
  * smoothly (their gradients stay zero). */
-static d5_status resize_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status resize_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     if (gin[0].data) apply(state, gout[0].data, gin[0].data, 1);
     return D5_OK;
 }
 
 /* A multiply-add per input element read. */
-static double resize_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout)
+static double resize_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     const resize *r = state;
     double reads = 1;
     for (int32_t d = 0; d < r->ndim; d++) reads *= r->taps[d];

@@ -13,10 +13,12 @@ typedef struct revseq {
     int time_first;             /* time_axis 0, batch_axis 1 */
 } revseq;
 
-static d5_status revseq_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status revseq_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("ReverseSequence", in, nin, 0, D5__ANY);
     if (s != D5_OK) return s;
     if (!d5__has_input(in, nin, 1))
@@ -82,22 +84,21 @@ static void reverse(const revseq *r, const double *lens, const double *src, doub
     }
 }
 
-static d5_status revseq_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status revseq_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const revseq *r = state;
     d5_status s = check_lens(r, &in[1]);
     if (s == D5_OK) reverse(r, in[1].data, in[0].data, out[0].data, 0);
     return s;
 }
 
-static d5_status revseq_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status revseq_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const revseq *r = state;
     if (!gin[0].data) return D5_OK;
     d5_status s = check_lens(r, &in[1]);

@@ -33,10 +33,10 @@ static void rnn_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, cons
 
 static const d5_rnn_cell rnn_cell = {"RNN", 1, 1, {"Tanh"}, 6, 2, 1, 3.0, rnn_step, rnn_back};
 
-static d5_status rnn_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status rnn_create(const d5_op_create_args *args, void **state)
 {
-    return d5__rnn_create(&rnn_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&rnn_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(RNN, 3, 6, 1, 2, rnn_create, d5__rnn_forward, d5__rnn_backward, NULL,

@@ -106,10 +106,8 @@ void d5__rnn_recur_back(const d5_rnn *r, const d5_rnn_dir *w, int g, const doubl
 /* The ref kernels of the three operators (d5_ref_vtable functions). */
 d5_status d5__rnn_create(const d5_rnn_cell *cell, const d5_tensor *in, int32_t nin,
                          const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state);
-d5_status d5__rnn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
-d5_status d5__rnn_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                           int32_t nin, const d5_rt *out, d5_rt *gin);
-double d5__rnn_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
-                     int32_t nout);
+d5_status d5__rnn_forward(void *state, const d5_ref_call *call);
+d5_status d5__rnn_backward(void *state, const d5_ref_call *call);
+double d5__rnn_flops(void *state, const d5_ref_shapes *shapes);
 
 #endif

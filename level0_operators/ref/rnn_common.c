@@ -526,8 +526,12 @@ static void initial(const d5_rnn *r, const d5_rt *in, int32_t nin, int32_t i, in
         memset(dst, 0, (size_t)r->H * sizeof *dst);
 }
 
-d5_status d5__rnn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+d5_status d5__rnn_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     const d5_rnn *r = state;
     const int64_t H = r->H;
     d5_status s = check_lengths(r, in, nin);
@@ -565,10 +569,13 @@ d5_status d5__rnn_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
 
 /* Back-propagation through time, row by row: the forward pass of the row again
  * (states and caches of every step), then the steps in reverse order. */
-d5_status d5__rnn_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                           int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__rnn_backward(void *state, const d5_ref_call *call)
 {
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_rnn *r = state;
     const int64_t H = r->H, T = r->T, C = r->cell->cache;
     d5_status s = check_lengths(r, in, nin);
@@ -625,13 +632,9 @@ d5_status d5__rnn_backward(void *state, const d5_rt *gout, int32_t nout, const d
 
 /* The matrix products, 2 * D * T * N * G * H * (I + H), and the cell's
  * element-wise work. */
-double d5__rnn_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
-                     int32_t nout)
+double d5__rnn_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
+    (void)shapes;
     const d5_rnn *r = state;
     double rows = (double)r->D * (double)r->T * (double)r->N;
     return rows * (2.0 * (double)r->cell->gates * (double)r->H * (double)(r->I + r->H) +

@@ -83,10 +83,10 @@ static void gru_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, cons
 static const d5_rnn_cell gru_cell = {"GRU", 3,        2,       {"Sigmoid", "Tanh"}, 6, 2, 4,
                                      12.0,  gru_step, gru_back};
 
-static d5_status gru_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status gru_create(const d5_op_create_args *args, void **state)
 {
-    return d5__rnn_create(&gru_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&gru_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(GRU, 3, 6, 1, 2, gru_create, d5__rnn_forward, d5__rnn_backward, NULL,

@@ -93,10 +93,10 @@ static void lstm_back(const d5_rnn *r, const d5_rnn_dir *w, const double *x, con
 static const d5_rnn_cell lstm_cell = {
     "LSTM", 4, 3, {"Sigmoid", "Tanh", "Tanh"}, 8, 3, 5, 16.0, lstm_step, lstm_back};
 
-static d5_status lstm_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status lstm_create(const d5_op_create_args *args, void **state)
 {
-    return d5__rnn_create(&lstm_cell, in, nin, attrs, out, nout, state);
+    return d5__rnn_create(&lstm_cell, args->inputs, args->ninputs, args->attrs, args->outputs,
+                          args->noutputs, state);
 }
 
 D5_REF_OPERATOR(LSTM, 3, 8, 1, 3, lstm_create, d5__rnn_forward, d5__rnn_backward, NULL,

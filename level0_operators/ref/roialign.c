@@ -65,10 +65,12 @@ static d5_status read_sizes(const d5_attrs *attrs, roialign *r)
     return D5_OK;
 }
 
-static d5_status roialign_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status roialign_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     roialign r;
     memset(&r, 0, sizeof r);
     d5_status s = d5__need_float("RoiAlign", in, nin, 0);
@@ -181,11 +183,10 @@ static void pool_roi(const roialign *r, const double *box, const double *plane, 
         }
 }
 
-static d5_status roialign_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status roialign_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const roialign *r = state;
     int64_t plane = r->h * r->w, bins = r->oh * r->ow;
     for (int64_t k = 0; k < r->rois; k++) {

@@ -68,18 +68,16 @@ static d5_status scatter_create_as(const char *op, int reductions, const d5_tens
     return D5_OK;
 }
 
-static d5_status scatterelements_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status scatterelements_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return scatter_create_as("ScatterElements", 1, in, nin, attrs, out, state);
+    return scatter_create_as("ScatterElements", 1, args->inputs, args->ninputs, args->attrs,
+                             args->outputs, state);
 }
 
-static d5_status scatter_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status scatter_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
-    return scatter_create_as("Scatter", 0, in, nin, attrs, out, state);
+    return scatter_create_as("Scatter", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
+                             state);
 }
 
 /* Runs the scatter into y (forward) or, with y NULL, only records in
@@ -97,22 +95,20 @@ static d5_status scatter_run(scatter *st, const d5_rt *in, double *y)
     return D5_OK;
 }
 
-static d5_status scatter_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                 int32_t nout)
+static d5_status scatter_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     d5_status s = scatter_run(state, in, out[0].data);
     if (s == D5_OK) d5__wrap_ints(&out[0]); /* an integer "add" or "mul" that overflows */
     return s;
 }
 
-static d5_status scatter_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                  int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status scatter_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     scatter *st = state;
     if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
         return d5_error(D5_ERR_UNSUPPORTED,

@@ -28,10 +28,12 @@ typedef struct scatternd {
     int64_t winner[];            /* per data element: 1 + the tuple that wrote it last, or 0 */
 } scatternd;
 
-static d5_status scatternd_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status scatternd_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     static const char *const names[] = {"data", "indices", "updates"};
     for (int32_t i = 0; i < 3; i++)
         if (!d5__has_input(in, nin, i))
@@ -125,20 +127,16 @@ static d5_status scatternd_run(scatternd *st, const d5_rt *in, double *y)
     return D5_OK;
 }
 
-static d5_status scatternd_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status scatternd_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
-    return scatternd_run(state, in, out[0].data);
+    return scatternd_run(state, call->inputs, call->outputs[0].data);
 }
 
-static d5_status scatternd_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status scatternd_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     scatternd *st = state;
     if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
         return d5_error(D5_ERR_UNSUPPORTED,

@@ -13,10 +13,10 @@ static const d5_unary_fn selu_fn = {.name = "Selu",
                                     .attr = {"alpha", "gamma"},
                                     .def = {1.67326319217681884765625, 1.05070102214813232421875}};
 
-static d5_status selu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status selu_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_unary_state *p = state;
     double alpha = p->attr[0], gamma = p->attr[1];
     for (int64_t i = 0; i < in[0].numel; i++) {
@@ -26,12 +26,11 @@ static d5_status selu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     return D5_OK;
 }
 
-static d5_status selu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status selu_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_unary_state *p = state;
     double alpha = p->attr[0], gamma = p->attr[1];
     if (gin[0].data)

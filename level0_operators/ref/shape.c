@@ -23,9 +23,13 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static d5_status shape_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status shape_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Shape: input 0 is required");
     const d5_tensor_desc *x = &in[0].desc;
     int64_t start, end;
@@ -47,12 +51,9 @@ static d5_status shape_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status shape_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                               int32_t nout)
+static d5_status shape_forward(void *state, const d5_op_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_tensor *out = call->outputs;
     const shape_state *st = state;
     for (int64_t i = 0; i < st->n; i++) ((int64_t *)out[0].data)[i] = st->dims[i];
     return D5_OK;
@@ -70,6 +71,15 @@ static void shape_cost(void *state, double *flops, double *bytes)
     *bytes = (double)st->n * (double)sizeof(int64_t);
 }
 
-const d5_op_desc d5__op_ref_Shape = {
-    D5_OP_ABI_VERSION, D5_OP_F64,     "Shape", "ref",         1,         1, 1, 1,
-    shape_create,      shape_forward, NULL,    shape_destroy, shape_cost};
+const d5_op_desc d5__op_ref_Shape = {.abi_version = D5_OP_ABI_VERSION,
+                                     .flags = D5_OP_F64,
+                                     .name = "Shape",
+                                     .backend = "ref",
+                                     .min_inputs = 1,
+                                     .max_inputs = 1,
+                                     .min_outputs = 1,
+                                     .max_outputs = 1,
+                                     .create = shape_create,
+                                     .forward = shape_forward,
+                                     .destroy = shape_destroy,
+                                     .cost = shape_cost};

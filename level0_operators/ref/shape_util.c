@@ -48,23 +48,20 @@ void d5__axis_block(const d5_tensor_desc *shape, int32_t axis, int64_t offset, i
         }
 }
 
-d5_status d5__copy_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+d5_status d5__copy_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[i];
     return D5_OK;
 }
 
-d5_status d5__copy_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                            int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__copy_backward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
     (void)state;
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
     if (gin[0].data)
         for (int64_t i = 0; i < gin[0].numel; i++) gin[0].data[i] += gout[0].data[i];
     return D5_OK;

@@ -21,8 +21,7 @@ void d5__axis_block(const d5_tensor_desc *shape, int32_t axis, int64_t offset, i
                     double *whole, double *part, int to_whole);
 /* Kernels of the operators that keep the elements in order and change only
  * the shape (Identity, Reshape, Flatten, Squeeze, Unsqueeze): Y = X, dX = dY. */
-d5_status d5__copy_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
-d5_status d5__copy_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                            int32_t nin, const d5_rt *out, d5_rt *gin);
+d5_status d5__copy_forward(void *state, const d5_ref_call *call);
+d5_status d5__copy_backward(void *state, const d5_ref_call *call);
 
 #endif

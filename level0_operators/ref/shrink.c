@@ -10,10 +10,12 @@ typedef struct shrink {
     double lambd, bias;
 } shrink;
 
-static d5_status shrink_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status shrink_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Shrink: input 0 is required");
     if (in[0].desc.dtype == D5_BOOL)
         return d5_error(D5_ERR_INVALID, "Shrink: input 0 is bool, expected a numeric data type");
@@ -29,10 +31,10 @@ static d5_status shrink_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status shrink_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status shrink_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const shrink *p = state;
     for (int64_t i = 0; i < in[0].numel; i++) {
         double x = in[0].data[i];
@@ -41,12 +43,11 @@ static d5_status shrink_forward(void *state, const d5_rt *in, int32_t nin, d5_rt
     return D5_OK;
 }
 
-static d5_status shrink_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                 int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status shrink_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
     const shrink *p = state;
     if (gin[0].data)
         for (int64_t i = 0; i < in[0].numel; i++) {

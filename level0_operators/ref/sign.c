@@ -6,11 +6,11 @@
 
 #include <math.h>
 
-static d5_status sign_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status sign_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Sign: input 0 is required");
     if (in[0].desc.dtype == D5_BOOL)
@@ -19,11 +19,11 @@ static d5_status sign_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return D5_OK;
 }
 
-static d5_status sign_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status sign_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     for (int64_t i = 0; i < in[0].numel; i++) {
         double x = in[0].data[i];
         out[0].data[i] = x > 0 ? 1 : x < 0 ? -1 : x; /* 0 and NaN pass through */
@@ -32,16 +32,10 @@ static d5_status sign_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
 }
 
 /* The input gradient stays as the wrapper zeroed it. */
-static d5_status sign_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status sign_backward(void *state, const d5_ref_call *call)
 {
+    (void)call;
     (void)state;
-    (void)gout;
-    (void)nout;
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)gin;
     return D5_OK;
 }
 

@@ -10,10 +10,12 @@
 
 #include <string.h>
 
-static d5_status size_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status size_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     if (!d5__has_input(in, nin, 0)) return d5_error(D5_ERR_INVALID, "Size: input 0 is required");
     int64_t *n = d5_alloc(sizeof *n, "Size");
     if (!n) return D5_ERR_NOMEM;
@@ -25,12 +27,9 @@ static d5_status size_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return D5_OK;
 }
 
-static d5_status size_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                              int32_t nout)
+static d5_status size_forward(void *state, const d5_op_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_tensor *out = call->outputs;
     *(int64_t *)out[0].data = *(const int64_t *)state;
     return D5_OK;
 }
@@ -47,6 +46,15 @@ static void size_cost(void *state, double *flops, double *bytes)
     *bytes = (double)sizeof(int64_t);
 }
 
-const d5_op_desc d5__op_ref_Size = {
-    D5_OP_ABI_VERSION, D5_OP_F64,    "Size", "ref",        1,        1, 1, 1,
-    size_create,       size_forward, NULL,   size_destroy, size_cost};
+const d5_op_desc d5__op_ref_Size = {.abi_version = D5_OP_ABI_VERSION,
+                                    .flags = D5_OP_F64,
+                                    .name = "Size",
+                                    .backend = "ref",
+                                    .min_inputs = 1,
+                                    .max_inputs = 1,
+                                    .min_outputs = 1,
+                                    .max_outputs = 1,
+                                    .create = size_create,
+                                    .forward = size_forward,
+                                    .destroy = size_destroy,
+                                    .cost = size_cost};

@@ -103,10 +103,12 @@ static d5_status read_inputs(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return s;
 }
 
-static d5_status slice_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status slice_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t v[4][D5_MAX_DIMS], n[4], opset;
     d5_status s = d5__need_input("Slice", in, nin, 0, "data");
     if (s == D5_OK) s = d5__ref_opset("Slice", attrs, D5__OPSET_NEWEST, &opset);
@@ -152,20 +154,21 @@ static int64_t source(const slice *sl, const d5_tensor_desc *x, const d5_tensor_
     return idx;
 }
 
-static d5_status slice_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status slice_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     for (int64_t i = 0; i < out[0].numel; i++)
         out[0].data[i] = in[0].data[source(state, in[0].desc, out[0].desc, i)];
     return D5_OK;
 }
 
-static d5_status slice_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status slice_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     if (gin[0].data)
         for (int64_t i = 0; i < out[0].numel; i++)
             gin[0].data[source(state, in[0].desc, out[0].desc, i)] += gout[0].data[i];

@@ -20,9 +20,13 @@ typedef struct sce {
     int64_t ignore_index;
 } sce;
 
-static d5_status sce_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status sce_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     sce g = {0};
     d5_status s = d5__need_float("SoftmaxCrossEntropyLoss", in, nin, 0);
     if (s == D5_OK) s = d5__loss_reduction("SoftmaxCrossEntropyLoss", attrs, &g.reduction);
@@ -133,8 +137,12 @@ static d5_status sce_losses(const sce *g, const d5_rt *in, int32_t nin, double *
     return D5_OK;
 }
 
-static d5_status sce_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status sce_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     const sce *g = state;
     double total, wsum;
     d5_status s = sce_losses(g, in, nin, g->reduction == D5_LOSS_NONE ? out[0].data : NULL,
@@ -150,10 +158,13 @@ static d5_status sce_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *o
  * dscores[k] = gl * w * (softmax[k] - [k == y]) + glp[k] - softmax[k] * sum(glp),
  * where glp is the gradient of log_prob; dweights[y] += gl * nll, and for the
  * mean, whose denominator holds the weights too, gl * (nll - mean). */
-static d5_status sce_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status sce_backward(void *state, const d5_ref_call *call)
 {
-    (void)out;
+    const d5_rt *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *gin = call->grad_inputs;
     const sce *g = state;
     double total, wsum;
     d5_status s = sce_losses(g, in, nin, NULL, NULL, &total, &wsum);
@@ -187,13 +198,10 @@ static d5_status sce_backward(void *state, const d5_rt *gout, int32_t nout, cons
     return D5_OK;
 }
 
-static double sce_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                        const d5_tensor_desc *out, int32_t nout)
+static double sce_flops(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return 4.0 * (double)d5_tensor_desc_numel(&in[0]);
 }
 

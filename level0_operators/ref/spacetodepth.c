@@ -12,10 +12,12 @@ typedef struct s2d {
     int64_t n, c, h, w, b; /* the input's dims and the block size */
 } s2d;
 
-static d5_status s2d_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status s2d_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "SpaceToDepth: input 0 is required");
     const d5_tensor_desc *x = &in[0].desc;
@@ -53,21 +55,20 @@ static int64_t source(const s2d *p, int64_t i)
     return ((n * p->c + c) * p->h + h * b + blk / b) * p->w + w * b + blk % b;
 }
 
-static d5_status s2d_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status s2d_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const s2d *p = state;
     for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[source(p, i)];
     return D5_OK;
 }
 
-static d5_status s2d_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                              int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status s2d_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const s2d *p = state;
     if (gin[0].data)
         for (int64_t i = 0; i < out[0].numel; i++) gin[0].data[source(p, i)] += gout[0].data[i];

@@ -77,9 +77,13 @@ static d5_status split_source(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status split_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status split_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     int64_t axis, opset;
     int32_t ax;
     int from = 0;
@@ -126,9 +130,11 @@ static d5_status split_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return D5_OK;
 }
 
-static d5_status split_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status split_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     const split *sp = state;
     int64_t offset = 0;
     for (int32_t k = 0; k < nout; k++) {
@@ -139,10 +145,13 @@ static d5_status split_forward(void *state, const d5_rt *in, int32_t nin, d5_rt 
     return D5_OK;
 }
 
-static d5_status split_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status split_backward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    int32_t nout = call->noutputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const split *sp = state;
     int64_t offset = 0;
     if (!gin[0].data) return D5_OK;

@@ -60,10 +60,12 @@ static d5_status read_frame(const d5_tensor *in, int32_t nin, stft *t)
     return D5_OK;
 }
 
-static d5_status stft_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status stft_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     stft t;
     memset(&t, 0, sizeof t);
     int64_t onesided;
@@ -97,10 +99,10 @@ static d5_status stft_create(const d5_tensor *in, int32_t nin, const d5_attrs *a
     return D5_OK;
 }
 
-static d5_status stft_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status stft_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const stft *t = state;
     int64_t c = t->complex_in ? 2 : 1;
     double *frame = d5_alloc((size_t)(2 * t->frame) * sizeof(double), "STFT frame");

@@ -141,10 +141,12 @@ static d5_status read_weights(const d5_attrs *attrs, tfidf *t)
     return D5_OK;
 }
 
-static d5_status tfidf_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status tfidf_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     d5_status s = d5__need_types("TfIdfVectorizer", in, nin, 0, D5__DT(D5_I32) | D5__DT(D5_I64));
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -181,10 +183,10 @@ static int matches(const tfidf *t, const double *row, int64_t start, int64_t ste
     return 1;
 }
 
-static d5_status tfidf_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status tfidf_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const tfidf *t = state;
     memset(out[0].data, 0, (size_t)out[0].numel * sizeof(double));
     for (int64_t r = 0; r < t->rows; r++) {

@@ -6,11 +6,11 @@
  * https://onnx.ai/onnx/operators/onnx__Tile.html */
 #include "util.h"
 
-static d5_status tile_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status tile_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "Tile: input 0 (input) is required");
@@ -46,21 +46,22 @@ static int64_t source(const d5_tensor_desc *y, const d5_tensor_desc *x, int64_t 
     return idx;
 }
 
-static d5_status tile_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status tile_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     d5__gather_forward(source, in, out);
     return D5_OK;
 }
 
-static d5_status tile_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status tile_backward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     (void)state;
-    (void)nout;
-    (void)nin;
     d5__gather_backward(source, gout, in, out, gin);
     return D5_OK;
 }

@@ -18,10 +18,12 @@ typedef struct topk {
     int64_t idx[]; /* n entries: one row's element order */
 } topk;
 
-static d5_status topk_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status topk_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t opset, axis, largest, sorted, k = 0, nk = 1;
     int32_t ax;
     d5_status s = d5__need_types("TopK", in, nin, 0, D5__NUMBERS);
@@ -76,10 +78,10 @@ static int row_cmp(const void *ctx, int64_t a, int64_t b)
     return r->largest ? -c : c;
 }
 
-static d5_status topk_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status topk_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     topk *t = state;
     for (int64_t o = 0; o < t->outer; o++)
         for (int64_t i = 0; i < t->inner; i++) {
@@ -96,12 +98,11 @@ static d5_status topk_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *
     return D5_OK;
 }
 
-static d5_status topk_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                               int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status topk_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const topk *t = state;
     if (!gin[0].data) return D5_OK;
     for (int64_t o = 0; o < t->outer; o++)

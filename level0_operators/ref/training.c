@@ -112,11 +112,10 @@ static d5_status optimizer_create(const optimizer *o, const d5_tensor *in, int32
     return D5_OK;
 }
 
-static d5_status optimizer_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status optimizer_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const optimizer_state *st = state;
     const double *a = st->attr;
     double r = in[0].data[0], t = in[1].data[0];
@@ -161,10 +160,10 @@ static d5_status optimizer_forward(void *state, const d5_rt *in, int32_t nin, d5
 /* The create functions of the three: optimizer_create with their optimizer
  * (D5_REF_CREATE_WITH does not pass nout, which these check). */
 #define OPTIMIZER_CREATE(NAME, IMPL)                                                               \
-    static d5_status NAME##_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,        \
-                                   d5_tensor_desc *out, int32_t nout, void **state)                \
+    static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        return optimizer_create(&IMPL, in, nin, attrs, out, nout, state);                          \
+        return optimizer_create(&IMPL, args->inputs, args->ninputs, args->attrs, args->outputs,    \
+                                args->noutputs, state);                                            \
     }
 OPTIMIZER_CREATE(Momentum, momentum)
 OPTIMIZER_CREATE(Adagrad, adagrad)

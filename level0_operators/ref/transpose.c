@@ -8,10 +8,12 @@ typedef struct transpose {
     int64_t stride[D5_MAX_DIMS]; /* X's stride along the axis that Y's axis j reads */
 } transpose;
 
-static d5_status transpose_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status transpose_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     const int64_t *perm;
     int64_t n;
     d5_status s = d5__need_input("Transpose", in, nin, 0, "data");
@@ -57,22 +59,20 @@ static int64_t source(const transpose *t, const d5_tensor_desc *y, int64_t i)
     return idx;
 }
 
-static d5_status transpose_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                   int32_t nout)
+static d5_status transpose_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     for (int64_t i = 0; i < out[0].numel; i++)
         out[0].data[i] = in[0].data[source(state, out[0].desc, i)];
     return D5_OK;
 }
 
-static d5_status transpose_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                    int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status transpose_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     if (gin[0].data)
         for (int64_t i = 0; i < out[0].numel; i++)
             gin[0].data[source(state, out[0].desc, i)] += gout[0].data[i];

@@ -66,9 +66,8 @@ void d5__tmm_destroy(void *state)
 
 d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul,
                          const d5_op_desc *add, const d5_tensor *in, int32_t nin,
-                         const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state)
+                         const d5_attrs *attrs, d5_tensor_desc *out, void **state)
 {
-    (void)nout;
     if (nin < 2 || nin > 3)
         return d5_error(D5_ERR_INVALID, "TransposeMatMul: 2 or 3 inputs (A, B, C), not %d",
                         (int)nin);
@@ -129,11 +128,10 @@ static void scale(d5_tensor *y, double alpha)
         for (int64_t i = 0; i < n; i++) ((float *)y->data)[i] *= (float)alpha;
 }
 
-d5_status d5__tmm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                          int32_t nout)
+d5_status d5__tmm_forward(void *state, const d5_op_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     tmm *t = state;
     d5_tensor mm_in[2] = {in[0], in[1]};
     d5_status s = D5_OK;
@@ -165,13 +163,25 @@ void d5__tmm_cost(void *state, double *flops, double *bytes)
 
 extern const d5_op_desc d5__op_ref_Transpose, d5__op_ref_MatMul, d5__op_ref_Add;
 
-static d5_status ref_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                            d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status ref_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     return d5__tmm_create(&d5__op_ref_Transpose, &d5__op_ref_MatMul, &d5__op_ref_Add, in, nin,
-                          attrs, out, nout, state);
+                          attrs, out, state);
 }
 
-const d5_op_desc d5__op_ref_TransposeMatMul = {
-    D5_OP_ABI_VERSION, D5_OP_F64, "TransposeMatMul", "ref",       2, 3, 1, 1, ref_create,
-    d5__tmm_forward,   NULL,      d5__tmm_destroy,   d5__tmm_cost};
+const d5_op_desc d5__op_ref_TransposeMatMul = {.abi_version = D5_OP_ABI_VERSION,
+                                               .flags = D5_OP_F64,
+                                               .name = "TransposeMatMul",
+                                               .backend = "ref",
+                                               .min_inputs = 2,
+                                               .max_inputs = 3,
+                                               .min_outputs = 1,
+                                               .max_outputs = 1,
+                                               .create = ref_create,
+                                               .forward = d5__tmm_forward,
+                                               .destroy = d5__tmm_destroy,
+                                               .cost = d5__tmm_cost};

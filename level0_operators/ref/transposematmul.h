@@ -17,9 +17,8 @@ D5_API d5_status d5__tmm_perm(const d5_attrs *attrs, int32_t k, int32_t ndim, co
  * oneDNN's matmul does not take the strided operands or the bias. */
 d5_status d5__tmm_create(const d5_op_desc *transpose, const d5_op_desc *matmul,
                          const d5_op_desc *add, const d5_tensor *in, int32_t nin,
-                         const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout, void **state);
-d5_status d5__tmm_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                          int32_t nout);
+                         const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+d5_status d5__tmm_forward(void *state, const d5_op_call *call);
 void d5__tmm_destroy(void *state);
 void d5__tmm_cost(void *state, double *flops, double *bytes);
 

@@ -12,10 +12,12 @@ typedef struct trilu {
     int upper;
 } trilu;
 
-static d5_status trilu_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status trilu_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     if (!d5__has_input(in, nin, 0))
         return d5_error(D5_ERR_INVALID, "Trilu: input 0 (input) is required");
     const d5_tensor_desc *x = &in[0].desc;
@@ -45,21 +47,20 @@ static int kept(const trilu *t, int64_t e)
     return t->upper ? j - i >= t->k : j - i <= t->k;
 }
 
-static d5_status trilu_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status trilu_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const trilu *t = state;
     for (int64_t e = 0; e < out[0].numel; e++) out[0].data[e] = kept(t, e) ? in[0].data[e] : 0;
     return D5_OK;
 }
 
-static d5_status trilu_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status trilu_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
-    (void)in;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const trilu *t = state;
     if (gin[0].data)
         for (int64_t e = 0; e < out[0].numel; e++)

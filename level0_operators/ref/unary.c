@@ -24,10 +24,10 @@ d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_
     return D5_OK;
 }
 
-d5_status d5__unary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+d5_status d5__unary_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     const d5_unary_state *u = state;
     double (*f)(double, double) = u->fn->f;
     double alpha = u->attr[0];
@@ -36,11 +36,12 @@ d5_status d5__unary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *ou
     return D5_OK;
 }
 
-d5_status d5__unary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                             int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__unary_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     const d5_unary_state *u = state;
     double (*df)(double, double, double) = u->fn->df;
     double alpha = u->attr[0];

@@ -33,9 +33,8 @@ d5_status d5__unary_create(const char *name, const d5_tensor *in, int32_t nin, d
 d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_t nin,
                               const d5_attrs *attrs, d5_tensor_desc *out, void **state);
 /* The kernels of a d5_unary_state: y = f(x, alpha), gx += gy * df(x, y, alpha). */
-d5_status d5__unary_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
-d5_status d5__unary_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                             int32_t nin, const d5_rt *out, d5_rt *gin);
+d5_status d5__unary_forward(void *state, const d5_ref_call *call);
+d5_status d5__unary_backward(void *state, const d5_ref_call *call);
 
 /* Defines the operator table d5__op_ref_<NAME> of a unary operator from its
  * d5_unary_fn FN. */

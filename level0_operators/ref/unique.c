@@ -96,9 +96,13 @@ static d5_status unique_run(unique *u, const double *x)
     return D5_OK;
 }
 
-static d5_status unique_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                               d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status unique_create(const d5_op_create_args *args, void **state)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
+    int32_t nout = args->noutputs;
     d5_status s = d5__need_types("Unique", in, nin, 0, D5__ANY);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
@@ -157,9 +161,11 @@ static d5_status unique_create(const d5_tensor *in, int32_t nin, const d5_attrs 
     return D5_OK;
 }
 
-static d5_status unique_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status unique_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    int32_t nout = call->noutputs;
     unique *u = state;
     int64_t count = u->count;
     d5_status s = unique_run(u, in[0].data);

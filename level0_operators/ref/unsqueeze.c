@@ -45,10 +45,12 @@ static d5_status read_axes(const d5_tensor *in, int32_t nin, const d5_attrs *att
     return D5_OK;
 }
 
-static d5_status unsqueeze_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                  d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     int64_t axes[D5_MAX_DIMS], n;
     d5_status s = d5__need_input("Unsqueeze", in, nin, 0, "data");

@@ -21,10 +21,12 @@ typedef struct upsample {
     double scale[D5_MAX_DIMS];
 } upsample;
 
-static d5_status upsample_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                                 d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status upsample_create(const d5_op_create_args *args, void **state)
 {
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
+    d5_tensor_desc *out = args->outputs;
     int64_t opset, n = 0;
     double scales[D5_MAX_DIMS];
     const char *mode;
@@ -113,21 +115,19 @@ static void run(const upsample *u, const double *x, double *y, const double *gy,
     }
 }
 
-static d5_status upsample_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
-                                  int32_t nout)
+static d5_status upsample_forward(void *state, const d5_ref_call *call)
 {
-    (void)nin;
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     run(state, in[0].data, out[0].data, NULL, NULL, out[0].numel);
     return D5_OK;
 }
 
-static d5_status upsample_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                   int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status upsample_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
-    (void)in;
-    (void)nin;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     if (gin[0].data) run(state, NULL, NULL, gout[0].data, gin[0].data, out[0].numel);
     return D5_OK;
 }

@@ -277,9 +277,11 @@ d5_status d5__sum_create(const d5_sum_op *op, const d5_tensor *in, int32_t nin,
     return d5__broadcast_create(op->name, in, nin, 1, out);
 }
 
-d5_status d5__sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+d5_status d5__sum_forward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_rt *out = call->outputs;
     double n = ((const d5_sum_op *)state)->mean ? nin : 1;
     for (int64_t i = 0; i < out[0].numel; i++) {
         double acc = 0;
@@ -290,10 +292,13 @@ d5_status d5__sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out,
     return D5_OK;
 }
 
-d5_status d5__sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                           int32_t nin, const d5_rt *out, d5_rt *gin)
+d5_status d5__sum_backward(void *state, const d5_ref_call *call)
 {
-    (void)nout;
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     double n = ((const d5_sum_op *)state)->mean ? nin : 1;
     for (int32_t k = 0; k < nin; k++)
         if (gin[k].data)
@@ -302,27 +307,22 @@ d5_status d5__sum_backward(void *state, const d5_rt *gout, int32_t nout, const d
     return D5_OK;
 }
 
-double d5__sum_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
-                     int32_t nout)
+double d5__sum_flops(void *state, const d5_ref_shapes *shapes)
 {
-    (void)in;
-    (void)nout;
+    int32_t nin = shapes->ninputs;
+    const d5_tensor_desc *out = shapes->outputs;
     int32_t adds = ((const d5_sum_op *)state)->mean ? nin : nin - 1;
     return (double)adds * (double)d5_tensor_desc_numel(&out[0]);
 }
 
-double d5__flops_per_input(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout)
+double d5__flops_per_input(void *state, const d5_ref_shapes *shapes)
 {
+    const d5_tensor_desc *in = shapes->inputs;
     (void)state;
-    (void)nin;
-    (void)out;
-    (void)nout;
     return (double)d5_tensor_desc_numel(&in[0]);
 }
 
-double d5__softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout)
+double d5__softmax_flops(void *state, const d5_ref_shapes *shapes)
 {
-    return 5.0 * d5__flops_per_input(state, in, nin, out, nout);
+    return 5.0 * d5__flops_per_input(state, shapes);
 }

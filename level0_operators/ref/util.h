@@ -142,19 +142,15 @@ typedef struct d5_sum_op {
 } d5_sum_op;
 d5_status d5__sum_create(const d5_sum_op *op, const d5_tensor *in, int32_t nin,
                          const d5_attrs *attrs, d5_tensor_desc *out, void **state);
-d5_status d5__sum_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout);
-d5_status d5__sum_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                           int32_t nin, const d5_rt *out, d5_rt *gin);
-double d5__sum_flops(void *state, const d5_tensor_desc *in, int32_t nin, const d5_tensor_desc *out,
-                     int32_t nout);
+d5_status d5__sum_forward(void *state, const d5_ref_call *call);
+d5_status d5__sum_backward(void *state, const d5_ref_call *call);
+double d5__sum_flops(void *state, const d5_ref_shapes *shapes);
 /* The FLOPs of an operator that does one operation per element of input 0
  * (a d5_ref_flops_fn). */
-double d5__flops_per_input(void *state, const d5_tensor_desc *in, int32_t nin,
-                           const d5_tensor_desc *out, int32_t nout);
+double d5__flops_per_input(void *state, const d5_ref_shapes *shapes);
 /* The FLOPs of Softmax and LogSoftmax: max, subtract, exp, sum, and divide or
  * log and subtract: about five operations per element. */
-double d5__softmax_flops(void *state, const d5_tensor_desc *in, int32_t nin,
-                         const d5_tensor_desc *out, int32_t nout);
+double d5__softmax_flops(void *state, const d5_ref_shapes *shapes);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
 

@@ -6,11 +6,11 @@
  * https://onnx.ai/onnx/operators/onnx__Where.html */
 #include "util.h"
 
-static d5_status where_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                              d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status where_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
     (void)state;
     static const char *const names[3] = {"condition", "X", "Y"};
     for (int32_t i = 0; i < 3; i++)
@@ -29,11 +29,11 @@ static d5_status where_create(const d5_tensor *in, int32_t nin, const d5_attrs *
     return d5__broadcast("Where", all, 3, &out[0]);
 }
 
-static d5_status where_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status where_forward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     const d5_tensor_desc *y = out[0].desc;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int take_x = in[0].data[d5__broadcast_index(y, in[0].desc, i)] != 0;
@@ -43,12 +43,13 @@ static d5_status where_forward(void *state, const d5_rt *in, int32_t nin, d5_rt 
     return D5_OK;
 }
 
-static d5_status where_backward(void *state, const d5_rt *gout, int32_t nout, const d5_rt *in,
-                                int32_t nin, const d5_rt *out, d5_rt *gin)
+static d5_status where_backward(void *state, const d5_ref_call *call)
 {
+    const d5_rt *gout = call->grad_outputs;
+    const d5_rt *in = call->inputs;
+    const d5_rt *out = call->outputs;
+    d5_rt *gin = call->grad_inputs;
     (void)state;
-    (void)nout;
-    (void)nin;
     const d5_tensor_desc *y = out[0].desc;
     for (int64_t i = 0; i < out[0].numel; i++) {
         int32_t k = in[0].data[d5__broadcast_index(y, in[0].desc, i)] != 0 ? 1 : 2;

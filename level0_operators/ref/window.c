@@ -53,11 +53,9 @@ static d5_status window_create(const window *w, const d5_tensor *in, int32_t nin
     return D5_OK;
 }
 
-static d5_status window_forward(void *state, const d5_rt *in, int32_t nin, d5_rt *out, int32_t nout)
+static d5_status window_forward(void *state, const d5_ref_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)nout;
+    d5_rt *out = call->outputs;
     const window_state *st = state;
     const window *w = st->w;
     const double pi = 3.14159265358979323846;

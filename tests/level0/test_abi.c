@@ -90,25 +90,35 @@ Test(instance, counts_and_shapes_are_checked)
     d5_tensor_free(&y);
 }
 
-static d5_status bad_create(const d5_tensor *i, int32_t ni, const d5_attrs *a, d5_tensor_desc *o,
-                            int32_t no, void **s)
+static d5_status bad_create(const d5_op_create_args *args, void **s)
 {
-    (void)i, (void)ni, (void)a, (void)o, (void)no, (void)s;
+    (void)args;
+    (void)s;
     return D5_OK;
 }
-static d5_status bad_forward(void *s, const d5_tensor *i, int32_t ni, d5_tensor *o, int32_t no)
+static d5_status bad_forward(void *s, const d5_op_call *call)
 {
-    (void)s, (void)i, (void)ni, (void)o, (void)no;
+    (void)call;
+    (void)s;
     return D5_OK;
 }
 
 Test(instance, another_abi_version_is_refused)
 {
-    d5_op_desc d = {D5_OP_ABI_VERSION + 1, 0,    "Old", "custom", 0, 1, 0, 1, bad_create,
-                    bad_forward,           NULL, NULL,  NULL};
+    d5_op_desc d = {.abi_version = D5_OP_ABI_VERSION + 1,
+                    .flags = 0,
+                    .name = "Old",
+                    .backend = "custom",
+                    .min_inputs = 0,
+                    .max_inputs = 1,
+                    .min_outputs = 0,
+                    .max_outputs = 1,
+                    .create = bad_create,
+                    .forward = bad_forward};
     d5_op *op;
     cr_assert_eq(d5_op_create_desc(&d, NULL, 0, NULL, 0, &op), D5_ERR_UNSUPPORTED);
-    cr_assert(strstr(d5_last_error(), "operator table built for ABI version 2, this d5 has 1"),
+    cr_assert(strstr(d5_last_error(), "operator table built against operator ABI 3, newer than "
+                                      "the ABI 2 this d5 loads"),
               "%s", d5_last_error());
 }
 
@@ -128,9 +138,26 @@ Test(library, a_table_of_another_abi_is_refused)
     d5_op_library *lib = NULL;
     cr_assert_eq(d5_op_library_open(D5_FUTURE_ABI_LIB, &lib), D5_ERR_UNSUPPORTED, "%s",
                  d5_last_error());
-    cr_assert(strstr(d5_last_error(), "operator 0 was built for ABI version 99, this d5 has 1"),
+    cr_assert(strstr(d5_last_error(), "operator 0 was built against operator ABI 99, newer than "
+                                      "the ABI 2 this d5 loads"),
               "%s", d5_last_error());
     cr_assert(strstr(d5_last_error(), D5_FUTURE_ABI_LIB), "%s", d5_last_error());
+    cr_assert_null(lib);
+}
+
+/* A library built against operator ABI 1 (the tests' fixture declares that
+ * table itself) is refused with a status that says how to rebuild it; none of
+ * its functions runs. */
+Test(library, a_library_of_abi_1_is_refused_with_how_to_rebuild_it)
+{
+    d5_op_library *lib = NULL;
+    cr_assert_eq(d5_op_library_open(D5_ABI_V1_LIB, &lib), D5_ERR_UNSUPPORTED, "%s",
+                 d5_last_error());
+    const char *e = d5_last_error();
+    cr_assert(strstr(e, "operator library '" D5_ABI_V1_LIB "' was built against operator ABI 1; "
+                        "d5 loads ABI 2: rebuild it against this d5's include/d5/operator.h"),
+              "%s", e);
+    cr_assert(strstr(e, "d5_op_call") && strstr(e, "docs/level0.md"), "%s", e);
     cr_assert_null(lib);
 }
 

@@ -72,27 +72,30 @@ Test(add, broadcast_forward_and_gradient)
 
 /* A custom float64 operator y = x^2 whose backward can be made wrong. */
 static int wrong_factor;
-static d5_status sq_create(const d5_tensor *in, int32_t nin, const d5_attrs *a, d5_tensor_desc *out,
-                           int32_t nout, void **state)
+static d5_status sq_create(const d5_op_create_args *args, void **state)
 {
-    (void)nin, (void)a, (void)nout;
+    const d5_tensor *in = args->inputs;
+    d5_tensor_desc *out = args->outputs;
     out[0] = in[0].desc;
     *state = NULL;
     return D5_OK;
 }
-static d5_status sq_forward(void *st, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                            int32_t nout)
+static d5_status sq_forward(void *st, const d5_op_call *call)
 {
-    (void)st, (void)nin, (void)nout;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
+    (void)st;
     const double *x = in[0].data;
     double *y = out[0].data;
     for (int64_t i = 0; i < d5_tensor_desc_numel(&in[0].desc); i++) y[i] = x[i] * x[i];
     return D5_OK;
 }
-static d5_status sq_backward(void *st, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                             int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status sq_backward(void *st, const d5_op_call *call)
 {
-    (void)st, (void)nout, (void)nin, (void)out;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
+    (void)st;
     const double *x = in[0].data, *g = gout[0].data;
     double *gx = gin[0].data;
     for (int64_t i = 0; i < d5_tensor_desc_numel(&in[0].desc); i++)
@@ -102,19 +105,17 @@ static d5_status sq_backward(void *st, const d5_tensor *gout, int32_t nout, cons
 
 Test(validate, a_wrong_gradient_is_caught)
 {
-    d5_op_desc sq = {D5_OP_ABI_VERSION,
-                     D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                     "Square",
-                     "test",
-                     1,
-                     1,
-                     1,
-                     1,
-                     sq_create,
-                     sq_forward,
-                     sq_backward,
-                     NULL,
-                     NULL};
+    d5_op_desc sq = {.abi_version = D5_OP_ABI_VERSION,
+                     .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
+                     .name = "Square",
+                     .backend = "test",
+                     .min_inputs = 1,
+                     .max_inputs = 1,
+                     .min_outputs = 1,
+                     .max_outputs = 1,
+                     .create = sq_create,
+                     .forward = sq_forward,
+                     .backward = sq_backward};
     d5_tensor_desc d;
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 1, SHAPE(8), &d), D5_OK);
     d5_gradient_check g;

@@ -17,16 +17,24 @@ __attribute__((constructor)) static void misbehave(void)
         for (;;) pause();
 }
 
-static d5_status copy(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+static d5_status copy(void *state, const d5_op_call *call)
 {
+    const d5_tensor *in = call->inputs;
+    d5_tensor *out = call->outputs;
     (void)state;
-    (void)nin;
-    (void)nout;
     memcpy(out[0].data, in[0].data, (size_t)d5_tensor_desc_numel(&in[0].desc) * sizeof(float));
     return D5_OK;
 }
 
-static const d5_op_desc copy_op = {
-    D5_OP_ABI_VERSION, 0, "Copy", "custom", 1, 1, 1, 1, create, copy, NULL, NULL, NULL};
+static const d5_op_desc copy_op = {.abi_version = D5_OP_ABI_VERSION,
+                                   .flags = 0,
+                                   .name = "Copy",
+                                   .backend = "custom",
+                                   .min_inputs = 1,
+                                   .max_inputs = 1,
+                                   .min_outputs = 1,
+                                   .max_outputs = 1,
+                                   .create = create,
+                                   .forward = copy};
 
 D5_OPERATOR_EXPORT(&copy_op)

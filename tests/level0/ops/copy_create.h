@@ -7,12 +7,10 @@
 
 #include <d5/operator.h>
 
-static d5_status create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                        d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status create(const d5_op_create_args *args, void **state)
 {
-    (void)nin;
-    (void)attrs;
-    (void)nout;
+    const d5_tensor *in = args->inputs;
+    d5_tensor_desc *out = args->outputs;
     out[0] = in[0].desc;
     *state = NULL;
     return D5_OK;

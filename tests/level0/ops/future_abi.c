@@ -2,21 +2,29 @@
  * ABI version 99: the loader must refuse it on that number alone. */
 #include <d5/operator.h>
 
-static d5_status future_create(const d5_tensor *inputs, int32_t ninputs, const d5_attrs *attrs,
-                               d5_tensor_desc *outputs, int32_t noutputs, void **state)
+static d5_status future_create(const d5_op_create_args *args, void **state)
 {
-    (void)inputs, (void)ninputs, (void)attrs, (void)outputs, (void)noutputs, (void)state;
+    (void)args;
+    (void)state;
     return D5_OK;
 }
 
-static d5_status future_forward(void *state, const d5_tensor *inputs, int32_t ninputs,
-                                d5_tensor *outputs, int32_t noutputs)
+static d5_status future_forward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)inputs, (void)ninputs, (void)outputs, (void)noutputs;
+    (void)call;
+    (void)state;
     return D5_OK;
 }
 
-static const d5_op_desc future = {
-    99, 0, "Future", "custom", 1, 1, 1, 1, future_create, future_forward, NULL, NULL, NULL};
+static const d5_op_desc future = {.abi_version = 99,
+                                  .flags = 0,
+                                  .name = "Future",
+                                  .backend = "custom",
+                                  .min_inputs = 1,
+                                  .max_inputs = 1,
+                                  .min_outputs = 1,
+                                  .max_outputs = 1,
+                                  .create = future_create,
+                                  .forward = future_forward};
 
 D5_OPERATOR_EXPORT(&future)

@@ -8,38 +8,25 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static d5_status crash(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+static d5_status crash(void *state, const d5_op_call *call)
 {
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
     volatile int *p = (volatile int *)state;
     *p = 1; /* state is NULL */
     return D5_OK;
 }
 
-static d5_status hang(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out, int32_t nout)
+static d5_status hang(void *state, const d5_op_call *call)
 {
     (void)state;
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
     for (;;) pause();
     return D5_OK;
 }
 
 /* Forks a grandchild that spins, writes its pid to $D5_TEST_PIDFILE, then
  * hangs: ending the operator's process must end the grandchild too. */
-static d5_status fork_hang(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                           int32_t nout)
+static d5_status fork_hang(void *state, const d5_op_call *call)
 {
     (void)state;
-    (void)in;
-    (void)nin;
-    (void)out;
-    (void)nout;
     pid_t pid = fork();
     if (pid == 0)
         for (volatile unsigned long n = 0;; n++) {
@@ -54,12 +41,36 @@ static d5_status fork_hang(void *state, const d5_tensor *in, int32_t nin, d5_ten
     return D5_OK;
 }
 
-static const d5_op_desc crash_op = {
-    D5_OP_ABI_VERSION, 0, "Crash", "custom", 1, 1, 1, 1, create, crash, NULL, NULL, NULL};
-static const d5_op_desc hang_op = {
-    D5_OP_ABI_VERSION, 0, "Hang", "custom", 1, 1, 1, 1, create, hang, NULL, NULL, NULL};
+static const d5_op_desc crash_op = {.abi_version = D5_OP_ABI_VERSION,
+                                    .flags = 0,
+                                    .name = "Crash",
+                                    .backend = "custom",
+                                    .min_inputs = 1,
+                                    .max_inputs = 1,
+                                    .min_outputs = 1,
+                                    .max_outputs = 1,
+                                    .create = create,
+                                    .forward = crash};
+static const d5_op_desc hang_op = {.abi_version = D5_OP_ABI_VERSION,
+                                   .flags = 0,
+                                   .name = "Hang",
+                                   .backend = "custom",
+                                   .min_inputs = 1,
+                                   .max_inputs = 1,
+                                   .min_outputs = 1,
+                                   .max_outputs = 1,
+                                   .create = create,
+                                   .forward = hang};
 
-static const d5_op_desc fork_hang_op = {
-    D5_OP_ABI_VERSION, 0, "ForkHang", "custom", 1, 1, 1, 1, create, fork_hang, NULL, NULL, NULL};
+static const d5_op_desc fork_hang_op = {.abi_version = D5_OP_ABI_VERSION,
+                                        .flags = 0,
+                                        .name = "ForkHang",
+                                        .backend = "custom",
+                                        .min_inputs = 1,
+                                        .max_inputs = 1,
+                                        .min_outputs = 1,
+                                        .max_outputs = 1,
+                                        .create = create,
+                                        .forward = fork_hang};
 
 D5_OPERATOR_EXPORT(&crash_op, &hang_op, &fork_hang_op)

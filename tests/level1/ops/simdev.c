@@ -150,10 +150,12 @@ static d5_status on_device(const d5_tensor *t, int32_t n, const char *what)
     return D5_OK;
 }
 
-static d5_status same_create(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                             d5_tensor_desc *out, int32_t nout, void **state)
+static d5_status same_create(const d5_op_create_args *args, void **state)
 {
-    (void)attrs, (void)nout, (void)state;
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_tensor_desc *out = args->outputs;
+    (void)state;
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_F32 || in[i].desc.ndim != in[0].desc.ndim ||
             memcmp(in[i].desc.shape, in[0].desc.shape, sizeof(int64_t) * (size_t)in[0].desc.ndim))
@@ -176,17 +178,21 @@ static d5_status run(const d5_tensor *in, int32_t nin, d5_tensor *out, int add)
     return D5_OK;
 }
 
-static d5_status relu_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                              int32_t nout)
+static d5_status relu_forward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)nout;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    (void)state;
     return run(in, nin, out, 0);
 }
 
-static d5_status add_forward(void *state, const d5_tensor *in, int32_t nin, d5_tensor *out,
-                             int32_t nout)
+static d5_status add_forward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)nout;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    d5_tensor *out = call->outputs;
+    (void)state;
     return run(in, nin, out, 1);
 }
 
@@ -210,18 +216,25 @@ static d5_status backward(const d5_tensor *gout, const d5_tensor *in, int32_t ni
     return D5_OK;
 }
 
-static d5_status relu_backward(void *state, const d5_tensor *gout, int32_t nout,
-                               const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                               d5_tensor *gin)
+static d5_status relu_backward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)nout;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
+    (void)state;
     return backward(gout, in, nin, out, gin, 0);
 }
 
-static d5_status add_backward(void *state, const d5_tensor *gout, int32_t nout, const d5_tensor *in,
-                              int32_t nin, const d5_tensor *out, d5_tensor *gin)
+static d5_status add_backward(void *state, const d5_op_call *call)
 {
-    (void)state, (void)nout;
+    const d5_tensor *gout = call->grad_outputs;
+    const d5_tensor *in = call->inputs;
+    int32_t nin = call->ninputs;
+    const d5_tensor *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
+    (void)state;
     return backward(gout, in, nin, out, gin, 1);
 }
 
