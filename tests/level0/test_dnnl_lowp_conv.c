@@ -28,33 +28,49 @@ static conv2d conv_geometry(int64_t n, int64_t c, int64_t h, int64_t w, int64_t 
     return g;
 }
 
-static ref_out conv_ref(const conv2d *g, const float *x, const float *wt, const float *bias)
+/* The taps of output element `at` (N, M, OH, OW order): the indices xi[t]
+ * into X and wi[t] into W of each product it sums, padding left out.
+ * Returns their number; xi and wi have room for C/g * kh * kw. */
+static int64_t conv_taps(const conv2d *g, int64_t at, int64_t *xi, int64_t *wi)
 {
     int64_t cg = g->c / g->group, mg = g->m / g->group;
-    ref_out r = ref_alloc(g->n * g->m * g->oh * g->ow);
-    for (int64_t b = 0; b < g->n; b++)
-        for (int64_t o = 0; o < g->m; o++)
-            for (int64_t i = 0; i < g->oh; i++)
-                for (int64_t j = 0; j < g->ow; j++) {
-                    double s = bias ? bias[o] : 0, sabs = bias ? fabs(bias[o]) : 0;
-                    int64_t grp = o / mg;
-                    for (int64_t ci = 0; ci < cg; ci++)
-                        for (int64_t u = 0; u < g->kh; u++)
-                            for (int64_t v = 0; v < g->kw; v++) {
-                                int64_t yy = i * g->stride - g->pad + u,
-                                        xx = j * g->stride - g->pad + v;
-                                if (yy < 0 || yy >= g->h || xx < 0 || xx >= g->w) continue;
-                                double p =
-                                    (double)
-                                        x[((b * g->c + grp * cg + ci) * g->h + yy) * g->w + xx] *
-                                    wt[((o * cg + ci) * g->kh + u) * g->kw + v];
-                                s += p;
-                                sabs += fabs(p);
-                            }
-                    int64_t at = ((b * g->m + o) * g->oh + i) * g->ow + j;
-                    r.y[at] = s;
-                    r.tol[at] = sabs;
-                }
+    int64_t j = at % g->ow, i = at / g->ow % g->oh, o = at / (g->ow * g->oh) % g->m,
+            b = at / (g->ow * g->oh * g->m), grp = o / mg, n = 0;
+    for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t u = 0; u < g->kh; u++)
+            for (int64_t v = 0; v < g->kw; v++) {
+                int64_t yy = i * g->stride - g->pad + u, xx = j * g->stride - g->pad + v;
+                if (yy < 0 || yy >= g->h || xx < 0 || xx >= g->w) continue;
+                xi[n] = ((b * g->c + grp * cg + ci) * g->h + yy) * g->w + xx;
+                wi[n++] = ((o * cg + ci) * g->kh + u) * g->kw + v;
+            }
+    return n;
+}
+
+static int64_t *tap_buffer(const conv2d *g)
+{
+    int64_t *t = malloc((size_t)(g->c / g->group * g->kh * g->kw) * sizeof *t);
+    cr_assert_not_null(t);
+    return t;
+}
+
+static ref_out conv_ref(const conv2d *g, const float *x, const float *wt, const float *bias)
+{
+    int64_t *xi = tap_buffer(g), *wi = tap_buffer(g), total = g->n * g->m * g->oh * g->ow;
+    ref_out r = ref_alloc(total);
+    for (int64_t at = 0; at < total; at++) {
+        int64_t o = at / (g->ow * g->oh) % g->m, n = conv_taps(g, at, xi, wi);
+        double s = bias ? bias[o] : 0, sabs = bias ? fabs(bias[o]) : 0;
+        for (int64_t t = 0; t < n; t++) {
+            double p = (double)x[xi[t]] * wt[wi[t]];
+            s += p;
+            sabs += fabs(p);
+        }
+        r.y[at] = s;
+        r.tol[at] = sabs;
+    }
+    free(xi);
+    free(wi);
     return r;
 }
 
@@ -62,32 +78,24 @@ static ref_out conv_ref(const conv2d *g, const float *x, const float *wt, const 
 static void conv_grad_ref(const conv2d *g, const float *x, const float *wt, const float *dy,
                           ref_out *dx, ref_out *dw, ref_out *db)
 {
-    int64_t cg = g->c / g->group, mg = g->m / g->group;
+    int64_t *xi = tap_buffer(g), *wi = tap_buffer(g), total = g->n * g->m * g->oh * g->ow;
     *dx = ref_alloc(g->n * g->c * g->h * g->w);
-    *dw = ref_alloc(g->m * cg * g->kh * g->kw);
+    *dw = ref_alloc(g->m * (g->c / g->group) * g->kh * g->kw);
     *db = ref_alloc(g->m);
-    for (int64_t b = 0; b < g->n; b++)
-        for (int64_t o = 0; o < g->m; o++)
-            for (int64_t i = 0; i < g->oh; i++)
-                for (int64_t j = 0; j < g->ow; j++) {
-                    double d = dy[((b * g->m + o) * g->oh + i) * g->ow + j];
-                    db->y[o] += d;
-                    db->tol[o] += fabs(d);
-                    int64_t grp = o / mg;
-                    for (int64_t ci = 0; ci < cg; ci++)
-                        for (int64_t u = 0; u < g->kh; u++)
-                            for (int64_t v = 0; v < g->kw; v++) {
-                                int64_t yy = i * g->stride - g->pad + u,
-                                        xx = j * g->stride - g->pad + v;
-                                if (yy < 0 || yy >= g->h || xx < 0 || xx >= g->w) continue;
-                                int64_t xi = ((b * g->c + grp * cg + ci) * g->h + yy) * g->w + xx;
-                                int64_t wi = ((o * cg + ci) * g->kh + u) * g->kw + v;
-                                dx->y[xi] += d * wt[wi];
-                                dx->tol[xi] += fabs(d * wt[wi]);
-                                dw->y[wi] += d * x[xi];
-                                dw->tol[wi] += fabs(d * x[xi]);
-                            }
-                }
+    for (int64_t at = 0; at < total; at++) {
+        int64_t o = at / (g->ow * g->oh) % g->m, n = conv_taps(g, at, xi, wi);
+        double d = dy[at];
+        db->y[o] += d;
+        db->tol[o] += fabs(d);
+        for (int64_t t = 0; t < n; t++) {
+            dx->y[xi[t]] += d * wt[wi[t]];
+            dx->tol[xi[t]] += fabs(d * wt[wi[t]]);
+            dw->y[wi[t]] += d * x[xi[t]];
+            dw->tol[wi[t]] += fabs(d * x[xi[t]]);
+        }
+    }
+    free(xi);
+    free(wi);
 }
 
 /* A bfloat16 Conv (the bias bf16 or f32) against double, forward and backward. */
