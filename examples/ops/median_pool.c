@@ -105,17 +105,11 @@ static void mp_destroy(void *state)
     free(state);
 }
 
-static const d5_op_desc median_pool = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = D5_OP_HAS_BACKWARD,
-                                       .name = "MedianPool",
-                                       .backend = "custom",
-                                       .min_inputs = 1,
-                                       .max_inputs = 1,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = mp_create,
-                                       .forward = mp_forward,
-                                       .backward = mp_backward,
-                                       .destroy = mp_destroy};
+/* clang-format off */
+static const d5_op_desc median_pool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "MedianPool",
+    .backend = "custom", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = mp_create, .forward = mp_forward, .backward = mp_backward, .destroy = mp_destroy};
+/* clang-format on */
 
 D5_OPERATOR_EXPORT(&median_pool)

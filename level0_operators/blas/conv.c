@@ -220,16 +220,9 @@ static void cost(void *state, double *flops, double *bytes)
                     (double)g->batch * (double)g->out_channels * (double)g->out_size);
 }
 
-const d5_op_desc d5__op_blas_Conv = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = D5_OP_HAS_BACKWARD,
-                                     .name = "Conv",
-                                     .backend = "blas",
-                                     .min_inputs = 2,
-                                     .max_inputs = 3,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = create,
-                                     .forward = forward,
-                                     .backward = backward,
-                                     .destroy = destroy,
-                                     .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_blas_Conv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Conv",
+    .backend = "blas", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -127,16 +127,9 @@ static void destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_blas_MatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = D5_OP_HAS_BACKWARD,
-                                       .name = "MatMul",
-                                       .backend = "blas",
-                                       .min_inputs = 2,
-                                       .max_inputs = 2,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = create,
-                                       .forward = forward,
-                                       .backward = backward,
-                                       .destroy = destroy,
-                                       .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_blas_MatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "MatMul",
+    .backend = "blas", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

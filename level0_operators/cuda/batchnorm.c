@@ -106,15 +106,9 @@ static void bn_cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)c->elements;
 }
 
-const d5_op_desc d5__op_cuda_BatchNormalization = {.abi_version = D5_OP_ABI_VERSION,
-                                                   .flags = D5_OP_CUDA,
-                                                   .name = "BatchNormalization",
-                                                   .backend = "cuda",
-                                                   .min_inputs = 5,
-                                                   .max_inputs = 5,
-                                                   .min_outputs = 1,
-                                                   .max_outputs = 3,
-                                                   .create = bn_create,
-                                                   .forward = bn_forward,
-                                                   .destroy = bn_destroy,
-                                                   .cost = bn_cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_BatchNormalization = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA, .name = "BatchNormalization",
+    .backend = "cuda", .min_inputs = 5, .max_inputs = 5, .min_outputs = 1, .max_outputs = 3,
+    .create = bn_create, .forward = bn_forward, .destroy = bn_destroy, .cost = bn_cost};
+/* clang-format on */

@@ -436,29 +436,16 @@ static d5_status fused_forward(void *state, const d5_op_call *call)
     return s;
 }
 
-const d5_op_desc d5__op_cuda_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
-                                          .flags = D5_OP_CUDA | D5_OP_Z_IN_PLACE,
-                                          .name = "FusedConv",
-                                          .backend = "cuda",
-                                          .min_inputs = 2,
-                                          .max_inputs = 4,
-                                          .min_outputs = 1,
-                                          .max_outputs = 1,
-                                          .create = fused_create,
-                                          .forward = fused_forward,
-                                          .destroy = destroy,
-                                          .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_FusedConv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_Z_IN_PLACE, .name = "FusedConv",
+    .backend = "cuda", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1,
+    .create = fused_create, .forward = fused_forward, .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_cuda_Conv = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                     .name = "Conv",
-                                     .backend = "cuda",
-                                     .min_inputs = 2,
-                                     .max_inputs = 3,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = create,
-                                     .forward = forward,
-                                     .backward = backward,
-                                     .destroy = destroy,
-                                     .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_Conv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Conv",
+    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

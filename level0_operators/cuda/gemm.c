@@ -219,16 +219,9 @@ static void cost(void *state, double *flops, double *bytes)
                     (double)g->m * (double)g->n * (g->cm ? 2 : 1));
 }
 
-const d5_op_desc d5__op_cuda_Gemm = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                     .name = "Gemm",
-                                     .backend = "cuda",
-                                     .min_inputs = 2,
-                                     .max_inputs = 3,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = create,
-                                     .forward = forward,
-                                     .backward = backward,
-                                     .destroy = destroy,
-                                     .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_Gemm = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Gemm",
+    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -44,11 +44,10 @@ static d5_status launched(int e, const char *op)
 }
 
 /* Every tensor of the call lies in device memory. */
-static d5_status on_device(const kop *k, const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                           int32_t nout)
+static d5_status on_device(const kop *k, const d5_op_call *call)
 {
-    d5_status s = d5__cuda_on_device(k->name, "input", in, nin);
-    return s == D5_OK ? d5__cuda_on_device(k->name, "output", out, nout) : s;
+    d5_status s = d5__cuda_on_device(k->name, "input", call->inputs, call->ninputs);
+    return s == D5_OK ? d5__cuda_on_device(k->name, "output", call->outputs, call->noutputs) : s;
 }
 
 static d5_status new_kop(const char *name, kop **out)
@@ -131,11 +130,9 @@ static d5_status unary_create(const char *name, int op, const d5_tensor *in, int
 static d5_status unary_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
     return s;
 }
@@ -207,11 +204,9 @@ static d5_status binary_create(const char *name, int op, const d5_tensor *in, in
 static d5_status binary_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     if (s == D5_OK)
         s = launched(d5__cuk_binary(k->op, in[0].data, in[1].data, out[0].data, &k->sp), k->name);
     return s;
@@ -240,11 +235,9 @@ static d5_status Where_create(const d5_op_create_args *args, void **state)
 static d5_status Where_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     if (s == D5_OK)
         s = launched(d5__cuk_where(in[0].data, in[1].data, in[2].data, out[0].data, &k->sp),
                      k->name);
@@ -302,9 +295,8 @@ static d5_status LayerNormalization_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     const float *bias = nin > 2 ? in[2].data : NULL;
     if (s == D5_OK)
         s = launched(
@@ -374,11 +366,9 @@ static d5_status Transpose_create(const d5_op_create_args *args, void **state)
 static d5_status Transpose_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
     return s;
 }
@@ -450,9 +440,8 @@ static d5_status Concat_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
         s = slice_copy(k, &in[i].desc, in[i].data, out[0].data, at, 1);
@@ -503,11 +492,9 @@ static d5_status Gather_create(const d5_op_create_args *args, void **state)
 static d5_status Gather_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     if (s == D5_OK)
         s = launched(d5__cuk_gather(in[0].data, in[1].data, out[0].data, k->rows, k->nidx, k->cols,
                                     k->axis_dim),
@@ -544,11 +531,10 @@ static d5_status Split_create(const d5_op_create_args *args, void **state)
 static d5_status Split_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
     int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, in, nin, out, nout);
+    d5_status s = on_device(k, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nout; i++) {
         s = slice_copy(k, &out[i].desc, out[i].data, in[0].data, at, 0);
@@ -560,13 +546,14 @@ static d5_status Split_forward(void *state, const d5_op_call *call)
 /* ---- Backward passes ---- */
 
 /* Every tensor of a backward call that has data lies in device memory. */
-static d5_status grads_on_device(const kop *k, const d5_tensor *gout, int32_t nout,
-                                 const d5_tensor *in, int32_t nin, const d5_tensor *out,
-                                 const d5_tensor *gin)
+static d5_status grads_on_device(const kop *k, const d5_op_call *call)
 {
-    d5_status s = d5__cuda_on_device(k->name, "output gradient", gout, nout);
-    if (s == D5_OK) s = on_device(k, in, nin, out, nout);
-    return s == D5_OK ? d5__cuda_on_device(k->name, "input gradient", gin, nin) : s;
+    d5_status s =
+        d5__cuda_on_device(k->name, "output gradient", call->grad_outputs, call->noutputs);
+    if (s == D5_OK) s = on_device(k, call);
+    return s == D5_OK
+               ? d5__cuda_on_device(k->name, "input gradient", call->grad_inputs, call->ninputs)
+               : s;
 }
 
 /* Zeroes a gradient (before atomic additions, or when none flows in). */
@@ -580,13 +567,11 @@ static d5_status zero(const kop *k, const d5_tensor *t)
 static d5_status unary_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     if (s != D5_OK || !gin[0].data) return s;
     if (!gout[0].data) return zero(k, &gin[0]);
     return launched(
@@ -597,13 +582,10 @@ static d5_status unary_backward(void *state, const d5_op_call *call)
 static d5_status binary_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
     if (s != D5_OK || !gout[0].data) return s;
     return launched(d5__cuk_binary_backward(k->op, in[0].data, in[1].data, gout[0].data,
@@ -616,13 +598,9 @@ static d5_status binary_backward(void *state, const d5_op_call *call)
 static d5_status Transpose_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     if (s != D5_OK || !gin[0].data) return s;
     if (!gout[0].data) return zero(k, &gin[0]);
     d5__cuk_space sp = k->sp;
@@ -635,13 +613,11 @@ static d5_status Transpose_backward(void *state, const d5_op_call *call)
 static d5_status Concat_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
     int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
         if (gin[i].data)
@@ -656,13 +632,10 @@ static d5_status Concat_backward(void *state, const d5_op_call *call)
 static d5_status Gather_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     if (s == D5_OK) s = zero(k, &gin[0]);
     if (s != D5_OK || !gin[0].data || !gout[0].data) return s;
     return launched(d5__cuk_gather_backward(gout[0].data, in[1].data, gin[0].data, k->rows, k->nidx,
@@ -675,12 +648,10 @@ static d5_status Split_backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
     int32_t nout = call->noutputs;
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, gout, nout, in, nin, out, gin);
+    d5_status s = grads_on_device(k, call);
     if (s != D5_OK || !gin[0].data) return s;
     int all = 1;
     for (int32_t i = 0; i < nout; i++) all = all && gout[i].data;
@@ -728,16 +699,10 @@ D5_CUDA_KOP(LayerNormalization, 2, 3, FWD, LayerNormalization_forward, NULL, lay
 D5_CUDA_KOP(Transpose, 1, 1, BWD, Transpose_forward, Transpose_backward, elementwise_cost)
 D5_CUDA_KOP(Concat, 1, 2147483647, BWD, Concat_forward, Concat_backward, elementwise_cost)
 D5_CUDA_KOP(Gather, 2, 2, BWD, Gather_forward, Gather_backward, elementwise_cost)
-const d5_op_desc d5__op_cuda_Split = {.abi_version = D5_OP_ABI_VERSION,
-                                      .flags = BWD,
-                                      .name = "Split",
-                                      .backend = "cuda",
-                                      .min_inputs = 1,
-                                      .max_inputs = 2,
-                                      .min_outputs = 1,
-                                      .max_outputs = 2147483647,
-                                      .create = Split_create,
-                                      .forward = Split_forward,
-                                      .backward = Split_backward,
-                                      .destroy = kop_destroy,
-                                      .cost = elementwise_cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_Split = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = BWD, .name = "Split", .backend = "cuda",
+    .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = 2147483647,
+    .create = Split_create, .forward = Split_forward, .backward = Split_backward,
+    .destroy = kop_destroy, .cost = elementwise_cost};
+/* clang-format on */

@@ -203,16 +203,9 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * ((g->a_full ? b : 1) * m * k + (g->b_full ? b : 1) * k * n + b * m * n);
 }
 
-const d5_op_desc d5__op_cuda_MatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                       .name = "MatMul",
-                                       .backend = "cuda",
-                                       .min_inputs = 2,
-                                       .max_inputs = 2,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = create,
-                                       .forward = forward,
-                                       .backward = backward,
-                                       .destroy = destroy,
-                                       .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_MatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "MatMul",
+    .backend = "cuda", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

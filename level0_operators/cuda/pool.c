@@ -214,33 +214,21 @@ static d5_status averagepool_create(const d5_op_create_args *args, void **state)
                        args->noutputs, state);
 }
 
-const d5_op_desc d5__op_cuda_MaxPool = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                        .name = "MaxPool",
-                                        .backend = "cuda",
-                                        .min_inputs = 1,
-                                        .max_inputs = 1,
-                                        .min_outputs = 1,
-                                        .max_outputs = 2,
-                                        .create = maxpool_create,
-                                        .forward = forward,
-                                        .backward = backward,
-                                        .destroy = destroy,
-                                        .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_MaxPool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "MaxPool",
+    .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
+    .create = maxpool_create, .forward = forward, .backward = backward, .destroy = destroy,
+    .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_cuda_AveragePool = {.abi_version = D5_OP_ABI_VERSION,
-                                            .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                            .name = "AveragePool",
-                                            .backend = "cuda",
-                                            .min_inputs = 1,
-                                            .max_inputs = 1,
-                                            .min_outputs = 1,
-                                            .max_outputs = 1,
-                                            .create = averagepool_create,
-                                            .forward = forward,
-                                            .backward = backward,
-                                            .destroy = destroy,
-                                            .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_AveragePool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+    .name = "AveragePool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+    .max_outputs = 1, .create = averagepool_create, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */
 
 /* The global poolings: one window as large as the spatial axes. */
 static d5_status global_create(const char *name, int max, const d5_tensor *in, int32_t nin,
@@ -270,30 +258,18 @@ static d5_status globalaveragepool_create(const d5_op_create_args *args, void **
                          args->outputs, args->noutputs, state);
 }
 
-const d5_op_desc d5__op_cuda_GlobalMaxPool = {.abi_version = D5_OP_ABI_VERSION,
-                                              .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                              .name = "GlobalMaxPool",
-                                              .backend = "cuda",
-                                              .min_inputs = 1,
-                                              .max_inputs = 1,
-                                              .min_outputs = 1,
-                                              .max_outputs = 1,
-                                              .create = globalmaxpool_create,
-                                              .forward = forward,
-                                              .backward = backward,
-                                              .destroy = destroy,
-                                              .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_GlobalMaxPool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+    .name = "GlobalMaxPool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+    .max_outputs = 1, .create = globalmaxpool_create, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_cuda_GlobalAveragePool = {.abi_version = D5_OP_ABI_VERSION,
-                                                  .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                                  .name = "GlobalAveragePool",
-                                                  .backend = "cuda",
-                                                  .min_inputs = 1,
-                                                  .max_inputs = 1,
-                                                  .min_outputs = 1,
-                                                  .max_outputs = 1,
-                                                  .create = globalaveragepool_create,
-                                                  .forward = forward,
-                                                  .backward = backward,
-                                                  .destroy = destroy,
-                                                  .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_GlobalAveragePool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+    .name = "GlobalAveragePool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1,
+    .min_outputs = 1, .max_outputs = 1, .create = globalaveragepool_create, .forward = forward,
+    .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -119,30 +119,18 @@ static d5_status create_logsoftmax(const d5_op_create_args *args, void **state)
                           args->outputs, state);
 }
 
-const d5_op_desc d5__op_cuda_Softmax = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                        .name = "Softmax",
-                                        .backend = "cuda",
-                                        .min_inputs = 1,
-                                        .max_inputs = 1,
-                                        .min_outputs = 1,
-                                        .max_outputs = 1,
-                                        .create = create_softmax,
-                                        .forward = forward,
-                                        .backward = backward,
-                                        .destroy = destroy,
-                                        .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_Softmax = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Softmax",
+    .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = create_softmax, .forward = forward, .backward = backward, .destroy = destroy,
+    .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_cuda_LogSoftmax = {.abi_version = D5_OP_ABI_VERSION,
-                                           .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                           .name = "LogSoftmax",
-                                           .backend = "cuda",
-                                           .min_inputs = 1,
-                                           .max_inputs = 1,
-                                           .min_outputs = 1,
-                                           .max_outputs = 1,
-                                           .create = create_logsoftmax,
-                                           .forward = forward,
-                                           .backward = backward,
-                                           .destroy = destroy,
-                                           .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_LogSoftmax = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
+    .name = "LogSoftmax", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+    .max_outputs = 1, .create = create_logsoftmax, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */

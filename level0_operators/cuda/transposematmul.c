@@ -141,15 +141,9 @@ static void cost(void *state, double *flops, double *bytes)
     d5_op_cost(((const ctmm *)state)->mm, flops, bytes);
 }
 
-const d5_op_desc d5__op_cuda_TransposeMatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                                .flags = D5_OP_CUDA,
-                                                .name = "TransposeMatMul",
-                                                .backend = "cuda",
-                                                .min_inputs = 2,
-                                                .max_inputs = 3,
-                                                .min_outputs = 1,
-                                                .max_outputs = 1,
-                                                .create = create,
-                                                .forward = forward,
-                                                .destroy = destroy,
-                                                .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_cuda_TransposeMatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA, .name = "TransposeMatMul",
+    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+    .create = create, .forward = forward, .destroy = destroy, .cost = cost};
+/* clang-format on */

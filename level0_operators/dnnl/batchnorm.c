@@ -578,16 +578,9 @@ static void cost(void *state, double *flops, double *bytes)
 /* It takes the blocked layout. */
 #define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
 
-const d5_op_desc d5__op_dnnl_BatchNormalization = {.abi_version = D5_OP_ABI_VERSION,
-                                                   .flags = FLAGS,
-                                                   .name = OP,
-                                                   .backend = "dnnl",
-                                                   .min_inputs = 5,
-                                                   .max_inputs = 5,
-                                                   .min_outputs = 1,
-                                                   .max_outputs = 3,
-                                                   .create = create,
-                                                   .forward = forward,
-                                                   .backward = backward,
-                                                   .destroy = destroy,
-                                                   .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_BatchNormalization = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = OP, .backend = "dnnl",
+    .min_inputs = 5, .max_inputs = 5, .min_outputs = 1, .max_outputs = 3, .create = create,
+    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -516,29 +516,16 @@ static void cost(void *state, double *flops, double *bytes)
 #define CONV_FLAGS  (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
 #define FUSED_FLAGS (D5_OP_Z_IN_PLACE | D5_OP_BLOCKED_LAYOUT | D5_OP_REPORTS_IMPL)
 
-const d5_op_desc d5__op_dnnl_Conv = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = CONV_FLAGS,
-                                     .name = "Conv",
-                                     .backend = "dnnl",
-                                     .min_inputs = 2,
-                                     .max_inputs = 3,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = create,
-                                     .forward = forward,
-                                     .backward = backward,
-                                     .destroy = destroy,
-                                     .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Conv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = CONV_FLAGS, .name = "Conv", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_dnnl_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
-                                          .flags = FUSED_FLAGS,
-                                          .name = "FusedConv",
-                                          .backend = "dnnl",
-                                          .min_inputs = 2,
-                                          .max_inputs = 4,
-                                          .min_outputs = 1,
-                                          .max_outputs = 1,
-                                          .create = create_fused,
-                                          .forward = forward,
-                                          .destroy = destroy,
-                                          .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_FusedConv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FUSED_FLAGS, .name = "FusedConv", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .create = create_fused,
+    .forward = forward, .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -157,29 +157,17 @@ static d5_status gelu_create(const d5_op_create_args *args, void **state)
 }
 
 /* dX is computed element by element from dY: in place is fine. */
-const d5_op_desc d5__op_dnnl_Erf = {.abi_version = D5_OP_ABI_VERSION,
-                                    .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
-                                    .name = "Erf",
-                                    .backend = "dnnl",
-                                    .min_inputs = 1,
-                                    .max_inputs = 1,
-                                    .min_outputs = 1,
-                                    .max_outputs = 1,
-                                    .create = erf_create,
-                                    .forward = forward,
-                                    .backward = backward,
-                                    .destroy = destroy,
-                                    .cost = cost};
-const d5_op_desc d5__op_dnnl_Gelu = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
-                                     .name = "Gelu",
-                                     .backend = "dnnl",
-                                     .min_inputs = 1,
-                                     .max_inputs = 1,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = gelu_create,
-                                     .forward = forward,
-                                     .backward = backward,
-                                     .destroy = destroy,
-                                     .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Erf = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
+    .name = "Erf", .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+    .max_outputs = 1, .create = erf_create, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Gelu = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE,
+    .name = "Gelu", .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+    .max_outputs = 1, .create = gelu_create, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -116,15 +116,10 @@ static void gather_destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_dnnl_Gather = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = D5_OP_HAS_BACKWARD,
-                                       .name = "Gather",
-                                       .backend = "dnnl",
-                                       .min_inputs = 2,
-                                       .max_inputs = 2,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = gather_create,
-                                       .forward = gather_forward,
-                                       .backward = gather_backward,
-                                       .destroy = gather_destroy};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Gather = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Gather",
+    .backend = "dnnl", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+    .create = gather_create, .forward = gather_forward, .backward = gather_backward,
+    .destroy = gather_destroy};
+/* clang-format on */

@@ -197,16 +197,10 @@ static void layernorm_cost(void *state, double *flops, double *bytes)
     *bytes = 8 * n + 8 * (double)l->m;
 }
 
-const d5_op_desc d5__op_dnnl_LayerNormalization = {.abi_version = D5_OP_ABI_VERSION,
-                                                   .flags = D5_OP_HAS_BACKWARD,
-                                                   .name = "LayerNormalization",
-                                                   .backend = "dnnl",
-                                                   .min_inputs = 2,
-                                                   .max_inputs = 3,
-                                                   .min_outputs = 1,
-                                                   .max_outputs = 3,
-                                                   .create = layernorm_create,
-                                                   .forward = layernorm_forward,
-                                                   .backward = layernorm_backward,
-                                                   .destroy = layernorm_destroy,
-                                                   .cost = layernorm_cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_LayerNormalization = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "LayerNormalization",
+    .backend = "dnnl", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
+    .create = layernorm_create, .forward = layernorm_forward, .backward = layernorm_backward,
+    .destroy = layernorm_destroy, .cost = layernorm_cost};
+/* clang-format on */

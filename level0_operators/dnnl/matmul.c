@@ -274,16 +274,9 @@ static void cost(void *state, double *flops, double *bytes)
 /* It reports its implementation (its state begins with a d5_op_impl). */
 #define FLAGS (D5_OP_HAS_BACKWARD | D5_OP_REPORTS_IMPL)
 
-const d5_op_desc d5__op_dnnl_MatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = FLAGS,
-                                       .name = "MatMul",
-                                       .backend = "dnnl",
-                                       .min_inputs = 2,
-                                       .max_inputs = 2,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = create,
-                                       .forward = forward,
-                                       .backward = backward,
-                                       .destroy = destroy,
-                                       .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_MatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = "MatMul", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */

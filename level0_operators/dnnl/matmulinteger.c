@@ -370,28 +370,16 @@ static void cost(void *state, double *flops, double *bytes)
 /* Both report their implementation (their state begins with a d5_op_impl). */
 #define FLAGS D5_OP_REPORTS_IMPL
 
-const d5_op_desc d5__op_dnnl_MatMulInteger = {.abi_version = D5_OP_ABI_VERSION,
-                                              .flags = FLAGS,
-                                              .name = "MatMulInteger",
-                                              .backend = "dnnl",
-                                              .min_inputs = 2,
-                                              .max_inputs = 4,
-                                              .min_outputs = 1,
-                                              .max_outputs = 1,
-                                              .create = create_mmi,
-                                              .forward = forward,
-                                              .destroy = destroy,
-                                              .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_MatMulInteger = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = "MatMulInteger", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .create = create_mmi,
+    .forward = forward, .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_dnnl_QLinearMatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                              .flags = FLAGS,
-                                              .name = "QLinearMatMul",
-                                              .backend = "dnnl",
-                                              .min_inputs = 8,
-                                              .max_inputs = 8,
-                                              .min_outputs = 1,
-                                              .max_outputs = 1,
-                                              .create = create_qlmm,
-                                              .forward = forward,
-                                              .destroy = destroy,
-                                              .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_QLinearMatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = "QLinearMatMul", .backend = "dnnl",
+    .min_inputs = 8, .max_inputs = 8, .min_outputs = 1, .max_outputs = 1, .create = create_qlmm,
+    .forward = forward, .destroy = destroy, .cost = cost};
+/* clang-format on */

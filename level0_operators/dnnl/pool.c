@@ -572,44 +572,25 @@ static d5_status globalaveragepool_create(const d5_op_create_args *args, void **
 /* All three take the blocked layout. */
 #define POOL_FLAGS (D5_OP_HAS_BACKWARD | D5_OP_BLOCKED_LAYOUT)
 
-const d5_op_desc d5__op_dnnl_MaxPool = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = POOL_FLAGS,
-                                        .name = "MaxPool",
-                                        .backend = "dnnl",
-                                        .min_inputs = 1,
-                                        .max_inputs = 1,
-                                        .min_outputs = 1,
-                                        .max_outputs = 2,
-                                        .create = maxpool_create,
-                                        .forward = forward,
-                                        .backward = backward,
-                                        .destroy = destroy,
-                                        .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_MaxPool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = POOL_FLAGS, .name = "MaxPool", .backend = "dnnl",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2, .create = maxpool_create,
+    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_dnnl_AveragePool = {.abi_version = D5_OP_ABI_VERSION,
-                                            .flags = POOL_FLAGS,
-                                            .name = "AveragePool",
-                                            .backend = "dnnl",
-                                            .min_inputs = 1,
-                                            .max_inputs = 1,
-                                            .min_outputs = 1,
-                                            .max_outputs = 1,
-                                            .create = averagepool_create,
-                                            .forward = forward,
-                                            .backward = backward,
-                                            .destroy = destroy,
-                                            .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_AveragePool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = POOL_FLAGS, .name = "AveragePool", .backend = "dnnl",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = averagepool_create, .forward = forward, .backward = backward, .destroy = destroy,
+    .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_dnnl_GlobalAveragePool = {.abi_version = D5_OP_ABI_VERSION,
-                                                  .flags = POOL_FLAGS,
-                                                  .name = "GlobalAveragePool",
-                                                  .backend = "dnnl",
-                                                  .min_inputs = 1,
-                                                  .max_inputs = 1,
-                                                  .min_outputs = 1,
-                                                  .max_outputs = 1,
-                                                  .create = globalaveragepool_create,
-                                                  .forward = forward,
-                                                  .backward = backward,
-                                                  .destroy = destroy,
-                                                  .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_GlobalAveragePool = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = POOL_FLAGS, .name = "GlobalAveragePool",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = globalaveragepool_create, .forward = forward, .backward = backward,
+    .destroy = destroy, .cost = cost};
+/* clang-format on */

@@ -300,28 +300,16 @@ static void cost(void *state, double *flops, double *bytes)
 /* Both report their implementation (their state begins with a d5_op_impl). */
 #define FLAGS D5_OP_REPORTS_IMPL
 
-const d5_op_desc d5__op_dnnl_QuantizeLinear = {.abi_version = D5_OP_ABI_VERSION,
-                                               .flags = FLAGS,
-                                               .name = "QuantizeLinear",
-                                               .backend = "dnnl",
-                                               .min_inputs = 2,
-                                               .max_inputs = 3,
-                                               .min_outputs = 1,
-                                               .max_outputs = 1,
-                                               .create = create_q,
-                                               .forward = forward_q,
-                                               .destroy = destroy,
-                                               .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_QuantizeLinear = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = "QuantizeLinear", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1, .create = create_q,
+    .forward = forward_q, .destroy = destroy, .cost = cost};
+/* clang-format on */
 
-const d5_op_desc d5__op_dnnl_DequantizeLinear = {.abi_version = D5_OP_ABI_VERSION,
-                                                 .flags = FLAGS,
-                                                 .name = "DequantizeLinear",
-                                                 .backend = "dnnl",
-                                                 .min_inputs = 2,
-                                                 .max_inputs = 3,
-                                                 .min_outputs = 1,
-                                                 .max_outputs = 1,
-                                                 .create = create_dq,
-                                                 .forward = forward_dq,
-                                                 .destroy = destroy,
-                                                 .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_DequantizeLinear = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = FLAGS, .name = "DequantizeLinear", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1, .create = create_dq,
+    .forward = forward_dq, .destroy = destroy, .cost = cost};
+/* clang-format on */

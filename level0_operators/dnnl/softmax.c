@@ -144,29 +144,17 @@ static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
     return create(&d5__op_ref_LogSoftmax, "LogSoftmax", args, state);
 }
 
-const d5_op_desc d5__op_dnnl_Softmax = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = D5_OP_HAS_BACKWARD,
-                                        .name = "Softmax",
-                                        .backend = "dnnl",
-                                        .min_inputs = 1,
-                                        .max_inputs = 1,
-                                        .min_outputs = 1,
-                                        .max_outputs = 1,
-                                        .create = softmax_create,
-                                        .forward = forward,
-                                        .backward = backward,
-                                        .destroy = destroy,
-                                        .cost = cost};
-const d5_op_desc d5__op_dnnl_LogSoftmax = {.abi_version = D5_OP_ABI_VERSION,
-                                           .flags = D5_OP_HAS_BACKWARD,
-                                           .name = "LogSoftmax",
-                                           .backend = "dnnl",
-                                           .min_inputs = 1,
-                                           .max_inputs = 1,
-                                           .min_outputs = 1,
-                                           .max_outputs = 1,
-                                           .create = logsoftmax_create,
-                                           .forward = forward,
-                                           .backward = backward,
-                                           .destroy = destroy,
-                                           .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Softmax = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Softmax",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = softmax_create, .forward = forward, .backward = backward, .destroy = destroy,
+    .cost = cost};
+/* clang-format on */
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_LogSoftmax = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "LogSoftmax",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = logsoftmax_create, .forward = forward, .backward = backward, .destroy = destroy,
+    .cost = cost};
+/* clang-format on */

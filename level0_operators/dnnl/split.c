@@ -125,18 +125,13 @@ static d5_status split_backward(void *state, const d5_op_call *call)
     return D5_OK;
 }
 
-const d5_op_desc d5__op_dnnl_Split = {.abi_version = D5_OP_ABI_VERSION,
-                                      .flags = D5_OP_HAS_BACKWARD,
-                                      .name = "Split",
-                                      .backend = "dnnl",
-                                      .min_inputs = 1,
-                                      .max_inputs = 2,
-                                      .min_outputs = 1,
-                                      .max_outputs = 256,
-                                      .create = split_create,
-                                      .forward = split_forward,
-                                      .backward = split_backward,
-                                      .destroy = parts_destroy};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Split = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Split",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = 256,
+    .create = split_create, .forward = split_forward, .backward = split_backward,
+    .destroy = parts_destroy};
+/* clang-format on */
 
 /* ---- Concat --------------------------------------------------------------------------- */
 
@@ -186,15 +181,10 @@ static d5_status concat_backward(void *state, const d5_op_call *call)
     return D5_OK;
 }
 
-const d5_op_desc d5__op_dnnl_Concat = {.abi_version = D5_OP_ABI_VERSION,
-                                       .flags = D5_OP_HAS_BACKWARD,
-                                       .name = "Concat",
-                                       .backend = "dnnl",
-                                       .min_inputs = 1,
-                                       .max_inputs = 256,
-                                       .min_outputs = 1,
-                                       .max_outputs = 1,
-                                       .create = concat_create,
-                                       .forward = concat_forward,
-                                       .backward = concat_backward,
-                                       .destroy = parts_destroy};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Concat = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Concat",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 256, .min_outputs = 1, .max_outputs = 1,
+    .create = concat_create, .forward = concat_forward, .backward = concat_backward,
+    .destroy = parts_destroy};
+/* clang-format on */

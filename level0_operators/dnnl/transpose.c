@@ -226,16 +226,10 @@ static void transpose_cost(void *state, double *flops, double *bytes)
     *bytes = 2.0 * (double)t->fwd.numel * (double)t->fwd.esize;
 }
 
-const d5_op_desc d5__op_dnnl_Transpose = {.abi_version = D5_OP_ABI_VERSION,
-                                          .flags = D5_OP_HAS_BACKWARD,
-                                          .name = "Transpose",
-                                          .backend = "dnnl",
-                                          .min_inputs = 1,
-                                          .max_inputs = 1,
-                                          .min_outputs = 1,
-                                          .max_outputs = 1,
-                                          .create = transpose_create,
-                                          .forward = transpose_forward,
-                                          .backward = transpose_backward,
-                                          .destroy = transpose_destroy,
-                                          .cost = transpose_cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Transpose = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_HAS_BACKWARD, .name = "Transpose",
+    .backend = "dnnl", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = transpose_create, .forward = transpose_forward, .backward = transpose_backward,
+    .destroy = transpose_destroy, .cost = transpose_cost};
+/* clang-format on */

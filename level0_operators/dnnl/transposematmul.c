@@ -216,15 +216,9 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = t->bytes;
 }
 
-const d5_op_desc d5__op_dnnl_TransposeMatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                                .flags = 0,
-                                                .name = "TransposeMatMul",
-                                                .backend = "dnnl",
-                                                .min_inputs = 2,
-                                                .max_inputs = 3,
-                                                .min_outputs = 1,
-                                                .max_outputs = 1,
-                                                .create = create,
-                                                .forward = forward,
-                                                .destroy = destroy,
-                                                .cost = cost};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_TransposeMatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "TransposeMatMul", .backend = "dnnl",
+    .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = forward, .destroy = destroy, .cost = cost};
+/* clang-format on */

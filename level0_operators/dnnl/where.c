@@ -101,14 +101,9 @@ static void where_destroy(void *state)
     d5_free(state);
 }
 
-const d5_op_desc d5__op_dnnl_Where = {.abi_version = D5_OP_ABI_VERSION,
-                                      .flags = 0,
-                                      .name = "Where",
-                                      .backend = "dnnl",
-                                      .min_inputs = 3,
-                                      .max_inputs = 3,
-                                      .min_outputs = 1,
-                                      .max_outputs = 1,
-                                      .create = where_create,
-                                      .forward = where_forward,
-                                      .destroy = where_destroy};
+/* clang-format off */
+const d5_op_desc d5__op_dnnl_Where = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "Where", .backend = "dnnl",
+    .min_inputs = 3, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1, .create = where_create,
+    .forward = where_forward, .destroy = where_destroy};
+/* clang-format on */

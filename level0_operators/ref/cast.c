@@ -266,16 +266,10 @@ static void cast_cost(void *state, double *flops, double *bytes)
              (double)(d5_dtype_size((d5_dtype)c->from) + d5_dtype_size((d5_dtype)c->to));
 }
 
-const d5_op_desc d5__op_ref_Cast = {.abi_version = D5_OP_ABI_VERSION,
-                                    .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                                    .name = "Cast",
-                                    .backend = "ref",
-                                    .min_inputs = 1,
-                                    .max_inputs = 1,
-                                    .min_outputs = 1,
-                                    .max_outputs = 1,
-                                    .create = cast_create,
-                                    .forward = cast_forward,
-                                    .backward = cast_backward,
-                                    .destroy = d5_free,
-                                    .cost = cast_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_Cast = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD, .name = "Cast",
+    .backend = "ref", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = cast_create, .forward = cast_forward, .backward = cast_backward, .destroy = d5_free,
+    .cost = cast_cost};
+/* clang-format on */

@@ -66,16 +66,10 @@ static void castlike_cost(void *state, double *flops, double *bytes)
     d5__op_ref_Cast.cost(state, flops, bytes);
 }
 
-const d5_op_desc d5__op_ref_CastLike = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                                        .name = "CastLike",
-                                        .backend = "ref",
-                                        .min_inputs = 2,
-                                        .max_inputs = 2,
-                                        .min_outputs = 1,
-                                        .max_outputs = 1,
-                                        .create = castlike_create,
-                                        .forward = castlike_forward,
-                                        .backward = castlike_backward,
-                                        .destroy = castlike_destroy,
-                                        .cost = castlike_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_CastLike = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD, .name = "CastLike",
+    .backend = "ref", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+    .create = castlike_create, .forward = castlike_forward, .backward = castlike_backward,
+    .destroy = castlike_destroy, .cost = castlike_cost};
+/* clang-format on */

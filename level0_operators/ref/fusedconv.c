@@ -126,15 +126,9 @@ static d5_status create(const d5_op_create_args *args, void **state)
                             args->outputs, args->noutputs, state);
 }
 
-const d5_op_desc d5__op_ref_FusedConv = {.abi_version = D5_OP_ABI_VERSION,
-                                         .flags = D5_OP_F64,
-                                         .name = "FusedConv",
-                                         .backend = "ref",
-                                         .min_inputs = 2,
-                                         .max_inputs = 4,
-                                         .min_outputs = 1,
-                                         .max_outputs = 1,
-                                         .create = create,
-                                         .forward = d5__fused_forward,
-                                         .destroy = d5__fused_destroy,
-                                         .cost = d5__fused_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_FusedConv = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64, .name = "FusedConv", .backend = "ref",
+    .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = d5__fused_forward, .destroy = d5__fused_destroy, .cost = d5__fused_cost};
+/* clang-format on */

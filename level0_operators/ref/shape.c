@@ -71,15 +71,9 @@ static void shape_cost(void *state, double *flops, double *bytes)
     *bytes = (double)st->n * (double)sizeof(int64_t);
 }
 
-const d5_op_desc d5__op_ref_Shape = {.abi_version = D5_OP_ABI_VERSION,
-                                     .flags = D5_OP_F64,
-                                     .name = "Shape",
-                                     .backend = "ref",
-                                     .min_inputs = 1,
-                                     .max_inputs = 1,
-                                     .min_outputs = 1,
-                                     .max_outputs = 1,
-                                     .create = shape_create,
-                                     .forward = shape_forward,
-                                     .destroy = shape_destroy,
-                                     .cost = shape_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_Shape = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64, .name = "Shape", .backend = "ref",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = shape_create,
+    .forward = shape_forward, .destroy = shape_destroy, .cost = shape_cost};
+/* clang-format on */

@@ -46,15 +46,9 @@ static void size_cost(void *state, double *flops, double *bytes)
     *bytes = (double)sizeof(int64_t);
 }
 
-const d5_op_desc d5__op_ref_Size = {.abi_version = D5_OP_ABI_VERSION,
-                                    .flags = D5_OP_F64,
-                                    .name = "Size",
-                                    .backend = "ref",
-                                    .min_inputs = 1,
-                                    .max_inputs = 1,
-                                    .min_outputs = 1,
-                                    .max_outputs = 1,
-                                    .create = size_create,
-                                    .forward = size_forward,
-                                    .destroy = size_destroy,
-                                    .cost = size_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_Size = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64, .name = "Size", .backend = "ref",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = size_create,
+    .forward = size_forward, .destroy = size_destroy, .cost = size_cost};
+/* clang-format on */

@@ -173,15 +173,10 @@ static d5_status ref_create(const d5_op_create_args *args, void **state)
                           attrs, out, state);
 }
 
-const d5_op_desc d5__op_ref_TransposeMatMul = {.abi_version = D5_OP_ABI_VERSION,
-                                               .flags = D5_OP_F64,
-                                               .name = "TransposeMatMul",
-                                               .backend = "ref",
-                                               .min_inputs = 2,
-                                               .max_inputs = 3,
-                                               .min_outputs = 1,
-                                               .max_outputs = 1,
-                                               .create = ref_create,
-                                               .forward = d5__tmm_forward,
-                                               .destroy = d5__tmm_destroy,
-                                               .cost = d5__tmm_cost};
+/* clang-format off */
+const d5_op_desc d5__op_ref_TransposeMatMul = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64, .name = "TransposeMatMul",
+    .backend = "ref", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+    .create = ref_create, .forward = d5__tmm_forward, .destroy = d5__tmm_destroy,
+    .cost = d5__tmm_cost};
+/* clang-format on */

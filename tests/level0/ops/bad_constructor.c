@@ -26,15 +26,11 @@ static d5_status copy(void *state, const d5_op_call *call)
     return D5_OK;
 }
 
-static const d5_op_desc copy_op = {.abi_version = D5_OP_ABI_VERSION,
-                                   .flags = 0,
-                                   .name = "Copy",
-                                   .backend = "custom",
-                                   .min_inputs = 1,
-                                   .max_inputs = 1,
-                                   .min_outputs = 1,
-                                   .max_outputs = 1,
-                                   .create = create,
-                                   .forward = copy};
+/* clang-format off */
+static const d5_op_desc copy_op = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "Copy", .backend = "custom",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = copy};
+/* clang-format on */
 
 D5_OPERATOR_EXPORT(&copy_op)

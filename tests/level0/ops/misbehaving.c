@@ -41,36 +41,24 @@ static d5_status fork_hang(void *state, const d5_op_call *call)
     return D5_OK;
 }
 
-static const d5_op_desc crash_op = {.abi_version = D5_OP_ABI_VERSION,
-                                    .flags = 0,
-                                    .name = "Crash",
-                                    .backend = "custom",
-                                    .min_inputs = 1,
-                                    .max_inputs = 1,
-                                    .min_outputs = 1,
-                                    .max_outputs = 1,
-                                    .create = create,
-                                    .forward = crash};
-static const d5_op_desc hang_op = {.abi_version = D5_OP_ABI_VERSION,
-                                   .flags = 0,
-                                   .name = "Hang",
-                                   .backend = "custom",
-                                   .min_inputs = 1,
-                                   .max_inputs = 1,
-                                   .min_outputs = 1,
-                                   .max_outputs = 1,
-                                   .create = create,
-                                   .forward = hang};
+/* clang-format off */
+static const d5_op_desc crash_op = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "Crash", .backend = "custom",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = crash};
+/* clang-format on */
+/* clang-format off */
+static const d5_op_desc hang_op = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "Hang", .backend = "custom",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = hang};
+/* clang-format on */
 
-static const d5_op_desc fork_hang_op = {.abi_version = D5_OP_ABI_VERSION,
-                                        .flags = 0,
-                                        .name = "ForkHang",
-                                        .backend = "custom",
-                                        .min_inputs = 1,
-                                        .max_inputs = 1,
-                                        .min_outputs = 1,
-                                        .max_outputs = 1,
-                                        .create = create,
-                                        .forward = fork_hang};
+/* clang-format off */
+static const d5_op_desc fork_hang_op = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = 0, .name = "ForkHang", .backend = "custom",
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = create,
+    .forward = fork_hang};
+/* clang-format on */
 
 D5_OPERATOR_EXPORT(&crash_op, &hang_op, &fork_hang_op)

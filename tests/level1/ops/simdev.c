@@ -238,28 +238,18 @@ static d5_status add_backward(void *state, const d5_op_call *call)
     return backward(gout, in, nin, out, gin, 1);
 }
 
-static const d5_op_desc relu = {.abi_version = D5_OP_ABI_VERSION,
-                                .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                                .name = "Relu",
-                                .backend = "simdev",
-                                .min_inputs = 1,
-                                .max_inputs = 1,
-                                .min_outputs = 1,
-                                .max_outputs = 1,
-                                .create = same_create,
-                                .forward = relu_forward,
-                                .backward = relu_backward};
-static const d5_op_desc add = {.abi_version = D5_OP_ABI_VERSION,
-                               .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-                               .name = "Add",
-                               .backend = "simdev",
-                               .min_inputs = 2,
-                               .max_inputs = 2,
-                               .min_outputs = 1,
-                               .max_outputs = 1,
-                               .create = same_create,
-                               .forward = add_forward,
-                               .backward = add_backward};
+/* clang-format off */
+static const d5_op_desc relu = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Relu",
+    .backend = "simdev", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .create = same_create, .forward = relu_forward, .backward = relu_backward};
+/* clang-format on */
+/* clang-format off */
+static const d5_op_desc add = {
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Add",
+    .backend = "simdev", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+    .create = same_create, .forward = add_forward, .backward = add_backward};
+/* clang-format on */
 
 D5_OPERATOR_EXPORT(&relu, &add)
 D5_DEVICE_MEMORY_EXPORT(&memory)
