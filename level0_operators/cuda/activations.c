@@ -68,13 +68,10 @@ static d5_status act_create(const act_kind *k, const d5_tensor *in, int32_t nin,
 static d5_status forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const cact *a = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_on_device(a->k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(a->k->name, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(a->k->name, call);
     if (s == D5_OK)
         s = d5__cudnn_check(
             cudnnActivationForward(a->h, a->act, &one, a->t, in[0].data, &zero, a->t, out[0].data),
@@ -85,17 +82,12 @@ static d5_status forward(void *state, const d5_op_call *call)
 static d5_status backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const cact *a = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_on_device(a->k->name, "output gradient", gout, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(a->k->name, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(a->k->name, "output", out, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(a->k->name, "input gradient", gin, nin);
+    d5_status s = d5__cuda_call_on_device(a->k->name, call);
     if (s != D5_OK || !gin[0].data) return s;
     if (!gout[0].data) /* no gradient flows in */
         return d5__cuda_check(cudaMemsetAsync(gin[0].data, 0, (size_t)a->numel * sizeof(float), 0),

@@ -83,13 +83,10 @@ static d5_status bn_create(const d5_op_create_args *args, void **state)
 static d5_status bn_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     cbn *c = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_on_device(BN, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(BN, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(BN, call);
     if (s == D5_OK)
         s = d5__cudnn_check(cudnnBatchNormalizationForwardInference(
                                 c->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, c->x, in[0].data, c->x,

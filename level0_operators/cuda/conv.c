@@ -291,13 +291,10 @@ static d5_status create(const d5_op_create_args *args, void **state)
 static d5_status forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     if (s == D5_OK)
         s = d5__cudnn_check(cudnnConvolutionForward(c->h, &one, c->x, in[0].data, c->w, in[1].data,
                                                     c->conv, c->fwd, c->ws, c->ws_size, &zero, c->y,
@@ -319,17 +316,12 @@ static d5_status zero_grad(void *p, const d5_tensor_desc *d)
 static d5_status backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
     int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input gradient", gin, nin);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
     if (s == D5_OK && !gout[0].data) { /* no gradient flows in */
         for (int32_t i = 0; i < nin && s == D5_OK; i++)
@@ -403,14 +395,11 @@ static d5_status fused_create(const d5_op_create_args *args, void **state)
 static d5_status fused_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
     float beta = 0.0f;
-    d5_status s = d5__cuda_on_device("FusedConv", "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device("FusedConv", "output", out, nout);
+    d5_status s = d5__cuda_call_on_device("FusedConv", call);
     if (s == D5_OK && c->f.sum) {
         beta = 1.0f;
         if (in[3].data != out[0].data)

@@ -137,6 +137,18 @@ d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *
     return D5_OK;
 }
 
+d5_status d5__cuda_call_on_device(const char *op, const d5_op_call *call)
+{
+    d5_status s = D5_OK;
+    if (call->grad_outputs)
+        s = d5__cuda_on_device(op, "output gradient", call->grad_outputs, call->noutputs);
+    if (s == D5_OK) s = d5__cuda_on_device(op, "input", call->inputs, call->ninputs);
+    if (s == D5_OK) s = d5__cuda_on_device(op, "output", call->outputs, call->noutputs);
+    if (s == D5_OK && call->grad_inputs)
+        s = d5__cuda_on_device(op, "input gradient", call->grad_inputs, call->ninputs);
+    return s;
+}
+
 d5_status d5__cuda_int(int64_t v, const char *op, const char *what, int *out)
 {
     if (v < 0 || v > INT_MAX)

@@ -49,6 +49,9 @@ d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, in
 /* Every tensor of t[0..n-1] that has data lives on a CUDA device;
  * D5_ERR_INVALID names the operator and the tensor otherwise. */
 d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n);
+/* Every tensor of a call that has data lies in device memory: the output
+ * gradients and input gradients too when the call has them (backward). */
+d5_status d5__cuda_call_on_device(const char *op, const d5_op_call *call);
 /* The compute precision the executor asked for (D5_ATTR_PRECISION): *tf32
  * is 1 for "tf32" (tensor cores on float32 operands), 0 for none or "f32";
  * D5_ERR_UNSUPPORTED for "bf16" and "f16", which the cuda backend does not

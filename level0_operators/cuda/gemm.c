@@ -121,12 +121,9 @@ static d5_status broadcast_c(const cgemm *g, const float *c, float *y)
 static d5_status forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const cgemm *g = state;
-    d5_status s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     float beta = 0.0f;
     if (s == D5_OK && g->cm) {
         s = broadcast_c(g, in[2].data, out[0].data);
@@ -171,16 +168,11 @@ static d5_status zero(void *p, int64_t count)
 static d5_status backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
     int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const cgemm *g = state;
-    d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input gradient", gin, nin);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     if (s != D5_OK) return s;
     const float *dy = gout[0].data, *a = in[0].data, *b = in[1].data;
     int64_t m = g->m, n = g->n, k = g->k, lda = g->ta ? m : k, ldb = g->tb ? k : n;

@@ -43,13 +43,6 @@ static d5_status launched(int e, const char *op)
     return d5__cuda_check((cudaError_t)e, op, "kernel launch");
 }
 
-/* Every tensor of the call lies in device memory. */
-static d5_status on_device(const kop *k, const d5_op_call *call)
-{
-    d5_status s = d5__cuda_on_device(k->name, "input", call->inputs, call->ninputs);
-    return s == D5_OK ? d5__cuda_on_device(k->name, "output", call->outputs, call->noutputs) : s;
-}
-
 static d5_status new_kop(const char *name, kop **out)
 {
     *out = d5_calloc(1, sizeof **out, name);
@@ -132,7 +125,7 @@ static d5_status unary_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
     return s;
 }
@@ -206,7 +199,7 @@ static d5_status binary_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK)
         s = launched(d5__cuk_binary(k->op, in[0].data, in[1].data, out[0].data, &k->sp), k->name);
     return s;
@@ -237,7 +230,7 @@ static d5_status Where_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK)
         s = launched(d5__cuk_where(in[0].data, in[1].data, in[2].data, out[0].data, &k->sp),
                      k->name);
@@ -296,7 +289,7 @@ static d5_status LayerNormalization_forward(void *state, const d5_op_call *call)
     int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     const float *bias = nin > 2 ? in[2].data : NULL;
     if (s == D5_OK)
         s = launched(
@@ -368,7 +361,7 @@ static d5_status Transpose_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
     return s;
 }
@@ -441,7 +434,7 @@ static d5_status Concat_forward(void *state, const d5_op_call *call)
     int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
         s = slice_copy(k, &in[i].desc, in[i].data, out[0].data, at, 1);
@@ -494,7 +487,7 @@ static d5_status Gather_forward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK)
         s = launched(d5__cuk_gather(in[0].data, in[1].data, out[0].data, k->rows, k->nidx, k->cols,
                                     k->axis_dim),
@@ -534,7 +527,7 @@ static d5_status Split_forward(void *state, const d5_op_call *call)
     d5_tensor *out = call->outputs;
     int32_t nout = call->noutputs;
     const kop *k = state;
-    d5_status s = on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nout; i++) {
         s = slice_copy(k, &out[i].desc, out[i].data, in[0].data, at, 0);
@@ -544,17 +537,6 @@ static d5_status Split_forward(void *state, const d5_op_call *call)
 }
 
 /* ---- Backward passes ---- */
-
-/* Every tensor of a backward call that has data lies in device memory. */
-static d5_status grads_on_device(const kop *k, const d5_op_call *call)
-{
-    d5_status s =
-        d5__cuda_on_device(k->name, "output gradient", call->grad_outputs, call->noutputs);
-    if (s == D5_OK) s = on_device(k, call);
-    return s == D5_OK
-               ? d5__cuda_on_device(k->name, "input gradient", call->grad_inputs, call->ninputs)
-               : s;
-}
 
 /* Zeroes a gradient (before atomic additions, or when none flows in). */
 static d5_status zero(const kop *k, const d5_tensor *t)
@@ -571,7 +553,7 @@ static d5_status unary_backward(void *state, const d5_op_call *call)
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s != D5_OK || !gin[0].data) return s;
     if (!gout[0].data) return zero(k, &gin[0]);
     return launched(
@@ -585,7 +567,7 @@ static d5_status binary_backward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
     if (s != D5_OK || !gout[0].data) return s;
     return launched(d5__cuk_binary_backward(k->op, in[0].data, in[1].data, gout[0].data,
@@ -600,7 +582,7 @@ static d5_status Transpose_backward(void *state, const d5_op_call *call)
     const d5_tensor *gout = call->grad_outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s != D5_OK || !gin[0].data) return s;
     if (!gout[0].data) return zero(k, &gin[0]);
     d5__cuk_space sp = k->sp;
@@ -617,7 +599,7 @@ static d5_status Concat_backward(void *state, const d5_op_call *call)
     int32_t nin = call->ninputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nin; i++) {
         if (gin[i].data)
@@ -635,7 +617,7 @@ static d5_status Gather_backward(void *state, const d5_op_call *call)
     const d5_tensor *in = call->inputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s == D5_OK) s = zero(k, &gin[0]);
     if (s != D5_OK || !gin[0].data || !gout[0].data) return s;
     return launched(d5__cuk_gather_backward(gout[0].data, in[1].data, gin[0].data, k->rows, k->nidx,
@@ -651,7 +633,7 @@ static d5_status Split_backward(void *state, const d5_op_call *call)
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const kop *k = state;
-    d5_status s = grads_on_device(k, call);
+    d5_status s = d5__cuda_call_on_device(k->name, call);
     if (s != D5_OK || !gin[0].data) return s;
     int all = 1;
     for (int32_t i = 0; i < nout; i++) all = all && gout[i].data;

@@ -119,12 +119,9 @@ static d5_status create(const d5_op_create_args *args, void **state)
 static d5_status forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     const cmatmul *g = state;
-    d5_status s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     if (s != D5_OK) return s;
     if (g->fold)
         return d5__cuda_sgemm(g->h, OP, 0, 0, g->batch * g->m, g->n, g->k, 1.0f, in[0].data, g->k,
@@ -173,16 +170,10 @@ static d5_status grad_b(const cmatmul *g, const float *a, const float *dy, float
 static d5_status backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    int32_t nout = call->noutputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
     const cmatmul *g = state;
-    d5_status s = d5__cuda_on_device(OP, "output gradient", gout, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "input gradient", gin, nin);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     for (int32_t i = 0; s == D5_OK && !gout[0].data && i < 2; i++) /* no gradient flows in */
         if (gin[i].data)
             s = d5__cuda_check(

@@ -111,12 +111,9 @@ static d5_status create(const d5_op_create_args *args, void **state)
 static d5_status forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
     d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
     ctmm *c = state;
-    d5_status s = d5__cuda_on_device(OP, "input", in, nin);
-    if (s == D5_OK) s = d5__cuda_on_device(OP, "output", out, nout);
+    d5_status s = d5__cuda_call_on_device(OP, call);
     d5_tensor mm_in[2] = {in[0], in[1]};
     for (int k = 0; k < 2 && s == D5_OK; k++) {
         if (!c->t[k]) continue;
