@@ -32,6 +32,8 @@ d5_status d5__dnnl_plain_md_of(dnnl_memory_desc_t *md, int ndims, const int64_t 
 dnnl_data_type_t d5__dnnl_type(int32_t dtype);
 /* "float32", "bfloat16", "float16", ...: a oneDNN type by d5's name for it. */
 const char *d5__dnnl_type_name(dnnl_data_type_t dt);
+/* oneDNN's name of an instruction set ("avx2", "avx512_core_amx"; "unknown"). */
+const char *d5__dnnl_isa_name(dnnl_cpu_isa_t isa);
 
 /* A tensor the caller holds in a plain layout (`user`) and the primitive wants
  * in `inner`; when they differ, a buffer and reorder primitives bridge them. */

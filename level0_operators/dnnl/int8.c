@@ -127,22 +127,6 @@ void d5__int8_flip(const uint8_t *w, int8_t *out, int64_t n)
     for (int64_t e = 0; e < n; e++) out[e] = (int8_t)(w[e] ^ 0x80u);
 }
 
-/* oneDNN's name of its effective instruction set. */
-static const char *isa_name(dnnl_cpu_isa_t isa)
-{
-    switch (isa) {
-    case dnnl_cpu_isa_sse41: return "sse41";
-    case dnnl_cpu_isa_avx: return "avx";
-    case dnnl_cpu_isa_avx2: return "avx2";
-    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
-    case dnnl_cpu_isa_avx512_core: return "avx512_core";
-    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
-    }
-}
-
 d5_status d5__int8_impl(dnnl_primitive_desc_t pd, const char *op, const char *precision,
                         d5_op_impl *info)
 {
@@ -154,7 +138,7 @@ d5_status d5__int8_impl(dnnl_primitive_desc_t pd, const char *op, const char *pr
     snprintf(info->precision, sizeof info->precision, "%s", precision);
     snprintf(info->forward, sizeof info->forward, "%s", impl);
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    snprintf(info->isa, sizeof info->isa, "%s", isa_name(isa));
+    snprintf(info->isa, sizeof info->isa, "%s", d5__dnnl_isa_name(isa));
     /* int8 products are native with VNNI (AMX has it too), emulated below. */
     int vnni =
         ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==

@@ -19,8 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* oneDNN's name of an instruction set. */
-static const char *isa_name(dnnl_cpu_isa_t isa)
+const char *d5__dnnl_isa_name(dnnl_cpu_isa_t isa)
 {
     switch (isa) {
     case dnnl_cpu_isa_sse41: return "sse41";
@@ -113,7 +112,8 @@ d5_status d5__dnnl_impl_init(d5_dnnl_impl *im, const d5_attrs *attrs, int32_t te
     im->info.reported = 1;
     im->fpmath = dnnl_fpmath_mode_strict;
     im->asked = dnnl_data_type_undef;
-    snprintf(im->info.isa, sizeof im->info.isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
+    snprintf(im->info.isa, sizeof im->info.isa, "%s",
+             d5__dnnl_isa_name(dnnl_get_effective_cpu_isa()));
     const char *want = NULL;
     d5_status s = d5_attrs_string(attrs, D5_ATTR_PRECISION, NULL, &want);
     if (s != D5_OK) return s;
@@ -264,11 +264,12 @@ d5_status d5_dnnl_precision_support(const char *precision, d5_precision_class *c
         const dnnl_version_t *v = dnnl_version();
         snprintf(text, sizeof text,
                  "unsupported: oneDNN %d.%d.%d has no %s matrix multiplication for this CPU (%s)",
-                 v->major, v->minor, v->patch, d5__dnnl_type_name(types[i]), isa_name(isa));
+                 v->major, v->minor, v->patch, d5__dnnl_type_name(types[i]),
+                 d5__dnnl_isa_name(isa));
     } else {
         *cls = classify(types[i], isa, impl);
-        snprintf(text, sizeof text, "%s: %s, %s", d5_precision_class_name(*cls), isa_name(isa),
-                 impl);
+        snprintf(text, sizeof text, "%s: %s, %s", d5_precision_class_name(*cls),
+                 d5__dnnl_isa_name(isa), impl);
     }
     if (buf && size) snprintf(buf, size, "%s", text);
     return D5_OK;

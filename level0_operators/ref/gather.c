@@ -79,6 +79,23 @@ static int64_t source(const gather *g, const d5_rt *ind, int64_t o, int64_t j, i
     return (o * g->n + idx) * g->inner + k;
 }
 
+/* Output element i reads data element source(i): forward copies
+ * to[i] = from[source(i)]; backward adds to[source(i)] += from[i]. */
+static void gather_elements(const gather *g, const d5_rt *idx, const double *from, double *to,
+                            int backward)
+{
+    int64_t i = 0;
+    for (int64_t o = 0; o < g->outer; o++)
+        for (int64_t j = 0; j < g->count; j++)
+            for (int64_t k = 0; k < g->inner; k++, i++) {
+                int64_t at = source(g, idx, o, j, k);
+                if (backward)
+                    to[at] += from[i];
+                else
+                    to[i] = from[at];
+            }
+}
+
 static d5_status gather_forward(void *state, const d5_ref_call *call)
 {
     const d5_rt *in = call->inputs;
@@ -86,11 +103,7 @@ static d5_status gather_forward(void *state, const d5_ref_call *call)
     const gather *g = state;
     d5_status s = check_indices(g, &in[1]);
     if (s != D5_OK) return s;
-    int64_t i = 0;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t j = 0; j < g->count; j++)
-            for (int64_t k = 0; k < g->inner; k++, i++)
-                out[0].data[i] = in[0].data[source(g, &in[1], o, j, k)];
+    gather_elements(g, &in[1], in[0].data, out[0].data, 0);
     return D5_OK;
 }
 
@@ -103,11 +116,7 @@ static d5_status gather_backward(void *state, const d5_ref_call *call)
     if (!gin[0].data) return D5_OK;
     d5_status s = check_indices(g, &in[1]);
     if (s != D5_OK) return s;
-    int64_t i = 0;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t j = 0; j < g->count; j++)
-            for (int64_t k = 0; k < g->inner; k++, i++)
-                gin[0].data[source(g, &in[1], o, j, k)] += gout[0].data[i];
+    gather_elements(g, &in[1], gout[0].data, gin[0].data, 1);
     return D5_OK;
 }
 
