@@ -197,9 +197,11 @@ static d5_status add_forward(void *state, const d5_op_call *call)
 }
 
 /* dX = dY where X > 0 (Relu); dA = dB = dY (Add). */
-static d5_status backward(const d5_tensor *gout, const d5_tensor *in, int32_t nin,
-                          const d5_tensor *out, d5_tensor *gin, int add)
+static d5_status backward(const d5_op_call *call, int add)
 {
+    const d5_tensor *gout = call->grad_outputs, *in = call->inputs, *out = call->outputs;
+    d5_tensor *gin = call->grad_inputs;
+    int32_t nin = call->ninputs;
     d5_status s = on_device(gout, 1, "output gradient");
     if (s == D5_OK) s = on_device(in, nin, "input");
     if (s == D5_OK) s = on_device(out, 1, "output");
@@ -218,24 +220,14 @@ static d5_status backward(const d5_tensor *gout, const d5_tensor *in, int32_t ni
 
 static d5_status relu_backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     (void)state;
-    return backward(gout, in, nin, out, gin, 0);
+    return backward(call, 0);
 }
 
 static d5_status add_backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     (void)state;
-    return backward(gout, in, nin, out, gin, 1);
+    return backward(call, 1);
 }
 
 /* clang-format off */
