@@ -1,6 +1,8 @@
 /* Index arithmetic shared by the reference shape operators. */
 #include "shape_util.h"
 
+#include <string.h>
+
 void d5__unravel(const d5_tensor_desc *d, int64_t i, int64_t *coord)
 {
     for (int32_t k = d->ndim - 1; k >= 0; k--) {
@@ -64,5 +66,43 @@ d5_status d5__copy_backward(void *state, const d5_ref_call *call)
     (void)state;
     if (gin[0].data)
         for (int64_t i = 0; i < gin[0].numel; i++) gin[0].data[i] += gout[0].data[i];
+    return D5_OK;
+}
+
+d5_status d5__squeeze_axes(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                           int required, int64_t *axes, int64_t *n)
+{
+    int64_t opset;
+    const int64_t *attr;
+    int64_t nattr;
+    d5_status s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = d5_attrs_ints(attrs, "axes", &attr, &nattr);
+    if (s != D5_OK) return s;
+    *n = -1;
+    if (opset >= 13) {
+        if (attr)
+            return d5_error(D5_ERR_INVALID,
+                            "%s: opset %lld takes axes as input 1, not as an attribute", op,
+                            (long long)opset);
+        if (!d5__has_input(in, nin, 1))
+            return required ? d5_error(D5_ERR_INVALID,
+                                       "%s: opset %lld takes 2 inputs (data, axes), got 1", op,
+                                       (long long)opset)
+                            : D5_OK;
+        return d5__const_ints(op, in, nin, 1, "axes", axes, D5_MAX_DIMS, n);
+    }
+    if (nin > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "%s: opset %lld takes 1 input (axes is an attribute), got %d", op,
+                        (long long)opset, (int)nin);
+    if (!attr)
+        return required ? d5_error(D5_ERR_INVALID, "%s: opset %lld requires the attribute axes", op,
+                                   (long long)opset)
+                        : D5_OK;
+    if (nattr > D5_MAX_DIMS)
+        return d5_error(D5_ERR_INVALID, "%s: axes has %lld values, at most %d allowed", op,
+                        (long long)nattr, D5_MAX_DIMS);
+    memcpy(axes, attr, (size_t)nattr * sizeof *axes);
+    *n = nattr;
     return D5_OK;
 }

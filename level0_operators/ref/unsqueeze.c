@@ -6,45 +6,6 @@
  * https://onnx.ai/onnx/operators/onnx__Unsqueeze.html */
 #include "shape_util.h"
 
-#include <string.h>
-
-/* Reads axes from input 1 (opset 13 and later) or from the attribute. */
-static d5_status read_axes(const d5_tensor *in, int32_t nin, const d5_attrs *attrs, int64_t *axes,
-                           int64_t *n)
-{
-    int64_t opset;
-    const int64_t *attr;
-    int64_t nattr;
-    d5_status s = d5__ref_opset("Unsqueeze", attrs, D5__OPSET_NEWEST, &opset);
-    if (s == D5_OK) s = d5_attrs_ints(attrs, "axes", &attr, &nattr);
-    if (s != D5_OK) return s;
-    if (opset >= 13) {
-        if (attr)
-            return d5_error(D5_ERR_INVALID,
-                            "Unsqueeze: opset %lld takes axes as input 1, not as an attribute",
-                            (long long)opset);
-        if (nin < 2)
-            return d5_error(D5_ERR_INVALID,
-                            "Unsqueeze: opset %lld takes 2 inputs (data, axes), "
-                            "got 1",
-                            (long long)opset);
-        return d5__const_ints("Unsqueeze", in, nin, 1, "axes", axes, D5_MAX_DIMS, n);
-    }
-    if (nin > 1)
-        return d5_error(D5_ERR_INVALID,
-                        "Unsqueeze: opset %lld takes 1 input (axes is an attribute), got %d",
-                        (long long)opset, (int)nin);
-    if (!attr)
-        return d5_error(D5_ERR_INVALID, "Unsqueeze: opset %lld requires the attribute axes",
-                        (long long)opset);
-    if (nattr > D5_MAX_DIMS)
-        return d5_error(D5_ERR_INVALID, "Unsqueeze: axes has %lld values, at most %d allowed",
-                        (long long)nattr, D5_MAX_DIMS);
-    memcpy(axes, attr, (size_t)nattr * sizeof *axes);
-    *n = nattr;
-    return D5_OK;
-}
-
 static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
@@ -54,7 +15,7 @@ static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
     (void)state;
     int64_t axes[D5_MAX_DIMS], n;
     d5_status s = d5__need_input("Unsqueeze", in, nin, 0, "data");
-    if (s == D5_OK) s = read_axes(in, nin, attrs, axes, &n);
+    if (s == D5_OK) s = d5__squeeze_axes("Unsqueeze", in, nin, attrs, 1, axes, &n);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     int32_t rank = x->ndim + (int32_t)n, ax[D5_MAX_DIMS];
