@@ -33,6 +33,16 @@ static inline d5_status d5__scatter_reduction(const char *op, const d5_attrs *at
     return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, add, mul, max or min", op, r);
 }
 
+/* D5_OK when the reduction has a gradient here (none and add), else
+ * D5_ERR_UNSUPPORTED naming operator `op`. */
+static inline d5_status d5__scatter_gradient(const char *op, d5_scatter_reduction r)
+{
+    if (r == D5_SCATTER_NONE || r == D5_SCATTER_ADD) return D5_OK;
+    return d5_error(D5_ERR_UNSUPPORTED,
+                    "%s (ref): no gradient for reduction '%s' (only none and add)", op,
+                    d5__scatter_reduction_names[r]);
+}
+
 /* The value at a position after update u meets old: u replaces it (none),
  * is added or multiplied in, or the larger / smaller stays (NaN stays). */
 static inline double d5__scatter_combine(d5_scatter_reduction r, double old, double u)

@@ -110,11 +110,8 @@ static d5_status scatter_backward(void *state, const d5_ref_call *call)
     const d5_rt *in = call->inputs;
     d5_rt *gin = call->grad_inputs;
     scatter *st = state;
-    if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "%s (ref): no gradient for reduction '%s' (only none and add)", st->op,
-                        d5__scatter_reduction_names[st->reduction]);
-    d5_status s = scatter_run(st, in, NULL);
+    d5_status s = d5__scatter_gradient(st->op, st->reduction);
+    if (s == D5_OK) s = scatter_run(st, in, NULL);
     if (s != D5_OK) return s;
     if (gin[0].data)
         for (int64_t k = 0; k < st->n; k++)

@@ -138,11 +138,8 @@ static d5_status scatternd_backward(void *state, const d5_ref_call *call)
     const d5_rt *in = call->inputs;
     d5_rt *gin = call->grad_inputs;
     scatternd *st = state;
-    if (st->reduction != D5_SCATTER_NONE && st->reduction != D5_SCATTER_ADD)
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "ScatterND (ref): no gradient for reduction '%s' (only none and add)",
-                        d5__scatter_reduction_names[st->reduction]);
-    d5_status s = scatternd_run(st, in, NULL);
+    d5_status s = d5__scatter_gradient("ScatterND", st->reduction);
+    if (s == D5_OK) s = scatternd_run(st, in, NULL);
     if (s != D5_OK) return s;
     if (gin[0].data)
         for (int64_t k = 0; k < st->n; k++)
