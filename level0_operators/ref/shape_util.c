@@ -69,13 +69,17 @@ d5_status d5__copy_backward(void *state, const d5_ref_call *call)
     return D5_OK;
 }
 
-d5_status d5__squeeze_axes(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                           int required, int64_t *axes, int64_t *n)
+d5_status d5__squeeze_axes(const char *op, const d5_op_create_args *args, int required,
+                           int64_t *axes, int64_t *n)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
     int64_t opset;
     const int64_t *attr;
     int64_t nattr;
-    d5_status s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
+    d5_status s = d5__need_input(op, in, nin, 0, "data");
+    if (s == D5_OK) s = d5__ref_opset(op, attrs, D5__OPSET_NEWEST, &opset);
     if (s == D5_OK) s = d5_attrs_ints(attrs, "axes", &attr, &nattr);
     if (s != D5_OK) return s;
     *n = -1;

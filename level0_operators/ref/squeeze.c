@@ -8,16 +8,12 @@
 
 static d5_status squeeze_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     (void)state;
     int64_t axes[D5_MAX_DIMS], n;
-    d5_status s = d5__need_input("Squeeze", in, nin, 0, "data");
-    if (s == D5_OK) s = d5__squeeze_axes("Squeeze", in, nin, attrs, 0, axes, &n);
+    d5_status s = d5__squeeze_axes("Squeeze", args, 0, axes, &n);
     if (s != D5_OK) return s;
-    const d5_tensor_desc *x = &in[0].desc;
+    const d5_tensor_desc *x = &args->inputs[0].desc;
+    d5_tensor_desc *out = args->outputs;
     int drop[D5_MAX_DIMS] = {0};
     if (n >= 0) {
         int32_t ax[D5_MAX_DIMS];

@@ -8,16 +8,12 @@
 
 static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     (void)state;
     int64_t axes[D5_MAX_DIMS], n;
-    d5_status s = d5__need_input("Unsqueeze", in, nin, 0, "data");
-    if (s == D5_OK) s = d5__squeeze_axes("Unsqueeze", in, nin, attrs, 1, axes, &n);
+    d5_status s = d5__squeeze_axes("Unsqueeze", args, 1, axes, &n);
     if (s != D5_OK) return s;
-    const d5_tensor_desc *x = &in[0].desc;
+    const d5_tensor_desc *x = &args->inputs[0].desc;
+    d5_tensor_desc *out = args->outputs;
     int32_t rank = x->ndim + (int32_t)n, ax[D5_MAX_DIMS];
     if (rank > D5_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "Unsqueeze: the output would have %d dims, at most %d",
