@@ -10,22 +10,7 @@
 
 static d5_status conv_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    d5_conv_geometry g;
-    d5_status s = d5__need_float("Conv", in, nin, 0);
-    if (s == D5_OK) s = d5__need_float("Conv", in, nin, 1);
-    if (s == D5_OK)
-        s = d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &g);
-    if (s != D5_OK) return s;
-    d5__conv_output_desc(&g, &out[0]);
-    d5_conv_geometry *st = d5_alloc(sizeof *st, "Conv");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__conv_ref_create("Conv", d5__conv_geometry, args, state);
 }
 
 static d5_status conv_forward(void *state, const d5_ref_call *call)

@@ -294,3 +294,22 @@ int64_t d5__conv_tap(const d5_conv_geometry *g, int64_t pos, int64_t k)
     }
     return at;
 }
+
+d5_status d5__conv_ref_create(const char *op, d5_conv_geometry_fn geometry,
+                              const d5_op_create_args *args, void **state)
+{
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    d5_conv_geometry g;
+    d5_status s = d5__need_float(op, in, nin, 0);
+    if (s == D5_OK) s = d5__need_float(op, in, nin, 1);
+    if (s == D5_OK)
+        s = geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, args->attrs, &g);
+    if (s != D5_OK) return s;
+    d5__conv_output_desc(&g, &args->outputs[0]);
+    d5_conv_geometry *st = d5_alloc(sizeof *st, op);
+    if (!st) return D5_ERR_NOMEM;
+    *st = g;
+    *state = st;
+    return D5_OK;
+}

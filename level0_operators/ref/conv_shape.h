@@ -80,6 +80,15 @@ d5_status d5__conv_transpose_geometry(const d5_tensor_desc *x, const d5_tensor_d
                                       const d5_tensor_desc *b, const d5_attrs *attrs,
                                       d5_conv_geometry *g);
 
+/* The reference Conv's or ConvTranspose's create: float inputs X and W, the
+ * geometry from `geometry` (d5__conv_geometry, d5__conv_transpose_geometry),
+ * Y's shape, and a copy of the geometry as the state. */
+typedef d5_status (*d5_conv_geometry_fn)(const d5_tensor_desc *x, const d5_tensor_desc *w,
+                                         const d5_tensor_desc *b, const d5_attrs *attrs,
+                                         d5_conv_geometry *g);
+d5_status d5__conv_ref_create(const char *op, d5_conv_geometry_fn geometry,
+                              const d5_op_create_args *args, void **state);
+
 /* Sets y's ndim and shape to (N, M, out...); its dtype is left alone. */
 D5_API void d5__conv_output_desc(const d5_conv_geometry *g, d5_tensor_desc *y);
 
