@@ -15,39 +15,32 @@ static d5_status logsoftmax_create(const d5_op_create_args *args, void **state)
                                 args->outputs, state);
 }
 
+/* One row: y = x - max - log(sum(exp(x - max))). */
+static void logsoftmax_row(const double *x, double *y, int64_t n, int64_t inner)
+{
+    double max = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < n; k++) max = fmax(max, x[k * inner]);
+    for (int64_t k = 0; k < n; k++) sum += exp(x[k * inner] - max);
+    double shift = max + log(sum);
+    for (int64_t k = 0; k < n; k++) y[k * inner] = x[k * inner] - shift;
+}
+
+/* dx += dy - exp(y) * sum(dy). */
+static void logsoftmax_grad(const double *y, const double *dy, double *dx, int64_t n, int64_t inner)
+{
+    double sum = 0;
+    for (int64_t k = 0; k < n; k++) sum += dy[k * inner];
+    for (int64_t k = 0; k < n; k++) dx[k * inner] += dy[k * inner] - exp(y[k * inner]) * sum;
+}
+
 static d5_status logsoftmax_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    const d5_axis_view *g = state;
-    for (int64_t r = 0; r < g->outer * g->inner; r++) {
-        const double *x = in[0].data + d5__axis_row(g, r);
-        double *y = out[0].data + d5__axis_row(g, r);
-        double max = -INFINITY, sum = 0;
-        for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
-        for (int64_t k = 0; k < g->n; k++) sum += exp(x[k * g->inner] - max);
-        double shift = max + log(sum);
-        for (int64_t k = 0; k < g->n; k++) y[k * g->inner] = x[k * g->inner] - shift;
-    }
-    return D5_OK;
+    return d5__axis_forward(state, call, logsoftmax_row);
 }
 
 static d5_status logsoftmax_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    const d5_rt *out = call->outputs;
-    d5_rt *gin = call->grad_inputs;
-    const d5_axis_view *g = state;
-    if (!gin[0].data) return D5_OK;
-    for (int64_t r = 0; r < g->outer * g->inner; r++) {
-        int64_t base = d5__axis_row(g, r);
-        const double *y = out[0].data + base, *dy = gout[0].data + base;
-        double *dx = gin[0].data + base, sum = 0;
-        for (int64_t k = 0; k < g->n; k++) sum += dy[k * g->inner];
-        for (int64_t k = 0; k < g->n; k++)
-            dx[k * g->inner] += dy[k * g->inner] - exp(y[k * g->inner]) * sum;
-    }
-    return D5_OK;
+    return d5__axis_backward(state, call, logsoftmax_grad);
 }
 
 D5_REF_OPERATOR(LogSoftmax, 1, 1, 1, 1, logsoftmax_create, logsoftmax_forward, logsoftmax_backward,

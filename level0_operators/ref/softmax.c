@@ -15,41 +15,34 @@ static d5_status softmax_create(const d5_op_create_args *args, void **state)
                                 state);
 }
 
+/* One row: y = exp(x - max) / sum. */
+static void softmax_row(const double *x, double *y, int64_t n, int64_t inner)
+{
+    double max = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < n; k++) max = fmax(max, x[k * inner]);
+    for (int64_t k = 0; k < n; k++) {
+        y[k * inner] = exp(x[k * inner] - max);
+        sum += y[k * inner];
+    }
+    for (int64_t k = 0; k < n; k++) y[k * inner] /= sum;
+}
+
+/* dx += y * (dy - sum(dy * y)). */
+static void softmax_grad(const double *y, const double *dy, double *dx, int64_t n, int64_t inner)
+{
+    double dot = 0;
+    for (int64_t k = 0; k < n; k++) dot += dy[k * inner] * y[k * inner];
+    for (int64_t k = 0; k < n; k++) dx[k * inner] += y[k * inner] * (dy[k * inner] - dot);
+}
+
 static d5_status softmax_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    const d5_axis_view *g = state;
-    for (int64_t r = 0; r < g->outer * g->inner; r++) {
-        const double *x = in[0].data + d5__axis_row(g, r);
-        double *y = out[0].data + d5__axis_row(g, r);
-        double max = -INFINITY, sum = 0;
-        for (int64_t k = 0; k < g->n; k++) max = fmax(max, x[k * g->inner]);
-        for (int64_t k = 0; k < g->n; k++) {
-            y[k * g->inner] = exp(x[k * g->inner] - max);
-            sum += y[k * g->inner];
-        }
-        for (int64_t k = 0; k < g->n; k++) y[k * g->inner] /= sum;
-    }
-    return D5_OK;
+    return d5__axis_forward(state, call, softmax_row);
 }
 
 static d5_status softmax_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    const d5_rt *out = call->outputs;
-    d5_rt *gin = call->grad_inputs;
-    const d5_axis_view *g = state;
-    if (!gin[0].data) return D5_OK;
-    for (int64_t r = 0; r < g->outer * g->inner; r++) {
-        int64_t base = d5__axis_row(g, r);
-        const double *y = out[0].data + base, *dy = gout[0].data + base;
-        double *dx = gin[0].data + base, dot = 0;
-        for (int64_t k = 0; k < g->n; k++) dot += dy[k * g->inner] * y[k * g->inner];
-        for (int64_t k = 0; k < g->n; k++)
-            dx[k * g->inner] += y[k * g->inner] * (dy[k * g->inner] - dot);
-    }
-    return D5_OK;
+    return d5__axis_backward(state, call, softmax_grad);
 }
 
 D5_REF_OPERATOR(Softmax, 1, 1, 1, 1, softmax_create, softmax_forward, softmax_backward, NULL,

@@ -326,3 +326,25 @@ double d5__softmax_flops(void *state, const d5_ref_shapes *shapes)
 {
     return 5.0 * d5__flops_per_input(state, shapes);
 }
+
+d5_status d5__axis_forward(void *state, const d5_ref_call *call, d5_axis_row_fn row)
+{
+    const d5_axis_view *g = state;
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        int64_t base = d5__axis_row(g, r);
+        row(call->inputs[0].data + base, call->outputs[0].data + base, g->n, g->inner);
+    }
+    return D5_OK;
+}
+
+d5_status d5__axis_backward(void *state, const d5_ref_call *call, d5_axis_grad_fn grad)
+{
+    const d5_axis_view *g = state;
+    if (!call->grad_inputs[0].data) return D5_OK;
+    for (int64_t r = 0; r < g->outer * g->inner; r++) {
+        int64_t base = d5__axis_row(g, r);
+        grad(call->outputs[0].data + base, call->grad_outputs[0].data + base,
+             call->grad_inputs[0].data + base, g->n, g->inner);
+    }
+    return D5_OK;
+}

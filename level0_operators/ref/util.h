@@ -129,6 +129,15 @@ static inline int64_t d5__axis_row(const d5_axis_view *v, int64_t r)
  * plugin. */
 D5_API d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
                                       const d5_attrs *attrs, d5_tensor_desc *out, void **state);
+/* Softmax-like operators row by row over the view `state`: forward runs
+ * row(x, y, n, inner) from input 0 into output 0, backward
+ * grad(y, dy, dx, n, inner) from output 0 and its gradient into input 0's
+ * gradient (when wanted). A row's n elements are `inner` apart. */
+typedef void (*d5_axis_row_fn)(const double *x, double *y, int64_t n, int64_t inner);
+typedef void (*d5_axis_grad_fn)(const double *y, const double *dy, double *dx, int64_t n,
+                                int64_t inner);
+d5_status d5__axis_forward(void *state, const d5_ref_call *call, d5_axis_row_fn row);
+d5_status d5__axis_backward(void *state, const d5_ref_call *call, d5_axis_grad_fn grad);
 /* Checks 1..N inputs of one dtype, floating point (float_only: Sum, Mean) or
  * any but bool (Max, Min), and broadcasts them all into out[0]. */
 d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,
