@@ -50,9 +50,8 @@ static d5_status mod_create(const d5_op_create_args *args, void **state)
     const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++) {
-        if (!d5__has_input(in, nin, i))
-            return d5_error(D5_ERR_INVALID, "Mod: input %d (%s) is required", (int)i,
-                            i ? "B" : "A");
+        d5_status s = d5__need_input("Mod", in, nin, i, i ? "B" : "A");
+        if (s != D5_OK) return s;
         if (in[i].desc.dtype == D5_BOOL)
             return d5_error(D5_ERR_INVALID, "Mod: input %d is bool, expected a numeric data type",
                             (int)i);

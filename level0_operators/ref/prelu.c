@@ -35,10 +35,8 @@ static d5_status prelu_create(const d5_op_create_args *args, void **state)
     const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < 2; i++) {
-        if (!d5__has_input(in, nin, i))
-            return d5_error(D5_ERR_INVALID, "PRelu: input %d (%s) is required", (int)i,
-                            i ? "slope" : "X");
-        d5_status s = d5__need_types("PRelu", in, nin, i, D5__WIDE);
+        d5_status s = d5__need_input("PRelu", in, nin, i, i ? "slope" : "X");
+        if (s == D5_OK) s = d5__need_types("PRelu", in, nin, i, D5__WIDE);
         if (s != D5_OK) return s;
     }
     const d5_tensor_desc *x = &in[0].desc, *slope = &in[1].desc;

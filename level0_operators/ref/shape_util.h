@@ -7,9 +7,6 @@
 
 /* The coordinates of flat element `i` of a row-major tensor of shape d. */
 void d5__unravel(const d5_tensor_desc *d, int64_t i, int64_t *coord);
-/* Checks that input i is given; D5_ERR_INVALID names the operator and input. */
-d5_status d5__need_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
-                         const char *what);
 /* Resolves n possibly negative axes against ndim into out[0..n-1]:
  * D5_ERR_INVALID for one outside [-ndim, ndim - 1] or given twice. */
 d5_status d5__resolve_axes(const char *op, const int64_t *axes, int64_t n, int32_t ndim,

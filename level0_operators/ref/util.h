@@ -69,6 +69,9 @@ d5_status d5__need_types(const char *op, const d5_tensor *in, int32_t nin, int32
 /* Checks that input i is present and floating point (float32, float64,
  * float16 or bfloat16): d5__need_types with D5__FLOATS. */
 d5_status d5__need_float(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
+/* Checks that input i is given; D5_ERR_INVALID names the operator and input. */
+d5_status d5__need_input(const char *op, const d5_tensor *in, int32_t nin, int32_t i,
+                         const char *what);
 /* Checks that input i, when given, has input j's data type (the one type
  * variable T of a schema); D5_ERR_INVALID naming both otherwise. */
 d5_status d5__same_type(const char *op, const d5_tensor *in, int32_t nin, int32_t i, int32_t j);
