@@ -96,11 +96,9 @@ static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_cre
 
 static d5_status forward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
     const derf *e = state;
-    const float *x = in[0].data;
-    float *y = out[0].data;
+    const float *x = call->inputs[0].data;
+    float *y = call->outputs[0].data;
     int64_t chunks = (e->n + CHUNK - 1) / CHUNK;
     D5_PARALLEL_RANGE(chunks, chunks > 1, lo, hi, {
         for (int64_t c = lo; c < hi; c++) {

@@ -88,11 +88,9 @@ static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_cre
 
 static d5_status forward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
     const dsoftmax *d = state;
-    const float *x = in[0].data;
-    float *y = out[0].data;
+    const float *x = call->inputs[0].data;
+    float *y = call->outputs[0].data;
     int parallel = (double)d->rows * (double)d->n * 4 >= D5_PARALLEL_BYTES / 4 && d->rows > 1;
     D5_PARALLEL_RANGE(d->rows, parallel, lo, hi, {
         for (int64_t r = lo; r < hi; r++) softmax_row(x + r * d->n, y + r * d->n, d->n, d->log);
