@@ -5,7 +5,7 @@
 #    by that library, and none by another.
 # 2. d5core links only libc, libm, the threads runtime and libdl: its
 #    link interface names none of jansson, protobuf-c, OpenBLAS, zlib, and the
-#    shared object needs no other library.
+#    shared object needs no other library (the sanitizers' runtimes aside).
 #
 # cmake -DSOURCE_DIR=... -DLIBS=name=file|... -DNM=... [-DREADELF=...]
 #       -DCORE_FILE=... -DCORE_LINKS=a|b|... -P check_layers.cmake
@@ -103,7 +103,8 @@ if(READELF AND CORE_FILE MATCHES "\\.so")
   string(REGEX MATCHALL "\\(NEEDED\\)[^[]*\\[[^]]+\\]" needed "${out}")
   foreach(entry IN LISTS needed)
     string(REGEX REPLACE ".*\\[([^]]+)\\]" "\\1" so "${entry}")
-    if(NOT so MATCHES "^(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux[-a-z0-9_]*)\\.so")
+    # The sanitizers' runtimes (the asan preset) are the compiler's, not dependencies.
+    if(NOT so MATCHES "^(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux[-a-z0-9_]*|libasan|libubsan|libtsan|liblsan)\\.so")
       string(APPEND problems "  ${CORE_FILE} needs ${so}: core links only libc, libm, threads and libdl\n")
     endif()
   endforeach()
