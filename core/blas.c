@@ -8,11 +8,11 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 static struct {
-    int looked_up;
     char *(*get_config)(void);
     char *(*get_corename)(void);
     int (*get_num_threads)(void);
@@ -28,15 +28,20 @@ static void find(const char *name, void *fn, size_t size)
     if (sym) memcpy(fn, &sym, size);
 }
 
-static void look_up(void)
+static void find_all(void)
 {
-    if (blas.looked_up) return;
     find("openblas_get_config", &blas.get_config, sizeof blas.get_config);
     find("openblas_get_corename", &blas.get_corename, sizeof blas.get_corename);
     find("openblas_get_num_threads", &blas.get_num_threads, sizeof blas.get_num_threads);
     find("openblas_get_parallel", &blas.get_parallel, sizeof blas.get_parallel);
     find("openblas_set_num_threads", &blas.set_num_threads, sizeof blas.set_num_threads);
-    blas.looked_up = 1;
+}
+
+/* Once per process, from any thread. */
+static void look_up(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_all);
 }
 
 void d5__blas_set_threads(int32_t n)
