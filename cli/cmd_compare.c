@@ -1,6 +1,6 @@
 /* d5 compare: two results files compared benchmark by benchmark, with a
  * verdict per benchmark and an exit status that can gate CI. */
-#include "cli.h"
+#include "output_options.h"
 
 #include <stdlib.h>
 
@@ -24,7 +24,7 @@ static void echo_set(const char *which, const d5_bench_set *set)
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *json = NULL;
+    cli_outputs outs = {0};
     double threshold = 5, alpha = 0.05;
     const char **files = NULL;
     int nfiles = 0;
@@ -33,7 +33,7 @@ int cmd_compare(int argc, char **argv)
          "smallest change of the median, in percent, that is a verdict (default 5)", 0, 1000},
         {"alpha", CLI_DOUBLE, &alpha, "P",
          "significance level of the Mann-Whitney U test (default 0.05)", 1e-9, 0.5},
-        {"json", CLI_STRING, &json, "FILE", "also write the comparison as JSON", 0, 0},
+        CLI_OUTPUT_JSON_AS(&outs, "also write the comparison as JSON"),
     };
     const cli_spec spec = {
         CLI_SPEC("compare", "A B [--threshold PCT] [--alpha P] [--json FILE]",
@@ -61,7 +61,7 @@ int cmd_compare(int argc, char **argv)
         return rc;
     }
     cli_echo(stdout, &spec);
-    if (!cli_output_ok("compare", "--json", json, 0)) {
+    if (!cli_outputs_check("compare", &outs)) {
         free(files);
         return D5_EXIT_INPUT;
     }
@@ -85,11 +85,11 @@ int cmd_compare(int argc, char **argv)
     d5_bench_set_free(b);
     if (s != D5_OK) return cli_fail("compare", s);
     s = d5_comparison_print(stdout, &c);
-    if (s == D5_OK && json) {
+    if (s == D5_OK && outs.json) {
         /* The comparison's document, then the context and configuration of every --json. */
-        char *tmp = cli_json_sibling(json);
+        char *tmp = cli_json_sibling(outs.json);
         s = tmp ? d5_comparison_write_json(&c, tmp) : D5_ERR_NOMEM;
-        if (s == D5_OK) s = cli_json_amend(&spec, NULL, tmp, json);
+        if (s == D5_OK) s = cli_json_amend(&spec, NULL, tmp, outs.json);
         free(tmp);
     }
     size_t slower = c.count[D5_VERDICT_SLOWER];

@@ -1,5 +1,5 @@
 /* d5 machine: what this machine is and what it measurably does. */
-#include "cli.h"
+#include "output_options.h"
 
 #include "d5/precision.h"
 
@@ -63,11 +63,11 @@ static d5_status write_gpu_json(const d5_gpu_peaks *g, const char *path)
 
 int cmd_machine(int argc, char **argv)
 {
-    const char *json = NULL;
+    cli_outputs o = {0};
     int threads = 0, no_measure = 0, gpu_size = 8192;
     double seconds = 1.0;
     const cli_opt opts[] = {
-        {"json", CLI_STRING, &json, "FILE", "also write the report as JSON to FILE", 0, 0},
+        CLI_OUTPUT_JSON_AS(&o, "also write the report as JSON to FILE"),
         {"threads", CLI_INT, &threads, "N", "threads for the all-core figures (default: all CPUs)",
          0, 4096},
         {"time", CLI_DOUBLE, &seconds, "S",
@@ -95,7 +95,7 @@ int cmd_machine(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv);
     if (rc >= 0) return rc;
     cli_echo(stdout, &spec);
-    if (!cli_output_ok("machine", "--json", json, 0)) return D5_EXIT_INPUT;
+    if (!cli_outputs_check("machine", &o)) return D5_EXIT_INPUT;
 
     d5_machine_info m;
     d5_status s = d5_machine_query(&m);
@@ -118,12 +118,12 @@ int cmd_machine(int argc, char **argv)
         have_gpu = s == D5_OK;
         if (have_gpu) print_gpu(&gpu);
     }
-    if (s == D5_OK && json) {
+    if (s == D5_OK && o.json) {
         /* The machine's document, then the context and configuration of every --json. */
-        char *tmp = cli_json_sibling(json);
+        char *tmp = cli_json_sibling(o.json);
         s = tmp ? d5_machine_write_json(&m, no_measure ? NULL : &peaks, tmp) : D5_ERR_NOMEM;
-        if (s == D5_OK) s = cli_json_amend(&spec, NULL, tmp, json);
-        if (s == D5_OK && have_gpu) s = write_gpu_json(&gpu, json);
+        if (s == D5_OK) s = cli_json_amend(&spec, NULL, tmp, o.json);
+        if (s == D5_OK && have_gpu) s = write_gpu_json(&gpu, o.json);
         free(tmp);
     }
     if (s != D5_OK) return cli_fail("machine", s);

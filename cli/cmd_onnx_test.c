@@ -1,6 +1,6 @@
 /* d5 onnx-test: runs ONNX backend conformance test folders. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli.h"
+#include "output_options.h"
 #include "netload.h"
 
 #include <dirent.h>
@@ -82,7 +82,8 @@ static const char *base(const char *path)
 
 int cmd_onnx_test(int argc, char **argv)
 {
-    const char *json = NULL, *backend = NULL, *filter = NULL, **dirs = NULL;
+    cli_outputs outs = {0};
+    const char *backend = NULL, *filter = NULL, **dirs = NULL;
     const char *optimize = NULL;
     int ndirs = 0, quiet = 0, threads = 0;
     double rtol = 1e-3, atol = 1e-7;
@@ -96,7 +97,7 @@ int cmd_onnx_test(int argc, char **argv)
         {"filter", CLI_STRING, &filter, "TEXT", "run only tests whose name contains TEXT", 0, 0},
         {"rtol", CLI_DOUBLE, &rtol, "X", "relative tolerance (default 1e-3, ONNX's)", 0, 1},
         {"atol", CLI_DOUBLE, &atol, "X", "absolute tolerance (default 1e-7, ONNX's)", 0, 1},
-        {"json", CLI_STRING, &json, "FILE", "write every outcome as JSON to FILE", 0, 0},
+        CLI_OUTPUT_JSON_AS(&outs, "write every outcome as JSON to FILE"),
         {"quiet", CLI_FLAG, &quiet, NULL, "print failures and the summary only", 0, 0},
         {"threads", CLI_INT, &threads, "N", CLI_THREADS_HELP, 0, 4096},
         {"optimize", CLI_STRING, &optimize, "none|basic|all",
@@ -121,7 +122,7 @@ int cmd_onnx_test(int argc, char **argv)
     if (rc < 0) rc = cli_check_backends("onnx-test", "backend", backend, 1);
     d5_optimize_level level = D5_OPTIMIZE_ALL;
     if (rc < 0) rc = netload_optimize_level("onnx-test", optimize, 0, &level);
-    if (rc < 0 && !cli_output_ok("onnx-test", "--json", json, 0)) rc = D5_EXIT_INPUT;
+    if (rc < 0 && !cli_outputs_check("onnx-test", &outs)) rc = D5_EXIT_INPUT;
     if (rc < 0) {
         /* Conformance measures nothing: the count is set without the echo. */
         d5_status ts = d5_threads_set(threads);
@@ -210,8 +211,8 @@ int cmd_onnx_test(int argc, char **argv)
     json_object_set_new(root, "skipped", json_integer(skipped));
     json_object_set_new(root, "backend_requested",
                         json_string(backend ? backend : d5_backend_default_list()));
-    if (json && (s = cli_json_write(&spec, NULL, root, json)) != D5_OK)
+    if (outs.json && (s = cli_json_write(&spec, NULL, root, outs.json)) != D5_OK)
         return cli_fail("onnx-test", s);
-    if (!json) json_decref(root);
+    if (!outs.json) json_decref(root);
     return failed ? D5_EXIT_CHECK : D5_EXIT_OK;
 }

@@ -5,7 +5,7 @@
  * final test accuracy with the target: PASS or FAIL, and the time to the
  * target. The recipes themselves are in recipes.def. */
 #define _XOPEN_SOURCE 700
-#include "cli.h"
+#include "output_options.h"
 #include "train_results.h"
 #include "train_run.h"
 
@@ -153,7 +153,7 @@ static d5_status phase_options(const recipe *r, const run_cfg *c, int32_t k, pha
     /* With --out, d5 train's results folder. */
     if (c->dir && c->keep) {
         phase_file(p->out, sizeof p->out, c->dir, "train", k, nph, NULL);
-        o->out = p->out;
+        o->outs.out = p->out;
     }
     d5_status s = d5_train_parse_augment(r->augment, &cfg->augment);
     if (s == D5_OK) s = train_options_check(o);
@@ -224,7 +224,7 @@ static json_t *phase_command(FILE *f, const phase *p, int threads, int words)
     if (threads >= 0) flag(f, w, "--threads", "%d", threads);
     if (c->backend) flag(f, w, "--backend", "%s", c->backend);
     if (c->checkpoint) flag(f, w, "--checkpoint", "%s", c->checkpoint);
-    if (p->o.out) flag(f, w, "--out", "%s", p->o.out);
+    if (p->o.outs.out) flag(f, w, "--out", "%s", p->o.outs.out);
     if (f) fputc('\n', f);
     return w;
 }
@@ -541,7 +541,8 @@ static int run_phases(run_state *st)
 
 static int run_recipe(int argc, char **argv)
 {
-    const char *name = NULL, *data = NULL, *out = NULL, *json = NULL, *backend = NULL;
+    const char *name = NULL, *data = NULL, *backend = NULL;
+    cli_outputs outs = {0};
     int threads = 0, seed = -1, full = 0, max_batches = -1;
     char backend_help[96];
     snprintf(backend_help, sizeof backend_help, "executor backends, or auto (default %s)",
@@ -550,12 +551,11 @@ static int run_recipe(int argc, char **argv)
         {"data", CLI_STRING, &data, "DIR",
          "the dataset's folder (default: d5's folder for it; CIFAR-10 is the user's to supply)", 0,
          0},
-        {"out", CLI_STRING, &out, "DIR",
-         "keep the run's files in a new folder: recipe.json, and per phase d5 train's results "
-         "folder (train/ or train-K/) and the trained model (model.onnx or model-K.onnx)",
-         0, 0},
-        {"json", CLI_STRING, &json, "FILE", "the verdict, the epochs and a context block as JSON",
-         0, 0},
+        CLI_OUTPUT_OUT(
+            &outs,
+            "keep the run's files in a new folder: recipe.json, and per phase d5 train's results "
+            "folder (train/ or train-K/) and the trained model (model.onnx or model-K.onnx)"),
+        CLI_OUTPUT_JSON_AS(&outs, "the verdict, the epochs and a context block as JSON"),
         {"seed", CLI_INT, &seed, "S",
          "seed of weights, shuffling and augmentation (default: the "
          "recipe's)",
@@ -597,13 +597,12 @@ static int run_recipe(int argc, char **argv)
     if (max_batches < 0) max_batches = r->max_batches;
     if ((rc = cli_check_backends("recipe run", "backend", backend, 1)) >= 0) return rc;
     struct stat sb;
-    if (out && stat(out, &sb) == 0) {
-        fprintf(stderr, "d5 recipe run: --out folder '%s' already exists; choose another\n", out);
+    if (outs.out && stat(outs.out, &sb) == 0) {
+        fprintf(stderr, "d5 recipe run: --out folder '%s' already exists; choose another\n",
+                outs.out);
         return D5_EXIT_USAGE;
     }
-    if (!cli_output_ok("recipe run", "--out", out, 0) ||
-        !cli_output_ok("recipe run", "--json", json, 0))
-        return D5_EXIT_INPUT;
+    if (!cli_outputs_check("recipe run", &outs)) return D5_EXIT_INPUT;
     char dir[4096];
     if ((rc = check_data(r, data, dir, sizeof dir)) >= 0) return rc;
     data = dir;
@@ -612,17 +611,17 @@ static int run_recipe(int argc, char **argv)
     snprintf(dataset, sizeof dataset, "%s:%s", r->dataset, dir);
 
     char work[4200];
-    if (out) snprintf(work, sizeof work, "%s.partial-%ld", out, (long)getpid());
-    if (out && mkdir(work, 0777) != 0) {
+    if (outs.out) snprintf(work, sizeof work, "%s.partial-%ld", outs.out, (long)getpid());
+    if (outs.out && mkdir(work, 0777) != 0) {
         fprintf(stderr, "d5 recipe run: cannot create '%s': %s\n", work, strerror(errno));
         return D5_EXIT_INPUT;
     }
-    if (!out && !make_tmpdir(work, sizeof work)) return D5_EXIT_INPUT;
+    if (!outs.out && !make_tmpdir(work, sizeof work)) return D5_EXIT_INPUT;
 
     run_state st;
     memset(&st, 0, sizeof st);
     st.r = r;
-    st.c = (run_cfg){dataset, seed, threads, backend, full, max_batches, work, out != NULL};
+    st.c = (run_cfg){dataset, seed, threads, backend, full, max_batches, work, outs.out != NULL};
     st.rows = json_array();
     st.phases = json_array();
     st.commands = json_array();
@@ -644,10 +643,11 @@ static int run_recipe(int argc, char **argv)
         d5_status s = doc ? D5_OK : d5_error(D5_ERR_NOMEM, "out of memory for the verdict");
         char path[4300];
         snprintf(path, sizeof path, "%s/recipe.json", work);
-        if (s == D5_OK && out) s = cli_json_write(&spec, NULL, json_incref(doc), path);
-        if (s == D5_OK && out && rename(work, out) != 0)
-            s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", work, out, strerror(errno));
-        if (s == D5_OK && json) s = cli_json_write(&spec, NULL, json_incref(doc), json);
+        if (s == D5_OK && outs.out) s = cli_json_write(&spec, NULL, json_incref(doc), path);
+        if (s == D5_OK && outs.out && rename(work, outs.out) != 0)
+            s = d5_error(D5_ERR_IO, "cannot rename '%s' to '%s': %s", work, outs.out,
+                         strerror(errno));
+        if (s == D5_OK && outs.json) s = cli_json_write(&spec, NULL, json_incref(doc), outs.json);
         if (s != D5_OK) rc = cli_fail("recipe run", s);
     }
     cli_unfinished_clear();
@@ -674,7 +674,7 @@ static int run_recipe(int argc, char **argv)
     if (st.contended)
         printf("note: other processes competed for the cores during training: the times are "
                "not those of a quiet machine\n");
-    if (out) printf("files in %s/\n", out);
+    if (outs.out) printf("files in %s/\n", outs.out);
     return pass ? D5_EXIT_OK : D5_EXIT_CHECK;
 }
 

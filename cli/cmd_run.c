@@ -1,7 +1,7 @@
 /* d5 run: latency and throughput of an ONNX model, a per-operator breakdown,
  * FrameworkOverhead, memory, and optionally a trace of one iteration. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli.h"
+#include "output_options.h"
 #include "op_runner.h"
 #include "netload.h"
 
@@ -380,9 +380,10 @@ static d5_status system_report(d5_sysmon *m, const d5_measurement *meas, double 
 
 /* The options of d5 run. */
 typedef struct run_args {
-    const char *model, *inputs, *save, *backend, *node_backends, *json, *trace, *lib;
+    const char *model, *inputs, *save, *backend, *node_backends, *trace, *lib;
     const char *optimize, *precision, *memory, *system_csv;
     const char *backend_option; /* --backend as given (NULL: the default list) */
+    cli_outputs outs;           /* --json */
     int batch, threads, backprop, no_overhead;
     double seconds, rel_ci, system_hz;
     d5_optimize_level level;
@@ -424,8 +425,7 @@ static void bind_run_args(run_args *a)
          "stop when the median's 95% CI half-width is below X of it (default 0.02)", 1e-4, 1},
         {"no-overhead", CLI_FLAG, &a->no_overhead, NULL,
          "skip the per-operator breakdown and FrameworkOverhead", 0, 0},
-        {"json", CLI_STRING, &a->json, "FILE",
-         "write the results as JSON (Google Benchmark schema)", 0, 0},
+        CLI_OUTPUT_JSON_AS(&a->outs, "write the results as JSON (Google Benchmark schema)"),
         {"trace", CLI_STRING, &a->trace, "FILE",
          "write a Chrome/Perfetto trace of one iteration, node by node", 0, 0},
         {"system-hz", CLI_DOUBLE, &a->system_hz, "HZ",
@@ -498,8 +498,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     a->backend_option = a->backend;
     if (!a->backend) a->backend = d5_backend_default_list();
     cli_echo(stdout, &a->spec);
-    if (!cli_output_ok("run", "--json", a->json, 0) ||
-        !cli_output_ok("run", "--trace", a->trace, 0) ||
+    if (!cli_outputs_check("run", &a->outs) || !cli_output_ok("run", "--trace", a->trace, 0) ||
         !cli_output_ok("run", "--save-outputs", a->save, 1) ||
         !cli_output_ok("run", "--memory", a->memory, 0) ||
         !cli_output_ok("run", "--system", a->system_csv, 0))
@@ -722,8 +721,8 @@ int cmd_run(int argc, char **argv)
         if (s == D5_OK && a->memory) s = record_memory(st.ex, a->backprop, a->model, a->memory);
         if (s == D5_OK && a->trace) s = trace_once(a, &st);
         if (s == D5_OK) cli_contention_end("run", NULL);
-        if (s == D5_OK && a->json)
-            s = write_json(a->json, a->model, st.b, a->backend, &st.m, st.ex,
+        if (s == D5_OK && a->outs.json)
+            s = write_json(a->outs.json, a->model, st.b, a->backend, &st.m, st.ex,
                            a->no_overhead ? NULL : &st.o, &st.plan,
                            st.load_ms + st.optimize_ms + st.compile_ms, a->backprop, st.opt_text,
                            st.copies);

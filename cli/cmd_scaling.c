@@ -6,6 +6,7 @@
  * alpha-beta fit, and labelled as modelled. How the runs start:
  * scaling_launch.c; rows, tables and files: scaling.c. */
 #define _POSIX_C_SOURCE 200809L
+#include "output_options.h"
 #include "scaling.h"
 
 #include <errno.h>
@@ -89,7 +90,8 @@ static int measure_fit(series *se, double *alpha, double *beta, char *source, si
 /* ---- The series ---- */
 
 typedef struct sc_opts {
-    const char *ranks, *mode, *launcher, *model_ranks, *fit, *json, *csv;
+    const char *ranks, *mode, *launcher, *model_ranks, *fit;
+    cli_outputs outs; /* --json, --csv */
     int print_only;
 } sc_opts;
 
@@ -332,14 +334,14 @@ static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
     ctx.launcher = launcher ? launcher : "";
     ctx.train_command = train;
     d5_status s = D5_OK;
-    if (o->json) {
+    if (o->outs.json) {
         /* The series' document, then the context and configuration of every --json. */
-        char *part = cli_json_sibling(o->json);
+        char *part = cli_json_sibling(o->outs.json);
         s = part ? scaling_write_json(part, &ctx, rows, n) : D5_ERR_NOMEM;
-        if (s == D5_OK) s = cli_json_amend(spec, NULL, part, o->json);
+        if (s == D5_OK) s = cli_json_amend(spec, NULL, part, o->outs.json);
         free(part);
     }
-    if (s == D5_OK && o->csv) s = scaling_write_csv(o->csv, rows, n);
+    if (s == D5_OK && o->outs.csv) s = scaling_write_csv(o->outs.csv, rows, n);
     if (s != D5_OK) {
         int r = cli_fail("scaling", s);
         if (rc < 0) rc = r;
@@ -379,10 +381,8 @@ int cmd_scaling(int argc, char **argv)
          "alpha and beta of the model from this `d5 pingpong --fit --json` file (default: "
          "measured on 2 ranks through the launcher)",
          0, 0},
-        {"json", CLI_STRING, &o.json, "FILE", "write the series (measured and modelled rows)", 0,
-         0},
-        {"csv", CLI_STRING, &o.csv, "FILE", "write the series as CSV, one row per rank count", 0,
-         0},
+        CLI_OUTPUT_JSON_AS(&o.outs, "write the series (measured and modelled rows)"),
+        CLI_OUTPUT_CSV_AS(&o.outs, "write the series as CSV, one row per rank count"),
     };
     const char **pos = NULL;
     int npos = 0;
@@ -454,7 +454,7 @@ int cmd_scaling(int argc, char **argv)
         fprintf(stderr, "d5 scaling: --fit is for the model: give --model-ranks too\n");
         return D5_EXIT_USAGE;
     }
-    if (o.print_only && (o.json || o.csv)) {
+    if (o.print_only && (o.outs.json || o.outs.csv)) {
         fprintf(stderr, "d5 scaling: --print-only runs nothing: --json and --csv have nothing to "
                         "write\n");
         return D5_EXIT_USAGE;
@@ -467,10 +467,7 @@ int cmd_scaling(int argc, char **argv)
     pl.max_ranks = ranks[nr - 1];
     rc = scaling_check_train(argv + dash + 1, argc - dash - 1, &pl);
     if (rc < 0) rc = scaling_setup_launcher(o.launcher, !o.print_only, &pl);
-    if (rc < 0 && !o.print_only &&
-        (!cli_output_ok("scaling", "--json", o.json, 0) ||
-         !cli_output_ok("scaling", "--csv", o.csv, 0)))
-        rc = D5_EXIT_INPUT;
+    if (rc < 0 && !o.print_only && !cli_outputs_check("scaling", &o.outs)) rc = D5_EXIT_INPUT;
     if (rc < 0 && o.fit && !o.print_only) {
         double a, b;
         d5_status s = scaling_fit_read(o.fit, &a, &b); /* before minutes of runs */

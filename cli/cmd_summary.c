@@ -1,6 +1,6 @@
 /* d5 summary: a model summary in the manner of torchinfo: per node its
  * operator, shapes, parameters and multiply-adds, then totals. */
-#include "cli.h"
+#include "output_options.h"
 #include "netload.h"
 
 #include <jansson.h>
@@ -49,7 +49,8 @@ static void group(double x, char *buf, size_t size)
 
 int cmd_summary(int argc, char **argv)
 {
-    const char *model = NULL, *json = NULL, *optimize = "none";
+    const char *model = NULL, *optimize = "none";
+    cli_outputs files = {0};
     int batch = 0;
     const cli_opt opts[] = {
         {"batch", CLI_INT, &batch, "N",
@@ -59,7 +60,7 @@ int cmd_summary(int argc, char **argv)
         {"optimize", CLI_STRING, &optimize, "none|basic|all",
          "summarise the graph after these optimisation passes (default none: as in the file)", 0,
          0},
-        {"json", CLI_STRING, &json, "FILE", "also write the table as JSON", 0, 0},
+        CLI_OUTPUT_JSON_AS(&files, "also write the table as JSON"),
     };
     const cli_spec spec = {
         CLI_SPEC(
@@ -76,7 +77,7 @@ int cmd_summary(int argc, char **argv)
     d5_optimize_level level;
     if ((rc = netload_optimize_level("summary", optimize, 0, &level)) >= 0) return rc;
     cli_echo(stdout, &spec);
-    if (!cli_output_ok("summary", "--json", json, 0)) return D5_EXIT_INPUT;
+    if (!cli_outputs_check("summary", &files)) return D5_EXIT_INPUT;
     printf("#   %-14s = %s\n", "MODEL", model);
 
     d5_network *net = NULL;
@@ -156,12 +157,12 @@ int cmd_summary(int argc, char **argv)
     printf("parameter size:    %.2f MB\n", param_bytes / 1e6);
     printf("forward pass size: %.2f MB (every value written once)\n", act_bytes / 1e6);
     free(seen);
-    if (json) {
+    if (files.json) {
         json_t *root =
             json_pack("{s:s, s:i, s:s, s:o, s:f, s:f, s:f, s:f}", "model", model, "batch", batch,
                       "optimize", opt_text, "nodes", rows, "params", total_params, "macs",
                       total_macs, "param_bytes", param_bytes, "activation_bytes", act_bytes);
-        s = cli_json_write(&spec, NULL, root, json);
+        s = cli_json_write(&spec, NULL, root, files.json);
         if (s != D5_OK) {
             d5_executor_free(ex);
             d5_network_free(net);

@@ -16,33 +16,27 @@ typedef struct cli_outputs {
     const char *wandb;  /* DIR: a W&B offline run under this folder */
 } cli_outputs;
 
-/* The rows of the group, for a command's option table: the ones it writes. */
+/* The rows of the group, for a command's option table: the ones it writes,
+ * with the command's own help text (the _AS forms) or the group's. */
+#define CLI_OUTPUT_ROW(name, field, meta, help)                                                    \
+    {                                                                                              \
+        name, CLI_STRING, &(field), meta, (help), 0, 0                                             \
+    }
+#define CLI_OUTPUT_JSON_AS(o, help)   CLI_OUTPUT_ROW("json", (o)->json, "FILE", help)
+#define CLI_OUTPUT_CSV_AS(o, help)    CLI_OUTPUT_ROW("csv", (o)->csv, "FILE", help)
+#define CLI_OUTPUT_OUT(o, help)       CLI_OUTPUT_ROW("out", (o)->out, "DIR", help)
+#define CLI_OUTPUT_MLFLOW_AS(o, help) CLI_OUTPUT_ROW("mlflow", (o)->mlflow, "DIR", help)
+#define CLI_OUTPUT_WANDB_AS(o, help)  CLI_OUTPUT_ROW("wandb", (o)->wandb, "DIR", help)
 #define CLI_OUTPUT_JSON(o)                                                                         \
-    {                                                                                              \
-        "json", CLI_STRING, &(o)->json, "FILE",                                                    \
-            "write the results to FILE as JSON (Google Benchmark's layout, d5's context)", 0, 0    \
-    }
-#define CLI_OUTPUT_CSV(o)                                                                          \
-    {                                                                                              \
-        "csv", CLI_STRING, &(o)->csv, "FILE", "write the results to FILE as CSV", 0, 0             \
-    }
-#define CLI_OUTPUT_OUT(o, help)                                                                    \
-    {                                                                                              \
-        "out", CLI_STRING, &(o)->out, "DIR", (help), 0, 0                                          \
-    }
+    CLI_OUTPUT_JSON_AS(o, "write the results to FILE as JSON (Google Benchmark's layout, d5's "    \
+                          "context)")
+#define CLI_OUTPUT_CSV(o) CLI_OUTPUT_CSV_AS(o, "write the results to FILE as CSV")
 #define CLI_OUTPUT_MLFLOW(o)                                                                       \
-    {                                                                                              \
-        "mlflow", CLI_STRING, &(o)->mlflow, "DIR",                                                 \
-            "log the run as an MLflow run under DIR (mlruns): options, build and host, every "     \
-            "benchmark's median and CI",                                                           \
-            0, 0                                                                                   \
-    }
+    CLI_OUTPUT_MLFLOW_AS(o, "log the run as an MLflow run under DIR (mlruns): options, build and " \
+                            "host, every benchmark's median and CI")
 #define CLI_OUTPUT_WANDB(o)                                                                        \
-    {                                                                                              \
-        "wandb", CLI_STRING, &(o)->wandb, "DIR",                                                   \
-            "write that run log as a W&B offline run under DIR (wandb sync DIR/offline-run-*)", 0, \
-            0                                                                                      \
-    }
+    CLI_OUTPUT_WANDB_AS(o, "write that run log as a W&B offline run under DIR (wandb sync "        \
+                           "DIR/offline-run-*)")
 /* All five. */
 #define CLI_OUTPUT_ALL(o, out_help)                                                                \
     CLI_OUTPUT_OUT(o, out_help), CLI_OUTPUT_JSON(o), CLI_OUTPUT_CSV(o), CLI_OUTPUT_MLFLOW(o),      \

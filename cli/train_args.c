@@ -148,26 +148,25 @@ static void bind_options(train_args *a)
          "--distributed: end the job when a communication waits S seconds (a rank crashed or "
          "hangs; default 60, 0: wait forever)",
          0, 1e6},
-        {"json", CLI_STRING, &o->json, "FILE", "epochs, loss curve and configuration as JSON", 0,
-         0},
-        {"csv", CLI_STRING, &o->csv, "FILE", "one row per epoch", 0, 0},
-        {"mlflow", CLI_STRING, &o->mlflow, "DIR",
-         "log the run as an MLflow run under DIR (mlruns): every option as a parameter, "
-         "build and host as tags, loss, learning rate, step time per step, the epochs' figures "
-         "and the timer's regions as metrics",
-         0, 0},
-        {"out", CLI_STRING, &o->out, "DIR",
-         "results folder to create (must not exist): summary.txt, train.json, epochs.csv, "
-         "steps.csv, regions.csv, trace.json",
-         0, 0},
+        CLI_OUTPUT_JSON_AS(&o->outs, "epochs, loss curve and configuration as JSON"),
+        CLI_OUTPUT_CSV_AS(&o->outs, "one row per epoch"),
+        CLI_OUTPUT_MLFLOW_AS(
+            &o->outs,
+            "log the run as an MLflow run under DIR (mlruns): every option as a parameter, "
+            "build and host as tags, loss, learning rate, step time per step, the epochs' figures "
+            "and the timer's regions as metrics"),
+        CLI_OUTPUT_OUT(
+            &o->outs,
+            "results folder to create (must not exist): summary.txt, train.json, epochs.csv, "
+            "steps.csv, regions.csv, trace.json"),
         {"trace", CLI_STRING, &o->trace, "FILE",
          "Chrome/Perfetto trace of every region, with the system sampler's and the memory "
          "report's counter tracks",
          0, 0},
-        {"wandb", CLI_STRING, &o->wandb, "DIR",
-         "write the run log of --mlflow as a W&B offline run under DIR (upload it with wandb "
-         "sync DIR/offline-run-*)",
-         0, 0},
+        CLI_OUTPUT_WANDB_AS(
+            &o->outs,
+            "write the run log of --mlflow as a W&B offline run under DIR (upload it with wandb "
+            "sync DIR/offline-run-*)"),
         {"system-hz", CLI_DOUBLE, &o->system_hz, "HZ",
          "sample CPU, memory, disk, network (and GPU through NVML) HZ times a second during the "
          "run (default 10; 0: off): a line in the report, system.csv and system.json in --out, "

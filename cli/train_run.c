@@ -274,24 +274,21 @@ static int run_begin(run *r)
     cli_echo(stdout, r->spec);
     /* A results folder is never overwritten, as d5 bench's. */
     struct stat out_st;
-    int out_taken = r->jb.rank == 0 && o->out && stat(o->out, &out_st) == 0;
+    int out_taken = r->jb.rank == 0 && o->outs.out && stat(o->outs.out, &out_st) == 0;
     if (out_taken)
         fprintf(stderr, "d5 train: results folder '%s' already exists; choose another --out\n",
-                o->out);
-    int ok = r->jb.rank != 0 || (!out_taken && cli_output_ok("train", "--out", o->out, 0) &&
-                                 cli_output_ok("train", "--json", o->json, 0) &&
-                                 cli_output_ok("train", "--csv", o->csv, 0) &&
+                o->outs.out);
+    int ok = r->jb.rank != 0 || (!out_taken && cli_outputs_check("train", &o->outs) &&
                                  cli_output_ok("train", "--trace", o->trace, 0) &&
                                  cli_output_ok("train", "--checkpoint", r->c->checkpoint, 0) &&
-                                 cli_output_ok("train", "--memory", o->memory, 0) &&
-                                 cli_output_ok("train", "--mlflow", o->mlflow, 1) &&
-                                 cli_output_ok("train", "--wandb", o->wandb, 1));
+                                 cli_output_ok("train", "--memory", o->memory, 0));
     if (r->jb.comm) ok = job_agree_ok(&r->jb, ok);
     if (!ok) return job_end(&r->jb, out_taken ? D5_EXIT_USAGE : D5_EXIT_INPUT);
-    r->want_out = o->out != NULL;
+    r->want_out = o->outs.out != NULL;
     if (r->jb.rank == 0) {
-        r->json = o->json, r->csv = o->csv, r->mlflow = o->mlflow, r->wandb = o->wandb;
-        r->checkpoint = r->c->checkpoint, r->out = o->out, r->memory = o->memory;
+        r->json = o->outs.json, r->csv = o->outs.csv, r->mlflow = o->outs.mlflow;
+        r->wandb = o->outs.wandb, r->out = o->outs.out;
+        r->checkpoint = r->c->checkpoint, r->memory = o->memory;
     }
     int rc = cli_threads_apply("train", o->threads);
     return rc >= 0 ? job_end(&r->jb, rc) : -1;

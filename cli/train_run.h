@@ -4,7 +4,7 @@
 #ifndef D5_CLI_TRAIN_RUN_H
 #define D5_CLI_TRAIN_RUN_H
 
-#include "cli.h"
+#include "output_options.h"
 #include "d5/d5.h"
 #include "d5/train_config.h"
 
@@ -13,8 +13,10 @@
 typedef struct train_options {
     d5_train_config cfg;
     int threads; /* 0: automatic */
-    /* Outputs (NULL: none). */
-    const char *json, *csv, *mlflow, *trace, *out, *memory, *wandb;
+    /* Outputs (NULL: none): --out, --json, --csv, --mlflow, --wandb, and
+     * --trace and --memory. */
+    cli_outputs outs;
+    const char *trace, *memory;
     double system_hz; /* default 10 */
     int memory_step;  /* default 2 */
     /* --distributed (NULL: one process) and its options; -1: the scheme's
