@@ -24,30 +24,44 @@ static const char *bytes_unit(double max, double *scale)
     return "KiB";
 }
 
-static d5_status open_csv(const report_src *src, const char *name, report_csv *c)
+/* The table `name` of src, written by `producer`, with the columns
+ * need[0] and need[1] (their indices in col): 1 when it is open in *c with
+ * rows; 0 when it is not (*s says why: D5_OK when p now says the table is
+ * absent or empty, an error otherwise). */
+static int open_table(const report_src *src, const char *name, const char *producer,
+                      const char *const need[2], long col[2], report_csv *c, report_plot *p,
+                      d5_status *s)
 {
+    if (!report_has(src, name)) {
+        *s = report_absent(p, "no %s (%s) in %s", name, producer, src->dir);
+        return 0;
+    }
     char *path = report_path(src, name);
-    if (!path) return d5_error(D5_ERR_NOMEM, "out of memory");
-    d5_status s = report_csv_read(path, c);
+    if (!path) {
+        *s = d5_error(D5_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    *s = report_csv_read(path, c);
     free(path);
-    return s;
+    if (*s != D5_OK) return 0;
+    *s = report_csv_require(c, need, 2, col);
+    if (*s == D5_OK && c->rows == 0) *s = report_absent(p, "%s has no rows", name);
+    if (*s == D5_OK && c->rows > 0) return 1;
+    report_csv_free(c);
+    return 0;
 }
 
 /* ---- memory_timeline.csv ---- */
 
 d5_status report_memory(const report_src *src, report_plot *p)
 {
-    if (!report_has(src, "memory_timeline.csv"))
-        return report_absent(p,
-                             "no memory_timeline.csv (the memory report of d5 train or d5 run) "
-                             "in %s",
-                             src->dir);
-    report_csv c;
-    d5_status s = open_csv(src, "memory_timeline.csv", &c);
-    if (s != D5_OK) return s;
     static const char *const need[] = {"time_ms", "live_bytes"};
     long col[2];
-    s = report_csv_require(&c, need, 2, col);
+    report_csv c;
+    d5_status s;
+    if (!open_table(src, "memory_timeline.csv", "the memory report of d5 train or d5 run", need,
+                    col, &c, p, &s))
+        return s;
     double *t = calloc(c.rows + 1, sizeof *t), *live = calloc(c.rows + 1, sizeof *live);
     if (s == D5_OK && (!t || !live)) s = d5_error(D5_ERR_NOMEM, "out of memory");
     double peak = -1, peak_t = 0, t_lo = INFINITY, t_hi = -INFINITY;
@@ -63,9 +77,7 @@ d5_status report_memory(const report_src *src, report_plot *p)
             peak_t = t[i];
         }
     }
-    if (s == D5_OK && c.rows == 0)
-        s = report_absent(p, "memory_timeline.csv has no rows");
-    else if (s == D5_OK) {
+    if (s == D5_OK) {
         double scale;
         const char *unit = bytes_unit(peak, &scale);
         p->width = 1000;
@@ -273,22 +285,16 @@ static void system_script(FILE *f, const panel *pl, size_t np, long tcol)
 
 d5_status report_system(const report_src *src, report_plot *p)
 {
-    if (!report_has(src, "system.csv"))
-        return report_absent(p,
-                             "no system.csv (the system sampler of d5 bench, d5 run and d5 "
-                             "train) in %s",
-                             src->dir);
-    report_csv c;
-    d5_status s = open_csv(src, "system.csv", &c);
-    if (s != D5_OK) return s;
     static const char *const need[] = {"time_s", "cpu_percent"};
     long col[2];
-    s = report_csv_require(&c, need, 2, col);
+    report_csv c;
+    d5_status s;
+    if (!open_table(src, "system.csv", "the system sampler of d5 bench, d5 run and d5 train", need,
+                    col, &c, p, &s))
+        return s;
     panel *pl = calloc(4, sizeof *pl);
-    if (s == D5_OK && !pl) s = d5_error(D5_ERR_NOMEM, "out of memory");
-    if (s == D5_OK && c.rows == 0)
-        s = report_absent(p, "system.csv has no rows");
-    else if (s == D5_OK) {
+    if (!pl) s = d5_error(D5_ERR_NOMEM, "out of memory");
+    if (s == D5_OK) {
         size_t np = panels(&c, pl);
         p->width = 1000;
         p->height = 120 + 230 * (int)np;

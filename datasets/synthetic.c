@@ -64,19 +64,14 @@ static double normal_libm(double u, double v)
     return sqrt(-2.0 * log(1.0 - u)) * cos(TWO_PI * v);
 }
 
-static inline double bits_to_double(uint64_t b)
-{
+/* A double and its bits (C11 reads a union's other member as a
+ * reinterpretation). */
+typedef union f64_bits {
     double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
-static inline uint64_t double_to_bits(double d)
-{
     uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-}
+} f64_bits;
+#define BITS_OF(x)   ((f64_bits){.d = (x)}.b)
+#define DOUBLE_OF(x) ((f64_bits){.b = (x)}.d)
 
 /* log(t) for a normal t > 0 to a relative error of a few 2^-53: t = 2^k m
  * with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s) with s = (m - 1) /
@@ -84,11 +79,11 @@ static inline uint64_t double_to_bits(double d)
 static inline double fast_log(double t)
 {
     const uint64_t sqrt_half = 0x3fe6a09e667f3bcdu, bias = (uint64_t)1024 << 52;
-    uint64_t b = double_to_bits(t);
+    uint64_t b = BITS_OF(t);
     uint64_t q = (b - sqrt_half + bias) >> 52; /* k + 1024 */
-    double m = bits_to_double(b - (q << 52) + bias);
+    double m = DOUBLE_OF(b - (q << 52) + bias);
     /* k as a double without an integer conversion: 2^52 + q - 2^52 - 1024. */
-    double k = bits_to_double(0x4330000000000000u | q) - (0x1.0p52 + 1024.0);
+    double k = DOUBLE_OF(0x4330000000000000u | q) - (0x1.0p52 + 1024.0);
     double f = m - 1.0, s = f / (2.0 + f), z = s * s;
     double p = 2.0 / 19;
     p = p * z + 2.0 / 17;
@@ -113,7 +108,7 @@ static inline double fast_cos(double x)
     const double pio2_1 = 0x1.921fb544p+0, pio2_1t = 0x1.0b4611a626331p-34;
     const double round = 0x1.8p52;
     double kr = (x * 0x1.45f306dc9c883p-2 - 0.5) + round; /* (x / pi - 1/2) rounded */
-    uint64_t odd = double_to_bits(kr) & 1u;
+    uint64_t odd = BITS_OF(kr) & 1u;
     double m = 2.0 * (kr - round) + 1.0; /* 2k + 1 */
     double r = (x - m * pio2_1) - m * pio2_1t, z = r * r;
     double p = 1.0 / 51090942171709440000.0;
@@ -128,7 +123,7 @@ static inline double fast_cos(double x)
     p = p * z - 1.0 / 6.0;
     double s = p * z * r + r;
     /* k even: -sin r; odd: sin r. */
-    return bits_to_double(double_to_bits(s) ^ ((odd ^ 1u) << 63));
+    return DOUBLE_OF(BITS_OF(s) ^ ((odd ^ 1u) << 63));
 }
 
 /* One run of n <= RUN elements: x[i] = the class mean (+-0.5 as bit i % 64 of

@@ -13,16 +13,7 @@ typedef struct counter {
 
 typedef struct entry {
     char *name, *unit, *error;
-    double *samples;
-    size_t n;
-    d5_stats stats;
-    d5_stop_reason stop;
-    uint32_t warmup;
-    double elapsed_s;
-    d5_stability stability;
-    d5_contention contention;
-    double nivcsw_per_rep;
-    int32_t threads_min, threads_max;
+    d5_measurement m; /* m.samples: a copy, owned */
     counter *counters;
     size_t ncounters;
 } entry;
@@ -56,7 +47,7 @@ void d5_results_free(d5_results *r)
         d5_free(e->name);
         d5_free(e->unit);
         d5_free(e->error);
-        d5_free(e->samples);
+        d5_free(e->m.samples);
         for (size_t c = 0; c < e->ncounters; c++) {
             d5_free(e->counters[c].name);
             d5_free(e->counters[c].unit);
@@ -131,24 +122,16 @@ d5_status d5_results_add(d5_results *r, const char *name, const d5_measurement *
     d5_status s = new_entry(r, name, &e);
     if (s != D5_OK) return s;
     e->unit = d5_strdup(unit ? unit : "ns", "unit");
-    e->samples = d5_alloc(m->n * sizeof *e->samples, "benchmark samples");
-    if (!e->unit || !e->samples) {
+    double *samples = d5_alloc(m->n * sizeof *samples, "benchmark samples");
+    if (!e->unit || !samples) {
         d5_free(e->name);
         d5_free(e->unit);
-        d5_free(e->samples);
+        d5_free(samples);
         return D5_ERR_NOMEM;
     }
-    memcpy(e->samples, m->samples, m->n * sizeof *e->samples);
-    e->n = m->n;
-    e->stats = m->stats;
-    e->stop = m->stop;
-    e->warmup = m->warmup;
-    e->elapsed_s = m->elapsed_s;
-    e->stability = m->stability;
-    e->contention = m->contention;
-    e->nivcsw_per_rep = m->nivcsw_per_rep;
-    e->threads_min = m->threads_min;
-    e->threads_max = m->threads_max;
+    memcpy(samples, m->samples, m->n * sizeof *samples);
+    e->m = *m;
+    e->m.samples = samples;
     if (index) *index = r->n;
     r->n++;
     return D5_OK;
@@ -224,9 +207,9 @@ d5_status d5_results_samples(const d5_results *r, size_t index, const double **s
                         r ? "index out of range" : "NULL results");
     const entry *e = &r->e[index];
     if (e->error) return d5_error(D5_ERR_STATE, "benchmark '%s' failed: %s", e->name, e->error);
-    if (samples) *samples = e->samples;
-    if (n) *n = e->n;
-    if (stats) *stats = e->stats;
+    if (samples) *samples = e->m.samples;
+    if (n) *n = e->m.n;
+    if (stats) *stats = e->m.stats;
     return D5_OK;
 }
 
@@ -240,8 +223,8 @@ static json_t *aggregate(const entry *e, size_t family, const char *agg, double 
     json_t *o = json_pack(
         "{s:s, s:I, s:i, s:s, s:s, s:I, s:i, s:s, s:s, s:I, s:f, s:f, s:s}", "name", name,
         "family_index", (json_int_t)family, "per_family_instance_index", 0, "run_name", e->name,
-        "run_type", "aggregate", "repetitions", (json_int_t)e->n, "threads", 1, "aggregate_name",
-        agg, "aggregate_unit", time ? "time" : "percentage", "iterations", (json_int_t)e->n,
+        "run_type", "aggregate", "repetitions", (json_int_t)e->m.n, "threads", 1, "aggregate_name",
+        agg, "aggregate_unit", time ? "time" : "percentage", "iterations", (json_int_t)e->m.n,
         "real_time", value, "cpu_time", value, "time_unit", e->unit);
     for (size_t c = 0; o && c < e->ncounters; c++)
         if (!d5__json_set(o, e->counters[c].name, json_real(e->counters[c].value))) {
@@ -254,12 +237,12 @@ static json_t *aggregate(const entry *e, size_t family, const char *agg, double 
 /* What competed for the cores during one benchmark's measured runs. */
 static json_t *contention_json(const entry *e)
 {
-    const d5_contention *c = &e->contention;
+    const d5_contention *c = &e->m.contention;
     return json_pack("{s:b, s:b, s:s, s:f, s:f, s:f, s:f, s:i, s:i}", "known", c->known,
                      "contended", c->contended, "detail", c->reason, "others_cores",
                      c->others_cores, "steal_fraction", c->steal_fraction, "nivcsw_per_s",
-                     c->nivcsw_per_s, "nivcsw_per_rep", e->nivcsw_per_rep, "threads_min",
-                     (int)e->threads_min, "threads_max", (int)e->threads_max);
+                     c->nivcsw_per_s, "nivcsw_per_rep", e->m.nivcsw_per_rep, "threads_min",
+                     (int)e->m.threads_min, "threads_max", (int)e->m.threads_max);
 }
 
 static json_t *entry_json(const entry *e, size_t family, json_t *list)
@@ -271,21 +254,21 @@ static json_t *entry_json(const entry *e, size_t family, json_t *list)
                       "run_type", "iteration", "error_occurred", 1, "error_message", e->error);
         return o && json_array_append_new(list, o) == 0 ? list : NULL;
     }
-    const d5_stats *s = &e->stats;
+    const d5_stats *s = &e->m.stats;
     json_t *med = aggregate(e, family, "median", s->median, 1);
     json_t *units = json_object(), *d5 = json_object();
     int ok = med && units && d5;
     for (size_t c = 0; ok && c < e->ncounters; c++)
         ok = d5__json_set(units, e->counters[c].name, json_string(e->counters[c].unit));
     ok = ok && d5__json_set(d5, "stats", d5__json_stats(s)) &&
-         d5__json_set(d5, "stop", json_string(d5_stop_reason_name(e->stop))) &&
-         d5__json_set(d5, "warmup", json_integer(e->warmup)) &&
-         d5__json_set(d5, "elapsed_s", json_real(e->elapsed_s)) &&
-         d5__json_set(d5, "unstable", json_boolean(e->stability.unstable)) &&
-         d5__json_set(d5, "unstable_reason", json_string(e->stability.reason)) &&
-         d5__json_set(d5, "modes", json_integer(e->stability.modes)) &&
+         d5__json_set(d5, "stop", json_string(d5_stop_reason_name(e->m.stop))) &&
+         d5__json_set(d5, "warmup", json_integer(e->m.warmup)) &&
+         d5__json_set(d5, "elapsed_s", json_real(e->m.elapsed_s)) &&
+         d5__json_set(d5, "unstable", json_boolean(e->m.stability.unstable)) &&
+         d5__json_set(d5, "unstable_reason", json_string(e->m.stability.reason)) &&
+         d5__json_set(d5, "modes", json_integer(e->m.stability.modes)) &&
          d5__json_set(d5, "contention", contention_json(e)) &&
-         d5__json_set(d5, "samples", d5__json_array(e->samples, e->n)) &&
+         d5__json_set(d5, "samples", d5__json_array(e->m.samples, e->m.n)) &&
          json_object_set(d5, "counter_units", units) == 0 && json_object_set(med, "d5", d5) == 0;
     json_decref(units);
     json_decref(d5);
@@ -351,7 +334,7 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
     fputc('\n', f);
     for (size_t i = 0; i < r->n; i++) {
         const entry *e = &r->e[i];
-        const d5_stats *st = &e->stats;
+        const d5_stats *st = &e->m.stats;
         d5_csv_field(f, e->name);
         fprintf(f, ",%s,", e->unit);
         if (e->error) {
@@ -361,10 +344,10 @@ d5_status d5_results_write_csv(const d5_results *r, const char *path)
         } else {
             fprintf(f, "%zu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,,%d,%d,%.4g",
                     st->n, st->median, st->ci_low, st->ci_high, st->mean, st->stdev, st->min,
-                    st->p5, st->p95, st->max, d5_stop_reason_name(e->stop),
-                    (int)e->stability.unstable,
-                    (int)(e->contention.contended || e->threads_min < e->threads_max),
-                    e->contention.others_cores);
+                    st->p5, st->p95, st->max, d5_stop_reason_name(e->m.stop),
+                    (int)e->m.stability.unstable,
+                    (int)(e->m.contention.contended || e->m.threads_min < e->m.threads_max),
+                    e->m.contention.others_cores);
         }
         for (size_t k = 0; k < ncols; k++) {
             fputc(',', f);
@@ -385,9 +368,9 @@ d5_status d5_results_write_samples_csv(const d5_results *r, const char *path)
     if (s != D5_OK) return s;
     fputs("name,unit,index,value\n", af.f);
     for (size_t i = 0; i < r->n; i++)
-        for (size_t j = 0; j < r->e[i].n; j++) {
+        for (size_t j = 0; j < r->e[i].m.n; j++) {
             d5_csv_field(af.f, r->e[i].name);
-            fprintf(af.f, ",%s,%zu,%.17g\n", r->e[i].unit, j, r->e[i].samples[j]);
+            fprintf(af.f, ",%s,%zu,%.17g\n", r->e[i].unit, j, r->e[i].m.samples[j]);
         }
     return d5_afile_commit(&af);
 }
@@ -417,16 +400,16 @@ d5_status d5_results_print(FILE *f, const d5_results *r)
             continue;
         }
         char med[32], lo[32], hi[32], ci[80];
-        format_value(e->stats.median, e->unit, med, sizeof med);
-        format_value(e->stats.ci_low, e->unit, lo, sizeof lo);
-        format_value(e->stats.ci_high, e->unit, hi, sizeof hi);
+        format_value(e->m.stats.median, e->unit, med, sizeof med);
+        format_value(e->m.stats.ci_low, e->unit, lo, sizeof lo);
+        format_value(e->m.stats.ci_high, e->unit, hi, sizeof hi);
         snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
-        fprintf(f, "%-*s  %12s  %-28s %7zu  %-8s ", w, e->name, med, ci, e->stats.n,
-                d5_stop_reason_name(e->stop));
-        if (e->stability.unstable) fprintf(f, " UNSTABLE(%s)", e->stability.reason);
-        if (e->contention.contended || e->threads_min < e->threads_max)
-            fprintf(f, " CONTENDED(%.1f cores busy, %d-%d threads)", e->contention.others_cores,
-                    (int)e->threads_min, (int)e->threads_max);
+        fprintf(f, "%-*s  %12s  %-28s %7zu  %-8s ", w, e->name, med, ci, e->m.stats.n,
+                d5_stop_reason_name(e->m.stop));
+        if (e->m.stability.unstable) fprintf(f, " UNSTABLE(%s)", e->m.stability.reason);
+        if (e->m.contention.contended || e->m.threads_min < e->m.threads_max)
+            fprintf(f, " CONTENDED(%.1f cores busy, %d-%d threads)", e->m.contention.others_cores,
+                    (int)e->m.threads_min, (int)e->m.threads_max);
         for (size_t c = 0; c < e->ncounters; c++)
             fprintf(f, " %s=%.4g%s%s", e->counters[c].name, e->counters[c].value,
                     e->counters[c].unit[0] ? " " : "", e->counters[c].unit);
