@@ -4,6 +4,7 @@
 #include "d5/core.h"
 #include "memtrack.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ static void *default_alloc(void *ctx, size_t size, size_t align)
 {
     (void)ctx;
     if (align < sizeof(void *)) align = sizeof(void *);
+    if (size > SIZE_MAX - align) return NULL; /* rounding up would wrap to a small block */
     size = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
     return aligned_alloc(align, size ? size : align);
 }
@@ -102,6 +104,23 @@ void *d5_realloc(void *ptr, size_t old_size, size_t size, const char *what)
         d5_free(ptr);
     }
     return p;
+}
+
+d5_status d5_grow(void *array, size_t *cap, size_t need, size_t size, const char *what)
+{
+    if (need <= *cap) return D5_OK;
+    if (need > SIZE_MAX / size)
+        return d5_error(D5_ERR_NOMEM, "out of memory for %zu %s", need, what ? what : "elements");
+    size_t n = *cap ? *cap : 8;
+    while (n < need) n = n <= SIZE_MAX / 2 ? 2 * n : need;
+    if (n > SIZE_MAX / size) n = need;
+    void *old;
+    memcpy(&old, array, sizeof old);
+    void *p = d5_realloc(old, *cap * size, n * size, what);
+    if (!p) return D5_ERR_NOMEM;
+    memcpy(array, &p, sizeof p);
+    *cap = n;
+    return D5_OK;
 }
 
 char *d5_strdup(const char *s, const char *what)

@@ -32,7 +32,8 @@ struct d5_optimizer {
     const d5_optimizer_desc *desc;
     d5_optimizer_params params; /* params.lr follows d5_optimizer_set_lr */
     param *params_list;
-    int32_t nparams, cap;
+    int32_t nparams;
+    size_t cap;
     int64_t steps;    /* completed steps */
     int32_t prepared; /* 1 between d5_optimizer_prepare and the last update */
     int32_t nupdated; /* parameters updated in the step in progress */
@@ -221,14 +222,9 @@ d5_status d5_optimizer_add_param(d5_optimizer *o, const char *name, float *data,
                         "optimizer %s: the state of parameter '%s' (%lld elements) "
                         "does not fit in memory",
                         o->desc->name, name, (long long)n);
-    if (o->nparams == o->cap) {
-        int32_t cap = o->cap ? 2 * o->cap : 8;
-        param *grown = d5_realloc(o->params_list, (size_t)o->cap * sizeof *grown,
-                                  (size_t)cap * sizeof *grown, "optimizer parameters");
-        if (!grown) return D5_ERR_NOMEM;
-        o->params_list = grown;
-        o->cap = cap;
-    }
+    if (d5_grow(&o->params_list, &o->cap, (size_t)o->nparams + 1, sizeof *o->params_list,
+                "optimizer parameters") != D5_OK)
+        return D5_ERR_NOMEM;
     param q = {NULL, data, n, NULL, 0};
     q.name = d5_strdup(name, "optimizer parameter name");
     if (q.name && per) q.state = d5_calloc((size_t)n * per, sizeof(float), "optimizer state");

@@ -13,14 +13,9 @@ d5_status d5_trainer_add_hooks(d5_trainer *t, const char *name, const d5_trainer
     if (t->running)
         return d5_error(D5_ERR_STATE,
                         "d5_trainer_add_hooks: hooks '%s' added while the trainer runs", name);
-    if (t->nhooks == t->hooks_cap) {
-        int32_t cap = t->hooks_cap ? 2 * t->hooks_cap : 4;
-        d5__hook_set *grown = d5_realloc(t->hooks, (size_t)t->hooks_cap * sizeof *grown,
-                                         (size_t)cap * sizeof *grown, "trainer hooks");
-        if (!grown) return D5_ERR_NOMEM;
-        t->hooks = grown;
-        t->hooks_cap = cap;
-    }
+    if (d5_grow(&t->hooks, &t->hooks_cap, (size_t)t->nhooks + 1, sizeof *t->hooks,
+                "trainer hooks") != D5_OK)
+        return D5_ERR_NOMEM;
     char *copy = d5_strdup(name, "trainer hooks name");
     if (!copy) return D5_ERR_NOMEM;
     t->hooks[t->nhooks].name = copy;
@@ -35,7 +30,8 @@ void d5__hooks_free(d5_trainer *t)
     for (int32_t i = 0; i < t->nhooks; i++) d5_free(t->hooks[i].name);
     d5_free(t->hooks);
     t->hooks = NULL;
-    t->nhooks = t->hooks_cap = 0;
+    t->nhooks = 0;
+    t->hooks_cap = 0;
 }
 
 /* The error of a failed hook: its set, the hook, when, and what the hook said

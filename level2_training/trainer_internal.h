@@ -61,7 +61,8 @@ struct d5_trainer {
     int want_ready;         /* some hook set has gradient_ready */
     d5_status ready_status; /* a failed gradient_ready hook, for d5_trainer_run */
     d5__hook_set *hooks;
-    int32_t nhooks, hooks_cap;
+    int32_t nhooks;
+    size_t hooks_cap;
     int64_t step;    /* completed steps */
     int in_backward; /* between the FORWARD and BACKWARD events of the executor */
     int training;    /* 1 during a training step: evaluation runs are not timed */

@@ -52,14 +52,9 @@ d5_status d5__counters_slot(d5__counters *k, const char *name, int32_t *slot)
         d5_status s = grow_index(k);
         if (s != D5_OK) return s;
     }
-    if (k->nslots == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 16;
-        d5__name_slot *g =
-            d5_realloc(k->slots, k->cap * sizeof *g, cap * sizeof *g, "communicator counter names");
-        if (!g) return D5_ERR_NOMEM;
-        k->slots = g;
-        k->cap = cap;
-    }
+    if (d5_grow(&k->slots, &k->cap, k->nslots + 1, sizeof *k->slots,
+                "communicator counter names") != D5_OK)
+        return D5_ERR_NOMEM;
     d5__name_slot *n = &k->slots[k->nslots];
     memset(n, 0, sizeof *n);
     n->name = d5_strdup(name, "communicator counter name");

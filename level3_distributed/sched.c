@@ -34,14 +34,9 @@ d5_status d5__sched_create(d5_comm *c, const d5__op_args *a, size_t scratch_byte
 
 d5_status d5__sched_step(d5__sched *s, d5__step **out)
 {
-    if (s->nsteps == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        d5__step *g =
-            d5_realloc(s->steps, s->cap * sizeof *g, cap * sizeof *g, "communication schedule");
-        if (!g) return D5_ERR_NOMEM;
-        s->steps = g;
-        s->cap = cap;
-    }
+    if (d5_grow(&s->steps, &s->cap, s->nsteps + 1, sizeof *s->steps, "communication schedule") !=
+        D5_OK)
+        return D5_ERR_NOMEM;
     d5__step *st = &s->steps[s->nsteps++];
     memset(st, 0, sizeof *st);
     st->send_to = st->recv_from = -1;

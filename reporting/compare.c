@@ -52,13 +52,8 @@ d5__bench *d5__bench_set_find(d5_bench_set *set, const char *name)
 
 d5_status d5__bench_set_new(d5_bench_set *set, const char *name, d5__bench **out)
 {
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? 2 * set->cap : 16;
-        d5__bench *g = d5_realloc(set->b, set->cap * sizeof *g, cap * sizeof *g, "benchmark set");
-        if (!g) return D5_ERR_NOMEM;
-        set->b = g;
-        set->cap = cap;
-    }
+    if (d5_grow(&set->b, &set->cap, set->n + 1, sizeof *set->b, "benchmark set") != D5_OK)
+        return D5_ERR_NOMEM;
     d5__bench *b = &set->b[set->n];
     memset(b, 0, sizeof *b);
     b->name = d5_strdup(name, "benchmark name");
@@ -72,13 +67,8 @@ d5_status d5__bench_set_new(d5_bench_set *set, const char *name, d5__bench **out
 
 d5_status d5__bench_push(d5__bench *b, double v)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 16;
-        double *g = d5_realloc(b->samples, b->cap * sizeof *g, cap * sizeof *g, "samples");
-        if (!g) return D5_ERR_NOMEM;
-        b->samples = g;
-        b->cap = cap;
-    }
+    if (d5_grow(&b->samples, &b->cap, b->n + 1, sizeof *b->samples, "samples") != D5_OK)
+        return D5_ERR_NOMEM;
     b->samples[b->n++] = v;
     return D5_OK;
 }

@@ -254,13 +254,7 @@ typedef struct items {
 static item *items_add(items *l, const char *key, const char *value_json)
 {
     if (!value_json) return NULL;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        item *v = d5_realloc(l->v, l->cap * sizeof *v, cap * sizeof *v, "W&B items");
-        if (!v) return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (d5_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, "W&B items") != D5_OK) return NULL;
     item *it = &l->v[l->n++];
     memset(it, 0, sizeof *it);
     it->key = key;

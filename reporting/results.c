@@ -98,13 +98,7 @@ d5_status d5_results_context_number(d5_results *r, const char *key, double value
 static d5_status new_entry(d5_results *r, const char *name, entry **out)
 {
     if (!r || !name) return d5_error(D5_ERR_INVALID, "d5_results_add: NULL argument");
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        entry *g = d5_realloc(r->e, r->cap * sizeof *g, cap * sizeof *g, "results");
-        if (!g) return D5_ERR_NOMEM;
-        r->e = g;
-        r->cap = cap;
-    }
+    if (d5_grow(&r->e, &r->cap, r->n + 1, sizeof *r->e, "results") != D5_OK) return D5_ERR_NOMEM;
     entry *e = &r->e[r->n];
     memset(e, 0, sizeof *e);
     e->name = d5_strdup(name, "benchmark name");

@@ -84,14 +84,7 @@ static d5_runlog_entry *find(list *l, const char *key)
 
 static d5_runlog_entry *append(list *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        d5_runlog_entry *v =
-            d5_realloc(l->v, l->cap * sizeof *v, cap * sizeof *v, "run log entries");
-        if (!v) return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (d5_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, "run log entries") != D5_OK) return NULL;
     d5_runlog_entry *e = &l->v[l->n];
     memset(e, 0, sizeof *e);
     return e;

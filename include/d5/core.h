@@ -203,6 +203,11 @@ D5_API void d5_free(void *ptr);
 /* Grows or shrinks a block (copying min(old_size, size) bytes); NULL on
  * failure, leaving `ptr` valid. */
 D5_API void *d5_realloc(void *ptr, size_t old_size, size_t size, const char *what);
+/* Room for `need` elements of `size` bytes in the array *array (a T **
+ * passed as void *) of capacity *cap: doubled (from 8) until it holds them,
+ * through d5_realloc. On failure D5_ERR_NOMEM, *array and *cap unchanged. */
+D5_API D5_NODISCARD d5_status d5_grow(void *array, size_t *cap, size_t need, size_t size,
+                                      const char *what);
 D5_API char *d5_strdup(const char *s, const char *what);
 
 /* ---- Random numbers ----------------------------------------------------------- */

@@ -1,6 +1,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <string.h>
 
 Test(status, names_and_descriptions_come_from_one_list)
@@ -99,4 +100,32 @@ Test(alloc, replaceable_allocator_sees_every_block_and_failures_are_reported)
     d5_tensor_free(&t);
     cr_assert_eq(failing_alloc_live(), 0);
     failing_alloc_remove();
+}
+
+Test(alloc, grow_keeps_the_elements_and_fails_cleanly)
+{
+    int *v = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(d5_grow(&v, &cap, (size_t)i + 1, sizeof *v, "test ints"), D5_OK);
+        cr_assert_geq(cap, (size_t)i + 1);
+        v[i] = i;
+    }
+    for (int i = 0; i < 100; i++) cr_assert_eq(v[i], i, "element %d after growing", i);
+    size_t before = cap;
+    cr_assert_eq(d5_grow(&v, &cap, 10, sizeof *v, "test ints"), D5_OK);
+    cr_assert_eq(cap, before, "room enough: nothing moves");
+    int *kept = v;
+    cr_assert_eq(d5_grow(&v, &cap, SIZE_MAX / 2, sizeof *v, "test ints"), D5_ERR_NOMEM);
+    cr_assert_eq(d5_grow(&v, &cap, SIZE_MAX, 1, "test ints"), D5_ERR_NOMEM);
+    cr_assert(strstr(d5_last_error(), "test ints"), "%s", d5_last_error());
+    cr_assert_eq(v, kept);
+    cr_assert_eq(cap, before);
+    failing_alloc_install(0);
+    cr_assert_eq(d5_grow(&v, &cap, cap + 1, sizeof *v, "test ints"), D5_ERR_NOMEM);
+    failing_alloc_remove();
+    cr_assert_eq(v, kept);
+    cr_assert_eq(cap, before);
+    cr_assert_eq(v[99], 99);
+    d5_free(v);
 }
