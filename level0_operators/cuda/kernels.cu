@@ -132,16 +132,25 @@ __global__ void layernorm_kernel(const float *x, const float *scale, const float
         out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
 }
 
+/* Gather's element i of y[o, j, r]: its offset in data[o, idx[j], r], or -1
+ * for an index outside [0, axis_dim) (below 0 counting from axis_dim). */
+__device__ static int64_t gather_offset(const int64_t *idx, int64_t i, int64_t nidx, int64_t inner,
+                                        int64_t axis_dim)
+{
+    int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
+    int64_t k = idx[j];
+    if (k < 0) k += axis_dim;
+    return k >= 0 && k < axis_dim ? (o * axis_dim + k) * inner + r : -1;
+}
+
 __global__ void gather_kernel(const float *data, const int64_t *idx, float *y, int64_t outer,
                               int64_t nidx, int64_t inner, int64_t axis_dim)
 {
     int64_t n = outer * nidx * inner;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)blockDim.x * gridDim.x) {
-        int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
-        int64_t k = idx[j];
-        if (k < 0) k += axis_dim;
-        y[i] = k >= 0 && k < axis_dim ? data[(o * axis_dim + k) * inner + r] : 0.0f;
+        int64_t at = gather_offset(idx, i, nidx, inner, axis_dim);
+        y[i] = at >= 0 ? data[at] : 0.0f;
     }
 }
 
@@ -210,10 +219,8 @@ __global__ void gather_backward_kernel(const float *dy, const int64_t *idx, floa
     int64_t n = outer * nidx * inner;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)blockDim.x * gridDim.x) {
-        int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
-        int64_t k = idx[j];
-        if (k < 0) k += axis_dim;
-        if (k >= 0 && k < axis_dim) atomicAdd(dx + (o * axis_dim + k) * inner + r, dy[i]);
+        int64_t at = gather_offset(idx, i, nidx, inner, axis_dim);
+        if (at >= 0) atomicAdd(dx + at, dy[i]);
     }
 }
 
