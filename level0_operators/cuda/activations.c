@@ -97,6 +97,7 @@ static void cost(void *state, double *flops, double *bytes)
 }
 
 /* One table per activation. */
+/* clang-format off */
 #define D5_CUDA_ACTIVATION(NAME, MODE, HAS_ALPHA)                                                  \
     static const act_kind kind_##NAME = {#NAME, MODE, HAS_ALPHA};                                  \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
@@ -104,14 +105,12 @@ static void cost(void *state, double *flops, double *bytes)
         return act_create(&kind_##NAME, args->inputs, args->ninputs, args->attrs, args->outputs,   \
                           state);                                                                  \
     }                                                                                              \
-    const d5_op_desc d5__op_cuda_##NAME = {D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, 1),      \
-                                           .create = create_##NAME,                                \
-                                           .forward = forward,                                     \
-                                           .backward = backward,                                   \
-                                           .destroy = destroy,                                     \
-                                           .cost = cost}
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_##NAME,                \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
 D5_CUDA_ACTIVATION(Relu, CUDNN_ACTIVATION_RELU, 0);
 D5_CUDA_ACTIVATION(Sigmoid, CUDNN_ACTIVATION_SIGMOID, 0);
 D5_CUDA_ACTIVATION(Tanh, CUDNN_ACTIVATION_TANH, 0);
 D5_CUDA_ACTIVATION(Elu, CUDNN_ACTIVATION_ELU, 1);
+/* clang-format on */

@@ -182,28 +182,6 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 4.0 * ((double)p->planes * (double)p->in_plane + out);
 }
 
-static d5_status maxpool_create(const d5_op_create_args *args, void **state)
-{
-    return pool_create("MaxPool", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
-                       args->noutputs, state);
-}
-
-static d5_status averagepool_create(const d5_op_create_args *args, void **state)
-{
-    return pool_create("AveragePool", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
-                       args->noutputs, state);
-}
-
-/* clang-format off */
-const d5_op_desc d5__op_cuda_MaxPool = {
-    D5_CUDA_OP("MaxPool", D5_OP_HAS_BACKWARD, 1, 1, 1, 2), .create = maxpool_create,
-    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
-
-const d5_op_desc d5__op_cuda_AveragePool = {
-    D5_CUDA_OP("AveragePool", D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = averagepool_create,
-    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
-/* clang-format on */
-
 /* The global poolings: one window as large as the spatial axes. */
 static d5_status global_create(const char *name, int max, const d5_tensor *in, int32_t nin,
                                const d5_attrs *attrs, d5_tensor_desc *out, int32_t nout,
@@ -220,25 +198,22 @@ static d5_status global_create(const char *name, int max, const d5_tensor *in, i
     return pool_create(name, max, in, nin, &window, out, nout, state);
 }
 
-static d5_status globalmaxpool_create(const d5_op_create_args *args, void **state)
-{
-    return global_create("GlobalMaxPool", 1, args->inputs, args->ninputs, args->attrs,
-                         args->outputs, args->noutputs, state);
-}
-
-static d5_status globalaveragepool_create(const d5_op_create_args *args, void **state)
-{
-    return global_create("GlobalAveragePool", 0, args->inputs, args->ninputs, args->attrs,
-                         args->outputs, args->noutputs, state);
-}
-
+/* The create and the op table of each pooling: FN(its name, MAX, ...), FN
+ * pool_create or global_create; MAX_OUT 2 for MaxPool's Indices, which
+ * create declines. */
 /* clang-format off */
-const d5_op_desc d5__op_cuda_GlobalMaxPool = {
-    D5_CUDA_OP("GlobalMaxPool", D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = globalmaxpool_create,
-    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+#define D5_CUDA_POOL(NAME, FN, MAX, MAX_OUT)                                                       \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
+    {                                                                                              \
+        return FN(#NAME, MAX, args->inputs, args->ninputs, args->attrs, args->outputs,             \
+                  args->noutputs, state);                                                          \
+    }                                                                                              \
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, MAX_OUT), .create = create_##NAME,          \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
-const d5_op_desc d5__op_cuda_GlobalAveragePool = {
-    D5_CUDA_OP("GlobalAveragePool", D5_OP_HAS_BACKWARD, 1, 1, 1, 1),
-    .create = globalaveragepool_create, .forward = forward, .backward = backward,
-    .destroy = destroy, .cost = cost};
+D5_CUDA_POOL(MaxPool, pool_create, 1, 2);
+D5_CUDA_POOL(AveragePool, pool_create, 0, 1);
+D5_CUDA_POOL(GlobalMaxPool, global_create, 1, 1);
+D5_CUDA_POOL(GlobalAveragePool, global_create, 0, 1);
 /* clang-format on */

@@ -89,24 +89,18 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)c->numel;
 }
 
-static d5_status create_softmax(const d5_op_create_args *args, void **state)
-{
-    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, args->inputs, args->ninputs,
-                          args->attrs, args->outputs, state);
-}
-
-static d5_status create_logsoftmax(const d5_op_create_args *args, void **state)
-{
-    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, args->inputs, args->ninputs, args->attrs,
-                          args->outputs, state);
-}
-
+/* The create and the op table of Softmax and of LogSoftmax. */
 /* clang-format off */
-const d5_op_desc d5__op_cuda_Softmax = {
-    D5_CUDA_OP("Softmax", D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_softmax,
-    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+#define D5_CUDA_SOFTMAX(NAME, ALGO)                                                                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
+    {                                                                                              \
+        return softmax_create(#NAME, ALGO, args->inputs, args->ninputs, args->attrs,               \
+                              args->outputs, state);                                               \
+    }                                                                                              \
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_##NAME,                \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
-const d5_op_desc d5__op_cuda_LogSoftmax = {
-    D5_CUDA_OP("LogSoftmax", D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_logsoftmax,
-    .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+D5_CUDA_SOFTMAX(Softmax, CUDNN_SOFTMAX_ACCURATE);
+D5_CUDA_SOFTMAX(LogSoftmax, CUDNN_SOFTMAX_LOG);
 /* clang-format on */
