@@ -78,6 +78,17 @@ static d5_status rank_ok(const char *op, const d5_tensor_desc *d)
     return D5_OK;
 }
 
+/* *axis, negative counting from the back, as an index of x's dimensions;
+ * D5_ERR_INVALID when it is outside them (`of` ends the message: " of X"). */
+static d5_status axis_in(const char *op, const d5_tensor_desc *x, const char *of, int64_t *axis)
+{
+    if (*axis < 0) *axis += x->ndim;
+    if (*axis < 0 || *axis >= x->ndim)
+        return d5_error(D5_ERR_INVALID, "%s (cuda): axis outside the %d dimensions%s", op,
+                        (int)x->ndim, of);
+    return D5_OK;
+}
+
 /* The broadcast of `n` operands (ONNX's multidirectional rule) into sp, the
  * strides of operand k in sp.stride[k]; y receives the output's shape. */
 static d5_status broadcast(const char *op, const d5_tensor_desc *const *d, int n, d5__cuk_space *sp,
@@ -125,16 +136,16 @@ static d5_status broadcast(const char *op, const d5_tensor_desc *const *d, int n
 
 /* ---- Element-wise functions ---- */
 
-static d5_status unary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
-                              d5_tensor_desc *out, void **state)
+static d5_status unary_create(const char *name, int op, const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
+    const d5_tensor *in = args->inputs;
+    d5_status s = d5__cuda_need_f32(name, in, args->ninputs, 0);
     kop *k = NULL;
     if (s == D5_OK) s = new_kop(name, &k);
     if (s != D5_OK) return s;
     k->op = op;
     k->n = d5_tensor_desc_numel(&in[0].desc);
-    out[0] = in[0].desc;
+    args->outputs[0] = in[0].desc;
     *state = k;
     return D5_OK;
 }
@@ -158,7 +169,7 @@ static void elementwise_cost(void *state, double *flops, double *bytes)
 #define D5_CUDA_CREATE(NAME, FN, OP)                                                               \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        return FN(#NAME, OP, args->inputs, args->ninputs, args->outputs, state);                   \
+        return FN(#NAME, OP, args, state);                                                         \
     }
 D5_CUDA_CREATE(Erf, unary_create, D5__CUK_ERF)
 D5_CUDA_CREATE(Sqrt, unary_create, D5__CUK_SQRT)
@@ -168,18 +179,14 @@ D5_CUDA_CREATE(Reciprocal, unary_create, D5__CUK_RECIPROCAL)
 
 static d5_status Gelu_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     const char *approximate = NULL;
-    d5_status s = d5_attrs_string(attrs, "approximate", "none", &approximate);
+    d5_status s = d5_attrs_string(args->attrs, "approximate", "none", &approximate);
     if (s != D5_OK) return s;
     int tanh_form = strcmp(approximate, "tanh") == 0;
     if (!tanh_form && strcmp(approximate, "none") != 0)
         return d5_error(D5_ERR_INVALID,
                         "Gelu (cuda): approximate is '%.32s'; expected none or tanh", approximate);
-    return unary_create("Gelu", tanh_form ? D5__CUK_GELU_TANH : D5__CUK_GELU, in, nin, out, state);
+    return unary_create("Gelu", tanh_form ? D5__CUK_GELU_TANH : D5__CUK_GELU, args, state);
 }
 
 /* ---- Broadcasting binary operators and Where ---- */
@@ -191,23 +198,20 @@ static d5_status broadcast_create(const char *name, int op, const d5_tensor_desc
     kop *k = NULL;
     d5_status s = new_kop(name, &k);
     if (s == D5_OK) s = broadcast(name, d, n, &k->sp, &out[0]);
-    if (s != D5_OK) {
-        kop_destroy(k);
-        return s;
+    if (s == D5_OK) {
+        k->op = op;
+        k->n = d5_tensor_desc_numel(&out[0]);
     }
-    k->op = op;
-    k->n = d5_tensor_desc_numel(&out[0]);
-    *state = k;
-    return D5_OK;
+    return d5__cuda_created(s, k, kop_destroy, state);
 }
 
-static d5_status binary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
-                               d5_tensor_desc *out, void **state)
+static d5_status binary_create(const char *name, int op, const d5_op_create_args *args,
+                               void **state)
 {
-    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(name, in, nin, 1);
+    const d5_tensor *in = args->inputs;
+    d5_status s = d5__cuda_inputs_f32(name, in, args->ninputs, 2);
     const d5_tensor_desc *d[2] = {&in[0].desc, &in[1].desc};
-    return s == D5_OK ? broadcast_create(name, op, d, 2, out, state) : s;
+    return s == D5_OK ? broadcast_create(name, op, d, 2, args->outputs, state) : s;
 }
 
 static d5_status run_binary(const kop *k, const d5_op_call *call)
@@ -228,14 +232,13 @@ static d5_status Where_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    d5_tensor_desc *out = args->outputs;
     if (nin < 3 || in[0].desc.dtype != D5_BOOL)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "Where (cuda): a bool condition and two float32 inputs");
     d5_status s = d5__cuda_need_f32("Where", in, nin, 1);
     if (s == D5_OK) s = d5__cuda_need_f32("Where", in, nin, 2);
     const d5_tensor_desc *d[3] = {&in[0].desc, &in[1].desc, &in[2].desc};
-    return s == D5_OK ? broadcast_create("Where", 0, d, 3, out, state) : s;
+    return s == D5_OK ? broadcast_create("Where", 0, d, 3, args->outputs, state) : s;
 }
 
 static d5_status run_where(const kop *k, const d5_op_call *call)
@@ -253,8 +256,6 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
     const char *const OP = "LayerNormalization";
     int64_t axis = -1;
     double eps = 1e-5;
@@ -262,14 +263,11 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
     if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &eps);
     if (s != D5_OK) return s;
-    if (nout > 1)
+    if (args->noutputs > 1)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "%s (cuda): Mean and InvStdDev outputs are not supported (Y only)", OP);
     const d5_tensor_desc *x = &in[0].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "%s (cuda): axis outside the %d dimensions of X", OP,
-                        (int)x->ndim);
+    if ((s = axis_in(OP, x, " of X", &axis)) != D5_OK) return s;
     int64_t rows = 1, cols = 1;
     for (int32_t i = 0; i < x->ndim; i++) *(i < axis ? &rows : &cols) *= x->shape[i];
     for (int32_t k = 1; k < nin && k < 3; k++)
@@ -284,7 +282,7 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     k->cols = cols;
     k->eps = (float)eps;
     k->n = rows * cols;
-    out[0] = *x;
+    args->outputs[0] = *x;
     *state = k;
     return D5_OK;
 }
@@ -311,14 +309,12 @@ static void layernorm_cost(void *state, double *flops, double *bytes)
 static d5_status Transpose_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_need_f32("Transpose", in, nin, 0);
+    d5_status s = d5__cuda_need_f32("Transpose", in, args->ninputs, 0);
     if (s == D5_OK) s = rank_ok("Transpose", &in[0].desc);
     const int64_t *perm = NULL;
     int64_t np = 0;
-    if (s == D5_OK) s = d5_attrs_ints(attrs, "perm", &perm, &np);
+    if (s == D5_OK) s = d5_attrs_ints(args->attrs, "perm", &perm, &np);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     int32_t r = x->ndim;
@@ -367,18 +363,14 @@ static d5_status Concat_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
-    d5_status s = d5_attrs_int(attrs, "axis", 0, &axis);
+    d5_status s = d5_attrs_int(args->attrs, "axis", 0, &axis);
     if (s == D5_OK) s = d5__cuda_inputs_f32("Concat", in, nin, nin);
     if (s == D5_OK) s = rank_ok("Concat", &in[0].desc);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "Concat (cuda): axis outside the %d dimensions",
-                        (int)x->ndim);
+    if ((s = axis_in("Concat", x, "", &axis)) != D5_OK) return s;
     out[0] = *x;
     out[0].shape[axis] = 0;
     for (int32_t i = 0; i < nin; i++) {
@@ -449,19 +441,15 @@ static d5_status Gather_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
     d5_status s = d5__cuda_need_f32("Gather", in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "axis", 0, &axis);
     if (s != D5_OK) return s;
     if (nin < 2 || in[1].desc.dtype != D5_I64)
         return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): int64 indices only");
     const d5_tensor_desc *x = &in[0].desc, *ix = &in[1].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "Gather (cuda): axis outside the %d dimensions of data",
-                        (int)x->ndim);
+    if ((s = axis_in("Gather", x, " of data", &axis)) != D5_OK) return s;
     if (x->ndim - 1 + ix->ndim > D5_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): the output has too many dimensions");
     kop *k = NULL;
@@ -498,17 +486,15 @@ D5_CUDA_PASS(Gather_forward, run_gather)
 static d5_status Split_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     const d5_op_desc *ref = NULL;
     void *ref_state = NULL;
     int64_t axis = 0;
-    d5_status s = d5__cuda_need_f32("Split", in, nin, 0);
+    d5_status s = d5__cuda_need_f32("Split", in, args->ninputs, 0);
     if (s == D5_OK) s = rank_ok("Split", &in[0].desc);
     if (s == D5_OK) s = d5_op_find("Split", "ref", &ref);
     if (s == D5_OK) s = ref->create(args, &ref_state);
     if (s == D5_OK && ref->destroy) ref->destroy(ref_state);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "axis", 0, &axis);
     if (s != D5_OK) return s;
     kop *k = NULL;
     if ((s = new_kop("Split", &k)) != D5_OK) return s;
