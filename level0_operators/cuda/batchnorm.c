@@ -38,7 +38,7 @@ static d5_status bn_create(const d5_op_create_args *args, void **state)
     int32_t nout = args->noutputs;
     int64_t training = 0;
     double epsilon = 1e-5;
-    d5_status s = d5__cuda_inputs_f32(BN, in, nin, 5);
+    d5_status s = d5__cuda_inputs_f32(BN, in, nin, 5, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "training_mode", 0, &training);
     if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &epsilon);
     if (s != D5_OK) return s;

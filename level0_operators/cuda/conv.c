@@ -259,7 +259,7 @@ static d5_status create(const d5_op_create_args *args, void **state)
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     if (s != D5_OK) return s;
     cconv *c = d5_calloc(1, sizeof *c, "Conv (cuda)");
     if (!c) return D5_ERR_NOMEM;

@@ -162,11 +162,12 @@ d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, in
     return D5_OK;
 }
 
-d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required)
+d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required,
+                              int32_t optional)
 {
     d5_status s = D5_OK;
     for (int32_t i = 0; i < required && s == D5_OK; i++) s = d5__cuda_need_f32(op, in, nin, i);
-    for (int32_t i = required; i < nin && s == D5_OK; i++)
+    for (int32_t i = required; i < required + optional && i < nin && s == D5_OK; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID) s = d5__cuda_need_f32(op, in, nin, i);
     return s;
 }

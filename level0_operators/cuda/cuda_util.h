@@ -58,9 +58,10 @@ d5_status d5__cuda_backward_one(const char *op, const d5_op_call *call, int64_t 
 /* Input i is present and float32; D5_ERR_UNSUPPORTED names the dtype
  * otherwise ("the cuda backend runs float32 only"). */
 d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
-/* d5__cuda_need_f32 on inputs 0 to required - 1, then on every later input
- * of in[0..nin-1] that is present (optional inputs: a bias, say). */
-d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required);
+/* d5__cuda_need_f32 on inputs 0 to required - 1, then on each of the next
+ * `optional` inputs (a bias, say) that is present in in[0..nin-1]. */
+d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required,
+                              int32_t optional);
 /* Every tensor of t[0..n-1] that has data lives on a CUDA device;
  * D5_ERR_INVALID names the operator and the tensor otherwise. */
 d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n);

@@ -209,7 +209,7 @@ static d5_status binary_create(const char *name, int op, const d5_op_create_args
                                void **state)
 {
     const d5_tensor *in = args->inputs;
-    d5_status s = d5__cuda_inputs_f32(name, in, args->ninputs, 2);
+    d5_status s = d5__cuda_inputs_f32(name, in, args->ninputs, 2, 0);
     const d5_tensor_desc *d[2] = {&in[0].desc, &in[1].desc};
     return s == D5_OK ? broadcast_create(name, op, d, 2, args->outputs, state) : s;
 }
@@ -259,7 +259,7 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     const char *const OP = "LayerNormalization";
     int64_t axis = -1;
     double eps = 1e-5;
-    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
     if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &eps);
     if (s != D5_OK) return s;
@@ -366,7 +366,7 @@ static d5_status Concat_create(const d5_op_create_args *args, void **state)
     d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
     d5_status s = d5_attrs_int(args->attrs, "axis", 0, &axis);
-    if (s == D5_OK) s = d5__cuda_inputs_f32("Concat", in, nin, nin);
+    if (s == D5_OK) s = d5__cuda_inputs_f32("Concat", in, nin, nin, 0);
     if (s == D5_OK) s = rank_ok("Concat", &in[0].desc);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;

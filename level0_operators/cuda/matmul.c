@@ -44,7 +44,7 @@ static d5_status create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_inputs_f32(OP, in, args->ninputs, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, args->ninputs, 2, 0);
     if (s != D5_OK) return s;
     const d5_tensor_desc *a = &in[0].desc, *b = &in[1].desc;
     if (a->ndim < 1 || b->ndim < 1)

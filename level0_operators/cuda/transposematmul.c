@@ -56,7 +56,7 @@ static d5_status create(const d5_op_create_args *args, void **state)
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     int bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
     double alpha = 1.0;
     if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
