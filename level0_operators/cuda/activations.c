@@ -56,13 +56,8 @@ static d5_status act_create(const act_kind *k, const d5_tensor *in, int32_t nin,
         s = d5__cudnn_check(
             cudnnSetActivationDescriptor(a->act, k->mode, CUDNN_PROPAGATE_NAN, alpha), k->name,
             "cudnnSetActivationDescriptor");
-    if (s != D5_OK) {
-        destroy(a);
-        return s;
-    }
-    out[0] = in[0].desc;
-    *state = a;
-    return D5_OK;
+    if (s == D5_OK) out[0] = in[0].desc;
+    return d5__cuda_created(s, a, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -81,20 +76,15 @@ static d5_status forward(void *state, const d5_op_call *call)
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     const cact *a = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_call_on_device(a->k->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
-    if (!gout[0].data) /* no gradient flows in */
-        return d5__cuda_check(cudaMemsetAsync(gin[0].data, 0, (size_t)a->numel * sizeof(float), 0),
-                              a->k->name, "cudaMemsetAsync");
-    return d5__cudnn_check(cudnnActivationBackward(a->h, a->act, &one, a->t, out[0].data, a->t,
-                                                   gout[0].data, a->t, in[0].data, &zero, a->t,
-                                                   gin[0].data),
+    int run = 0;
+    d5_status s = d5__cuda_backward_one(a->k->name, call, a->numel, &run);
+    if (!run) return s;
+    return d5__cudnn_check(cudnnActivationBackward(a->h, a->act, &one, a->t, call->outputs[0].data,
+                                                   a->t, call->grad_outputs[0].data, a->t,
+                                                   call->inputs[0].data, &zero, a->t,
+                                                   call->grad_inputs[0].data),
                            a->k->name, "cudnnActivationBackward");
 }
 
@@ -107,6 +97,7 @@ static void cost(void *state, double *flops, double *bytes)
 }
 
 /* One table per activation. */
+/* clang-format off */
 #define D5_CUDA_ACTIVATION(NAME, MODE, HAS_ALPHA)                                                  \
     static const act_kind kind_##NAME = {#NAME, MODE, HAS_ALPHA};                                  \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
@@ -114,21 +105,12 @@ static void cost(void *state, double *flops, double *bytes)
         return act_create(&kind_##NAME, args->inputs, args->ninputs, args->attrs, args->outputs,   \
                           state);                                                                  \
     }                                                                                              \
-    const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
-                                           .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,               \
-                                           .name = #NAME,                                          \
-                                           .backend = "cuda",                                      \
-                                           .min_inputs = 1,                                        \
-                                           .max_inputs = 1,                                        \
-                                           .min_outputs = 1,                                       \
-                                           .max_outputs = 1,                                       \
-                                           .create = create_##NAME,                                \
-                                           .forward = forward,                                     \
-                                           .backward = backward,                                   \
-                                           .destroy = destroy,                                     \
-                                           .cost = cost}
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_##NAME,                \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
 D5_CUDA_ACTIVATION(Relu, CUDNN_ACTIVATION_RELU, 0);
 D5_CUDA_ACTIVATION(Sigmoid, CUDNN_ACTIVATION_SIGMOID, 0);
 D5_CUDA_ACTIVATION(Tanh, CUDNN_ACTIVATION_TANH, 0);
 D5_CUDA_ACTIVATION(Elu, CUDNN_ACTIVATION_ELU, 1);
+/* clang-format on */

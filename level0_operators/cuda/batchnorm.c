@@ -38,8 +38,7 @@ static d5_status bn_create(const d5_op_create_args *args, void **state)
     int32_t nout = args->noutputs;
     int64_t training = 0;
     double epsilon = 1e-5;
-    d5_status s = D5_OK;
-    for (int32_t i = 0; i < 5 && s == D5_OK; i++) s = d5__cuda_need_f32(BN, in, nin, i);
+    d5_status s = d5__cuda_inputs_f32(BN, in, nin, 5, 0);
     if (s == D5_OK) s = d5_attrs_int(attrs, "training_mode", 0, &training);
     if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &epsilon);
     if (s != D5_OK) return s;
@@ -71,13 +70,8 @@ static d5_status bn_create(const d5_op_create_args *args, void **state)
     if (s == D5_OK)
         s = d5__cudnn_check(cudnnDeriveBNTensorDescriptor(c->bn, c->x, CUDNN_BATCHNORM_SPATIAL), BN,
                             "cudnnDeriveBNTensorDescriptor");
-    if (s != D5_OK) {
-        bn_destroy(c);
-        return s;
-    }
-    out[0] = *x;
-    *state = c;
-    return D5_OK;
+    if (s == D5_OK) out[0] = *x;
+    return d5__cuda_created(s, c, bn_destroy, state);
 }
 
 static d5_status bn_forward(void *state, const d5_op_call *call)
@@ -105,7 +99,6 @@ static void bn_cost(void *state, double *flops, double *bytes)
 
 /* clang-format off */
 const d5_op_desc d5__op_cuda_BatchNormalization = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA, .name = "BatchNormalization",
-    .backend = "cuda", .min_inputs = 5, .max_inputs = 5, .min_outputs = 1, .max_outputs = 3,
-    .create = bn_create, .forward = bn_forward, .destroy = bn_destroy, .cost = bn_cost};
+    D5_CUDA_OP("BatchNormalization", 0, 5, 5, 1, 3), .create = bn_create, .forward = bn_forward,
+    .destroy = bn_destroy, .cost = bn_cost};
 /* clang-format on */

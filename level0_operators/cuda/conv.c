@@ -259,11 +259,7 @@ static d5_status create(const d5_op_create_args *args, void **state)
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
-    if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID)
-        s = d5__cuda_need_f32(OP, in, nin, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     if (s != D5_OK) return s;
     cconv *c = d5_calloc(1, sizeof *c, "Conv (cuda)");
     if (!c) return D5_ERR_NOMEM;
@@ -279,13 +275,8 @@ static d5_status create(const d5_op_create_args *args, void **state)
     if (s == D5_OK) s = d5__cudnn_create(&c->h, OP);
     if (s == D5_OK) s = describe(c, &y);
     if (s == D5_OK) s = choose_forward(c);
-    if (s != D5_OK) {
-        destroy(c);
-        return s;
-    }
-    out[0] = y;
-    *state = c;
-    return D5_OK;
+    if (s == D5_OK) args->outputs[0] = y;
+    return d5__cuda_created(s, c, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -307,46 +298,35 @@ static d5_status forward(void *state, const d5_op_call *call)
     return s;
 }
 
-static d5_status zero_grad(void *p, const d5_tensor_desc *d)
-{
-    return d5__cuda_check(cudaMemsetAsync(p, 0, (size_t)d5_tensor_desc_numel(d) * sizeof(float), 0),
-                          OP, "cudaMemsetAsync");
-}
-
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
+    const float *dy = call->grad_outputs[0].data;
     d5_tensor *gin = call->grad_inputs;
     cconv *c = state;
     const float one = 1.0f, zero = 0.0f;
     d5_status s = d5__cuda_call_on_device(OP, call);
-    int want_bias = nin > 2 && c->g.has_bias && gin[2].data;
-    if (s == D5_OK && !gout[0].data) { /* no gradient flows in */
-        for (int32_t i = 0; i < nin && s == D5_OK; i++)
-            if (gin[i].data) s = zero_grad(gin[i].data, &in[i].desc);
-        return s;
-    }
+    int want_bias = call->ninputs > 2 && c->g.has_bias && gin[2].data;
+    if (s == D5_OK && !dy) return d5__cuda_zero_grads(OP, call); /* no gradient flows in */
     if (s == D5_OK && !c->have_bwd) {
         s = choose_backward_data(c);
         if (s == D5_OK) s = choose_backward_filter(c);
         c->have_bwd = s == D5_OK;
     }
     if (s == D5_OK && gin[0].data)
-        s = d5__cudnn_check(cudnnConvolutionBackwardData(c->h, &one, c->w, in[1].data, c->y,
-                                                         gout[0].data, c->conv, c->bwd_data, c->ws,
-                                                         c->ws_size, &zero, c->x, gin[0].data),
+        s = d5__cudnn_check(cudnnConvolutionBackwardData(c->h, &one, c->w, in[1].data, c->y, dy,
+                                                         c->conv, c->bwd_data, c->ws, c->ws_size,
+                                                         &zero, c->x, gin[0].data),
                             OP, "cudnnConvolutionBackwardData");
     if (s == D5_OK && gin[1].data)
-        s = d5__cudnn_check(cudnnConvolutionBackwardFilter(
-                                c->h, &one, c->x, in[0].data, c->y, gout[0].data, c->conv,
-                                c->bwd_filter, c->ws, c->ws_size, &zero, c->w, gin[1].data),
+        s = d5__cudnn_check(cudnnConvolutionBackwardFilter(c->h, &one, c->x, in[0].data, c->y, dy,
+                                                           c->conv, c->bwd_filter, c->ws,
+                                                           c->ws_size, &zero, c->w, gin[1].data),
                             OP, "cudnnConvolutionBackwardFilter");
     if (s == D5_OK && want_bias)
-        s = d5__cudnn_check(cudnnConvolutionBackwardBias(c->h, &one, c->y, gout[0].data, &zero,
-                                                         c->bias, gin[2].data),
-                            OP, "cudnnConvolutionBackwardBias");
+        s = d5__cudnn_check(
+            cudnnConvolutionBackwardBias(c->h, &one, c->y, dy, &zero, c->bias, gin[2].data), OP,
+            "cudnnConvolutionBackwardBias");
     return s;
 }
 
@@ -427,14 +407,10 @@ static d5_status fused_forward(void *state, const d5_op_call *call)
 
 /* clang-format off */
 const d5_op_desc d5__op_cuda_FusedConv = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_Z_IN_PLACE, .name = "FusedConv",
-    .backend = "cuda", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1, .max_outputs = 1,
-    .create = fused_create, .forward = fused_forward, .destroy = destroy, .cost = cost};
-/* clang-format on */
+    D5_CUDA_OP("FusedConv", D5_OP_Z_IN_PLACE, 2, 4, 1, 1), .create = fused_create,
+    .forward = fused_forward, .destroy = destroy, .cost = cost};
 
-/* clang-format off */
 const d5_op_desc d5__op_cuda_Conv = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Conv",
-    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+    D5_CUDA_OP("Conv", D5_OP_HAS_BACKWARD, 2, 3, 1, 1), .create = create, .forward = forward,
+    .backward = backward, .destroy = destroy, .cost = cost};
 /* clang-format on */

@@ -115,6 +115,42 @@ d5_status d5__cuda_fill(float **p, int64_t n, float v, const char *op, const cha
     return D5_OK;
 }
 
+d5_status d5__cuda_zero(void *p, int64_t n, const char *op)
+{
+    return d5__cuda_check(cudaMemsetAsync(p, 0, (size_t)n * sizeof(float), 0), op,
+                          "cudaMemsetAsync");
+}
+
+d5_status d5__cuda_zero_grads(const char *op, const d5_op_call *call)
+{
+    d5_status s = D5_OK;
+    for (int32_t i = 0; i < call->ninputs && s == D5_OK; i++)
+        if (call->grad_inputs[i].data)
+            s = d5__cuda_zero(call->grad_inputs[i].data,
+                              d5_tensor_desc_numel(&call->inputs[i].desc), op);
+    return s;
+}
+
+d5_status d5__cuda_backward_one(const char *op, const d5_op_call *call, int64_t n, int *run)
+{
+    void *dx = call->grad_inputs[0].data;
+    d5_status s = d5__cuda_call_on_device(op, call);
+    *run = 0;
+    if (s != D5_OK || !dx) return s;
+    if (!call->grad_outputs[0].data) return d5__cuda_zero(dx, n, op); /* none flows in */
+    *run = 1;
+    return D5_OK;
+}
+
+d5_status d5__cuda_created(d5_status s, void *obj, void (*destroy)(void *), void **state)
+{
+    if (s != D5_OK)
+        destroy(obj);
+    else
+        *state = obj;
+    return s;
+}
+
 d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t i)
 {
     if (i >= nin || in[i].desc.dtype == D5_DTYPE_INVALID)
@@ -124,6 +160,16 @@ d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, in
                         "%s (cuda): input %d is %s; the cuda backend runs float32 only", op, (int)i,
                         d5_dtype_name((d5_dtype)in[i].desc.dtype));
     return D5_OK;
+}
+
+d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required,
+                              int32_t optional)
+{
+    d5_status s = D5_OK;
+    for (int32_t i = 0; i < required && s == D5_OK; i++) s = d5__cuda_need_f32(op, in, nin, i);
+    for (int32_t i = required; i < required + optional && i < nin && s == D5_OK; i++)
+        if (in[i].desc.dtype != D5_DTYPE_INVALID) s = d5__cuda_need_f32(op, in, nin, i);
+    return s;
 }
 
 d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n)

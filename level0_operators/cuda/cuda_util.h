@@ -42,10 +42,26 @@ d5_status d5__cuda_malloc(void **p, size_t bytes, const char *op, const char *wh
 void d5__cuda_free(void *p);
 /* `n` floats of value `v` in new device memory. */
 d5_status d5__cuda_fill(float **p, int64_t n, float v, const char *op, const char *what);
+/* Sets `n` floats of device memory at p to 0, queued on the default stream
+ * (a gradient when none flows in). */
+d5_status d5__cuda_zero(void *p, int64_t n, const char *op);
+/* A backward call into which no gradient flows (dY has no data): every
+ * input gradient asked for (data not NULL) is set to zeros, as many as its
+ * input has elements. */
+d5_status d5__cuda_zero_grads(const char *op, const d5_op_call *call);
+/* The start of the backward of a one-input operator: the device check
+ * (d5__cuda_call_on_device), then dX (n floats) zeroed when no gradient
+ * flows in. *run is 1 when the caller is left to compute dX (the check
+ * passed, dX is asked for and dY has data), 0 when the call is done. */
+d5_status d5__cuda_backward_one(const char *op, const d5_op_call *call, int64_t n, int *run);
 
 /* Input i is present and float32; D5_ERR_UNSUPPORTED names the dtype
  * otherwise ("the cuda backend runs float32 only"). */
 d5_status d5__cuda_need_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t i);
+/* d5__cuda_need_f32 on inputs 0 to required - 1, then on each of the next
+ * `optional` inputs (a bias, say) that is present in in[0..nin-1]. */
+d5_status d5__cuda_inputs_f32(const char *op, const d5_tensor *in, int32_t nin, int32_t required,
+                              int32_t optional);
 /* Every tensor of t[0..n-1] that has data lives on a CUDA device;
  * D5_ERR_INVALID names the operator and the tensor otherwise. */
 d5_status d5__cuda_on_device(const char *op, const char *what, const d5_tensor *t, int32_t n);
@@ -84,6 +100,20 @@ d5_status d5__cuda_dev_upload(const d5_tensor *host, d5_tensor *dev);
 d5_status d5__cuda_dev_download(const d5_tensor *dev, d5_tensor *host);
 void d5__cuda_dev_free(d5_tensor *dev);
 d5_status d5__cuda_dev_sync(void);
+
+/* The end of an operator's create: on success (s is D5_OK) *state receives
+ * the instance `obj`; otherwise destroy(obj) frees it and *state is left as
+ * it was. Returns s. */
+d5_status d5__cuda_created(d5_status s, void *obj, void (*destroy)(void *), void **state);
+
+/* The fields every op table of the backend shares: the ABI version, the
+ * backend "cuda", D5_OP_CUDA (with the other FLAGS, 0 for none), the name
+ * and the input and output counts. An op table is then
+ *   {D5_CUDA_OP("Relu", D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = ..., ...}. */
+#define D5_CUDA_OP(NAME, FLAGS, MIN_IN, MAX_IN, MIN_OUT, MAX_OUT)                                  \
+    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | (FLAGS), .name = (NAME),               \
+    .backend = "cuda", .min_inputs = (MIN_IN), .max_inputs = (MAX_IN), .min_outputs = (MIN_OUT),   \
+    .max_outputs = (MAX_OUT)
 
 /* A packed float32 cuDNN tensor descriptor of the given shape; ranks below 4
  * get trailing 1s (cuDNN's descriptors take 4 to 8 dimensions). At most

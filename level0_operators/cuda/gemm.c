@@ -91,12 +91,7 @@ static d5_status create(const d5_op_create_args *args, void **state)
         s = d5__cuda_fill(&g->ones, g->m > g->n ? g->m : g->n, 1.0f, OP, "vector of ones");
     if (s == D5_OK && g->cm == 1 && g->cn == 1)
         s = d5__cuda_malloc((void **)&g->row, (size_t)g->n * sizeof(float), OP, "row sums");
-    if (s != D5_OK) {
-        destroy(g);
-        return s;
-    }
-    *state = g;
-    return D5_OK;
+    return d5__cuda_created(s, g, destroy, state);
 }
 
 /* Y = broadcast(C). */
@@ -157,30 +152,22 @@ static d5_status grad_c(const cgemm *g, const float *dy, float *dc)
     return s;
 }
 
-static d5_status zero(void *p, int64_t count)
-{
-    return d5__cuda_check(cudaMemsetAsync(p, 0, (size_t)count * sizeof(float), 0), OP,
-                          "cudaMemsetAsync");
-}
-
 /* dA = alpha dY B'^T (stored transposed when transA), dB = alpha A'^T dY, as
  * in gemm_common.c. */
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    d5_tensor *gin = call->grad_inputs;
     const cgemm *g = state;
+    d5_tensor *gin = call->grad_inputs;
     d5_status s = d5__cuda_call_on_device(OP, call);
     if (s != D5_OK) return s;
-    const float *dy = gout[0].data, *a = in[0].data, *b = in[1].data;
+    const float *dy = call->grad_outputs[0].data, *a = call->inputs[0].data,
+                *b = call->inputs[1].data;
     int64_t m = g->m, n = g->n, k = g->k, lda = g->ta ? m : k, ldb = g->tb ? k : n;
-    int want_c = nin > 2 && g->cm && gin[2].data;
+    int want_c = call->ninputs > 2 && g->cm && gin[2].data;
     if (!dy) { /* no gradient flows in */
-        if (gin[0].data) s = zero(gin[0].data, m * k);
-        if (s == D5_OK && gin[1].data) s = zero(gin[1].data, k * n);
-        if (s == D5_OK && want_c) s = zero(gin[2].data, g->cm * g->cn);
+        if (gin[0].data) s = d5__cuda_zero(gin[0].data, m * k, OP);
+        if (s == D5_OK && gin[1].data) s = d5__cuda_zero(gin[1].data, k * n, OP);
+        if (s == D5_OK && want_c) s = d5__cuda_zero(gin[2].data, g->cm * g->cn, OP);
         return s;
     }
     if (gin[0].data) {
@@ -213,7 +200,6 @@ static void cost(void *state, double *flops, double *bytes)
 
 /* clang-format off */
 const d5_op_desc d5__op_cuda_Gemm = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Gemm",
-    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+    D5_CUDA_OP("Gemm", D5_OP_HAS_BACKWARD, 2, 3, 1, 1), .create = create, .forward = forward,
+    .backward = backward, .destroy = destroy, .cost = cost};
 /* clang-format on */

@@ -43,6 +43,25 @@ static d5_status launched(int e, const char *op)
     return d5__cuda_check((cudaError_t)e, op, "kernel launch");
 }
 
+/* A forward or backward pass of an instance, run once every tensor of the
+ * call is known to lie in device memory. */
+typedef d5_status (*kop_pass)(const kop *k, const d5_op_call *call);
+
+static d5_status checked(void *state, const d5_op_call *call, kop_pass pass)
+{
+    const kop *k = state;
+    d5_status s = d5__cuda_call_on_device(k->name, call);
+    return s == D5_OK ? pass(k, call) : s;
+}
+
+/* ENTRY, the forward or backward of the op tables: the device check, then
+ * PASS. */
+#define D5_CUDA_PASS(ENTRY, PASS)                                                                  \
+    static d5_status ENTRY(void *state, const d5_op_call *call)                                    \
+    {                                                                                              \
+        return checked(state, call, PASS);                                                         \
+    }
+
 static d5_status new_kop(const char *name, kop **out)
 {
     *out = d5_calloc(1, sizeof **out, name);
@@ -56,6 +75,17 @@ static d5_status rank_ok(const char *op, const d5_tensor_desc *d)
     if (d->ndim > D5__CUK_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "%s (cuda): %d dimensions; at most %d", op,
                         (int)d->ndim, D5__CUK_MAX_DIMS);
+    return D5_OK;
+}
+
+/* *axis, negative counting from the back, as an index of x's dimensions;
+ * D5_ERR_INVALID when it is outside them (`of` ends the message: " of X"). */
+static d5_status axis_in(const char *op, const d5_tensor_desc *x, const char *of, int64_t *axis)
+{
+    if (*axis < 0) *axis += x->ndim;
+    if (*axis < 0 || *axis >= x->ndim)
+        return d5_error(D5_ERR_INVALID, "%s (cuda): axis outside the %d dimensions%s", op,
+                        (int)x->ndim, of);
     return D5_OK;
 }
 
@@ -106,29 +136,26 @@ static d5_status broadcast(const char *op, const d5_tensor_desc *const *d, int n
 
 /* ---- Element-wise functions ---- */
 
-static d5_status unary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
-                              d5_tensor_desc *out, void **state)
+static d5_status unary_create(const char *name, int op, const d5_op_create_args *args, void **state)
 {
-    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
+    const d5_tensor *in = args->inputs;
+    d5_status s = d5__cuda_need_f32(name, in, args->ninputs, 0);
     kop *k = NULL;
     if (s == D5_OK) s = new_kop(name, &k);
     if (s != D5_OK) return s;
     k->op = op;
     k->n = d5_tensor_desc_numel(&in[0].desc);
-    out[0] = in[0].desc;
+    args->outputs[0] = in[0].desc;
     *state = k;
     return D5_OK;
 }
 
-static d5_status unary_forward(void *state, const d5_op_call *call)
+static d5_status run_unary(const kop *k, const d5_op_call *call)
 {
-    const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK) s = launched(d5__cuk_unary(k->op, in[0].data, out[0].data, k->n), k->name);
-    return s;
+    return launched(d5__cuk_unary(k->op, call->inputs[0].data, call->outputs[0].data, k->n),
+                    k->name);
 }
+D5_CUDA_PASS(unary_forward, run_unary)
 
 static void elementwise_cost(void *state, double *flops, double *bytes)
 {
@@ -142,7 +169,7 @@ static void elementwise_cost(void *state, double *flops, double *bytes)
 #define D5_CUDA_CREATE(NAME, FN, OP)                                                               \
     static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
-        return FN(#NAME, OP, args->inputs, args->ninputs, args->outputs, state);                   \
+        return FN(#NAME, OP, args, state);                                                         \
     }
 D5_CUDA_CREATE(Erf, unary_create, D5__CUK_ERF)
 D5_CUDA_CREATE(Sqrt, unary_create, D5__CUK_SQRT)
@@ -152,18 +179,14 @@ D5_CUDA_CREATE(Reciprocal, unary_create, D5__CUK_RECIPROCAL)
 
 static d5_status Gelu_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     const char *approximate = NULL;
-    d5_status s = d5_attrs_string(attrs, "approximate", "none", &approximate);
+    d5_status s = d5_attrs_string(args->attrs, "approximate", "none", &approximate);
     if (s != D5_OK) return s;
     int tanh_form = strcmp(approximate, "tanh") == 0;
     if (!tanh_form && strcmp(approximate, "none") != 0)
         return d5_error(D5_ERR_INVALID,
                         "Gelu (cuda): approximate is '%.32s'; expected none or tanh", approximate);
-    return unary_create("Gelu", tanh_form ? D5__CUK_GELU_TANH : D5__CUK_GELU, in, nin, out, state);
+    return unary_create("Gelu", tanh_form ? D5__CUK_GELU_TANH : D5__CUK_GELU, args, state);
 }
 
 /* ---- Broadcasting binary operators and Where ---- */
@@ -175,35 +198,29 @@ static d5_status broadcast_create(const char *name, int op, const d5_tensor_desc
     kop *k = NULL;
     d5_status s = new_kop(name, &k);
     if (s == D5_OK) s = broadcast(name, d, n, &k->sp, &out[0]);
-    if (s != D5_OK) {
-        kop_destroy(k);
-        return s;
+    if (s == D5_OK) {
+        k->op = op;
+        k->n = d5_tensor_desc_numel(&out[0]);
     }
-    k->op = op;
-    k->n = d5_tensor_desc_numel(&out[0]);
-    *state = k;
-    return D5_OK;
+    return d5__cuda_created(s, k, kop_destroy, state);
 }
 
-static d5_status binary_create(const char *name, int op, const d5_tensor *in, int32_t nin,
-                               d5_tensor_desc *out, void **state)
+static d5_status binary_create(const char *name, int op, const d5_op_create_args *args,
+                               void **state)
 {
-    d5_status s = d5__cuda_need_f32(name, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(name, in, nin, 1);
+    const d5_tensor *in = args->inputs;
+    d5_status s = d5__cuda_inputs_f32(name, in, args->ninputs, 2, 0);
     const d5_tensor_desc *d[2] = {&in[0].desc, &in[1].desc};
-    return s == D5_OK ? broadcast_create(name, op, d, 2, out, state) : s;
+    return s == D5_OK ? broadcast_create(name, op, d, 2, args->outputs, state) : s;
 }
 
-static d5_status binary_forward(void *state, const d5_op_call *call)
+static d5_status run_binary(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK)
-        s = launched(d5__cuk_binary(k->op, in[0].data, in[1].data, out[0].data, &k->sp), k->name);
-    return s;
+    return launched(d5__cuk_binary(k->op, in[0].data, in[1].data, call->outputs[0].data, &k->sp),
+                    k->name);
 }
+D5_CUDA_PASS(binary_forward, run_binary)
 
 D5_CUDA_CREATE(Add, binary_create, D5__CUK_ADD)
 D5_CUDA_CREATE(Sub, binary_create, D5__CUK_SUB)
@@ -215,27 +232,22 @@ static d5_status Where_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    d5_tensor_desc *out = args->outputs;
     if (nin < 3 || in[0].desc.dtype != D5_BOOL)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "Where (cuda): a bool condition and two float32 inputs");
     d5_status s = d5__cuda_need_f32("Where", in, nin, 1);
     if (s == D5_OK) s = d5__cuda_need_f32("Where", in, nin, 2);
     const d5_tensor_desc *d[3] = {&in[0].desc, &in[1].desc, &in[2].desc};
-    return s == D5_OK ? broadcast_create("Where", 0, d, 3, out, state) : s;
+    return s == D5_OK ? broadcast_create("Where", 0, d, 3, args->outputs, state) : s;
 }
 
-static d5_status Where_forward(void *state, const d5_op_call *call)
+static d5_status run_where(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK)
-        s = launched(d5__cuk_where(in[0].data, in[1].data, in[2].data, out[0].data, &k->sp),
-                     k->name);
-    return s;
+    return launched(
+        d5__cuk_where(in[0].data, in[1].data, in[2].data, call->outputs[0].data, &k->sp), k->name);
 }
+D5_CUDA_PASS(Where_forward, run_where)
 
 /* ---- LayerNormalization ---- */
 
@@ -244,26 +256,18 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
     const char *const OP = "LayerNormalization";
     int64_t axis = -1;
     double eps = 1e-5;
-    d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
-    if (s == D5_OK && nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID)
-        s = d5__cuda_need_f32(OP, in, nin, 2);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     if (s == D5_OK) s = d5_attrs_int(attrs, "axis", -1, &axis);
     if (s == D5_OK) s = d5_attrs_float(attrs, "epsilon", 1e-5, &eps);
     if (s != D5_OK) return s;
-    if (nout > 1)
+    if (args->noutputs > 1)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "%s (cuda): Mean and InvStdDev outputs are not supported (Y only)", OP);
     const d5_tensor_desc *x = &in[0].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "%s (cuda): axis outside the %d dimensions of X", OP,
-                        (int)x->ndim);
+    if ((s = axis_in(OP, x, " of X", &axis)) != D5_OK) return s;
     int64_t rows = 1, cols = 1;
     for (int32_t i = 0; i < x->ndim; i++) *(i < axis ? &rows : &cols) *= x->shape[i];
     for (int32_t k = 1; k < nin && k < 3; k++)
@@ -278,25 +282,20 @@ static d5_status LayerNormalization_create(const d5_op_create_args *args, void *
     k->cols = cols;
     k->eps = (float)eps;
     k->n = rows * cols;
-    out[0] = *x;
+    args->outputs[0] = *x;
     *state = k;
     return D5_OK;
 }
 
-static d5_status LayerNormalization_forward(void *state, const d5_op_call *call)
+static d5_status run_layernorm(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    const float *bias = nin > 2 ? in[2].data : NULL;
-    if (s == D5_OK)
-        s = launched(
-            d5__cuk_layernorm(in[0].data, in[1].data, bias, out[0].data, k->rows, k->cols, k->eps),
-            k->name);
-    return s;
+    const float *bias = call->ninputs > 2 ? in[2].data : NULL;
+    return launched(d5__cuk_layernorm(in[0].data, in[1].data, bias, call->outputs[0].data, k->rows,
+                                      k->cols, k->eps),
+                    k->name);
 }
+D5_CUDA_PASS(LayerNormalization_forward, run_layernorm)
 
 static void layernorm_cost(void *state, double *flops, double *bytes)
 {
@@ -310,14 +309,12 @@ static void layernorm_cost(void *state, double *flops, double *bytes)
 static d5_status Transpose_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_need_f32("Transpose", in, nin, 0);
+    d5_status s = d5__cuda_need_f32("Transpose", in, args->ninputs, 0);
     if (s == D5_OK) s = rank_ok("Transpose", &in[0].desc);
     const int64_t *perm = NULL;
     int64_t np = 0;
-    if (s == D5_OK) s = d5_attrs_ints(attrs, "perm", &perm, &np);
+    if (s == D5_OK) s = d5_attrs_ints(args->attrs, "perm", &perm, &np);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
     int32_t r = x->ndim;
@@ -356,32 +353,24 @@ static d5_status Transpose_create(const d5_op_create_args *args, void **state)
     return D5_OK;
 }
 
-static d5_status Transpose_forward(void *state, const d5_op_call *call)
+static d5_status run_transpose(const kop *k, const d5_op_call *call)
 {
-    const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK) s = launched(d5__cuk_copy(in[0].data, out[0].data, &k->sp), k->name);
-    return s;
+    return launched(d5__cuk_copy(call->inputs[0].data, call->outputs[0].data, &k->sp), k->name);
 }
+D5_CUDA_PASS(Transpose_forward, run_transpose)
 
 static d5_status Concat_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
-    d5_status s = d5_attrs_int(attrs, "axis", 0, &axis);
-    for (int32_t i = 0; s == D5_OK && i < nin; i++) s = d5__cuda_need_f32("Concat", in, nin, i);
+    d5_status s = d5_attrs_int(args->attrs, "axis", 0, &axis);
+    if (s == D5_OK) s = d5__cuda_inputs_f32("Concat", in, nin, nin, 0);
     if (s == D5_OK) s = rank_ok("Concat", &in[0].desc);
     if (s != D5_OK) return s;
     const d5_tensor_desc *x = &in[0].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "Concat (cuda): axis outside the %d dimensions",
-                        (int)x->ndim);
+    if ((s = axis_in("Concat", x, "", &axis)) != D5_OK) return s;
     out[0] = *x;
     out[0].shape[axis] = 0;
     for (int32_t i = 0; i < nin; i++) {
@@ -426,40 +415,41 @@ static d5_status slice_copy(const kop *k, const d5_tensor_desc *t, float *part, 
     return launched(d5__cuk_copy(src, dst, &sp), k->name);
 }
 
-/* Each input copied into its slice of the output: the output's strides, the
- * input's own contiguous ones. */
-static d5_status Concat_forward(void *state, const d5_op_call *call)
+/* Each of the n parts, one after the other along the axis, copied into
+ * (to_whole 1) or out of (0) its slice of the whole. */
+static d5_status parts_copy(const kop *k, const d5_tensor *parts, int32_t n, float *whole,
+                            int to_whole)
 {
-    const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
+    d5_status s = D5_OK;
     int64_t at = 0;
-    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
-        s = slice_copy(k, &in[i].desc, in[i].data, out[0].data, at, 1);
-        at += in[i].desc.shape[k->axis];
+    for (int32_t i = 0; s == D5_OK && i < n; i++) {
+        s = slice_copy(k, &parts[i].desc, parts[i].data, whole, at, to_whole);
+        at += parts[i].desc.shape[k->axis];
     }
     return s;
 }
+
+/* Each input copied into its slice of the output: the output's strides, the
+ * input's own contiguous ones. */
+static d5_status run_concat(const kop *k, const d5_op_call *call)
+{
+    return parts_copy(k, call->inputs, call->ninputs, call->outputs[0].data, 1);
+}
+D5_CUDA_PASS(Concat_forward, run_concat)
 
 static d5_status Gather_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
     int64_t axis = 0;
     d5_status s = d5__cuda_need_f32("Gather", in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "axis", 0, &axis);
     if (s != D5_OK) return s;
     if (nin < 2 || in[1].desc.dtype != D5_I64)
         return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): int64 indices only");
     const d5_tensor_desc *x = &in[0].desc, *ix = &in[1].desc;
-    if (axis < 0) axis += x->ndim;
-    if (axis < 0 || axis >= x->ndim)
-        return d5_error(D5_ERR_INVALID, "Gather (cuda): axis outside the %d dimensions of data",
-                        (int)x->ndim);
+    if ((s = axis_in("Gather", x, " of data", &axis)) != D5_OK) return s;
     if (x->ndim - 1 + ix->ndim > D5_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "Gather (cuda): the output has too many dimensions");
     kop *k = NULL;
@@ -482,35 +472,29 @@ static d5_status Gather_create(const d5_op_create_args *args, void **state)
     return D5_OK;
 }
 
-static d5_status Gather_forward(void *state, const d5_op_call *call)
+static d5_status run_gather(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK)
-        s = launched(d5__cuk_gather(in[0].data, in[1].data, out[0].data, k->rows, k->nidx, k->cols,
-                                    k->axis_dim),
-                     k->name);
-    return s;
+    return launched(d5__cuk_gather(in[0].data, in[1].data, call->outputs[0].data, k->rows, k->nidx,
+                                   k->cols, k->axis_dim),
+                    k->name);
 }
+D5_CUDA_PASS(Gather_forward, run_gather)
 
 /* Split: its shapes and checks are ref's (every opset's way of giving the
  * lengths); each output is a strided copy of its slice of the input. */
 static d5_status Split_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     const d5_op_desc *ref = NULL;
     void *ref_state = NULL;
     int64_t axis = 0;
-    d5_status s = d5__cuda_need_f32("Split", in, nin, 0);
+    d5_status s = d5__cuda_need_f32("Split", in, args->ninputs, 0);
     if (s == D5_OK) s = rank_ok("Split", &in[0].desc);
     if (s == D5_OK) s = d5_op_find("Split", "ref", &ref);
     if (s == D5_OK) s = ref->create(args, &ref_state);
     if (s == D5_OK && ref->destroy) ref->destroy(ref_state);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", 0, &axis);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "axis", 0, &axis);
     if (s != D5_OK) return s;
     kop *k = NULL;
     if ((s = new_kop("Split", &k)) != D5_OK) return s;
@@ -521,123 +505,102 @@ static d5_status Split_create(const d5_op_create_args *args, void **state)
     return D5_OK;
 }
 
-static d5_status Split_forward(void *state, const d5_op_call *call)
+static d5_status run_split(const kop *k, const d5_op_call *call)
 {
-    const d5_tensor *in = call->inputs;
-    d5_tensor *out = call->outputs;
-    int32_t nout = call->noutputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    int64_t at = 0;
-    for (int32_t i = 0; s == D5_OK && i < nout; i++) {
-        s = slice_copy(k, &out[i].desc, out[i].data, in[0].data, at, 0);
-        at += out[i].desc.shape[k->axis];
-    }
-    return s;
+    return parts_copy(k, call->outputs, call->noutputs, call->inputs[0].data, 0);
 }
+D5_CUDA_PASS(Split_forward, run_split)
 
 /* ---- Backward passes ---- */
 
 /* Zeroes a gradient (before atomic additions, or when none flows in). */
 static d5_status zero(const kop *k, const d5_tensor *t)
 {
-    if (!t->data) return D5_OK;
-    size_t bytes = (size_t)d5_tensor_desc_numel(&t->desc) * sizeof(float);
-    return d5__cuda_check(cudaMemsetAsync(t->data, 0, bytes, 0), k->name, "cudaMemsetAsync");
+    return t->data ? d5__cuda_zero(t->data, d5_tensor_desc_numel(&t->desc), k->name) : D5_OK;
 }
 
-static d5_status unary_backward(void *state, const d5_op_call *call)
+static d5_status grad_unary(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
+    if (!gin[0].data) return D5_OK;
     if (!gout[0].data) return zero(k, &gin[0]);
-    return launched(
-        d5__cuk_unary_backward(k->op, in[0].data, out[0].data, gout[0].data, gin[0].data, k->n),
-        k->name);
-}
-
-static d5_status binary_backward(void *state, const d5_op_call *call)
-{
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
-    if (s != D5_OK || !gout[0].data) return s;
-    return launched(d5__cuk_binary_backward(k->op, in[0].data, in[1].data, gout[0].data,
-                                            gin[0].data, gin[1].data, &k->sp),
+    return launched(d5__cuk_unary_backward(k->op, call->inputs[0].data, call->outputs[0].data,
+                                           gout[0].data, gin[0].data, k->n),
                     k->name);
 }
+D5_CUDA_PASS(unary_backward, grad_unary)
+
+static d5_status grad_binary(const kop *k, const d5_op_call *call)
+{
+    const d5_tensor *in = call->inputs;
+    d5_tensor *gin = call->grad_inputs;
+    d5_status s = D5_OK;
+    for (int32_t i = 0; i < 2 && s == D5_OK; i++) s = zero(k, &gin[i]);
+    if (s != D5_OK || !call->grad_outputs[0].data) return s;
+    return launched(d5__cuk_binary_backward(k->op, in[0].data, in[1].data,
+                                            call->grad_outputs[0].data, gin[0].data, gin[1].data,
+                                            &k->sp),
+                    k->name);
+}
+D5_CUDA_PASS(binary_backward, grad_binary)
 
 /* The forward's copy the other way: dX at the input's offsets, read from dY
  * at the output's. */
-static d5_status Transpose_backward(void *state, const d5_op_call *call)
+static d5_status grad_transpose(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
     d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
+    if (!gin[0].data) return D5_OK;
     if (!gout[0].data) return zero(k, &gin[0]);
     d5__cuk_space sp = k->sp;
     memcpy(sp.stride[0], k->sp.stride[1], sizeof sp.stride[0]);
     memcpy(sp.stride[1], k->sp.stride[0], sizeof sp.stride[1]);
     return launched(d5__cuk_copy(gout[0].data, gin[0].data, &sp), k->name);
 }
+D5_CUDA_PASS(Transpose_backward, grad_transpose)
 
 /* Each input's gradient is its slice of dY. */
-static d5_status Concat_backward(void *state, const d5_op_call *call)
+static d5_status grad_concat(const kop *k, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
     const d5_tensor *in = call->inputs;
-    int32_t nin = call->ninputs;
+    float *dy = call->grad_outputs[0].data;
     d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
+    d5_status s = D5_OK;
     int64_t at = 0;
-    for (int32_t i = 0; s == D5_OK && i < nin; i++) {
+    for (int32_t i = 0; s == D5_OK && i < call->ninputs; i++) {
         if (gin[i].data)
-            s = gout[0].data ? slice_copy(k, &in[i].desc, gin[i].data, gout[0].data, at, 0)
-                             : zero(k, &gin[i]);
+            s = dy ? slice_copy(k, &in[i].desc, gin[i].data, dy, at, 0) : zero(k, &gin[i]);
         at += in[i].desc.shape[k->axis];
     }
     return s;
 }
+D5_CUDA_PASS(Concat_backward, grad_concat)
 
 /* dData sums dY's rows at their indices; the indices have no gradient. */
-static d5_status Gather_backward(void *state, const d5_op_call *call)
+static d5_status grad_gather(const kop *k, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
+    const float *dy = call->grad_outputs[0].data;
     d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s == D5_OK) s = zero(k, &gin[0]);
-    if (s != D5_OK || !gin[0].data || !gout[0].data) return s;
-    return launched(d5__cuk_gather_backward(gout[0].data, in[1].data, gin[0].data, k->rows, k->nidx,
+    d5_status s = zero(k, &gin[0]);
+    if (s != D5_OK || !gin[0].data || !dy) return s;
+    return launched(d5__cuk_gather_backward(dy, call->inputs[1].data, gin[0].data, k->rows, k->nidx,
                                             k->cols, k->axis_dim),
                     k->name);
 }
+D5_CUDA_PASS(Gather_backward, grad_gather)
 
 /* dX is dY's parts put back in place (zeros for a part without gradient). */
-static d5_status Split_backward(void *state, const d5_op_call *call)
+static d5_status grad_split(const kop *k, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
     int32_t nout = call->noutputs;
     const d5_tensor *out = call->outputs;
     d5_tensor *gin = call->grad_inputs;
-    const kop *k = state;
-    d5_status s = d5__cuda_call_on_device(k->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
+    if (!gin[0].data) return D5_OK;
     int all = 1;
     for (int32_t i = 0; i < nout; i++) all = all && gout[i].data;
-    if (!all) s = zero(k, &gin[0]);
+    d5_status s = all ? D5_OK : zero(k, &gin[0]);
     int64_t at = 0;
     for (int32_t i = 0; s == D5_OK && i < nout; i++) {
         if (gout[i].data) s = slice_copy(k, &out[i].desc, gout[i].data, gin[0].data, at, 1);
@@ -645,21 +608,15 @@ static d5_status Split_backward(void *state, const d5_op_call *call)
     }
     return s;
 }
+D5_CUDA_PASS(Split_backward, grad_split)
 
 /* ---- The tables ---- */
 
 /* FLAGS: FWD (forward only) or BWD (with backward). */
-#define FWD D5_OP_CUDA
-#define BWD (D5_OP_CUDA | D5_OP_HAS_BACKWARD)
+#define FWD 0
+#define BWD D5_OP_HAS_BACKWARD
 #define D5_CUDA_KOP(NAME, MININ, MAXIN, FLAGS, FORWARD, BACKWARD, COST)                            \
-    const d5_op_desc d5__op_cuda_##NAME = {.abi_version = D5_OP_ABI_VERSION,                       \
-                                           .flags = FLAGS,                                         \
-                                           .name = #NAME,                                          \
-                                           .backend = "cuda",                                      \
-                                           .min_inputs = MININ,                                    \
-                                           .max_inputs = MAXIN,                                    \
-                                           .min_outputs = 1,                                       \
-                                           .max_outputs = 1,                                       \
+    const d5_op_desc d5__op_cuda_##NAME = {D5_CUDA_OP(#NAME, FLAGS, MININ, MAXIN, 1, 1),           \
                                            .create = NAME##_create,                                \
                                            .forward = FORWARD,                                     \
                                            .backward = BACKWARD,                                   \
@@ -683,8 +640,7 @@ D5_CUDA_KOP(Concat, 1, 2147483647, BWD, Concat_forward, Concat_backward, element
 D5_CUDA_KOP(Gather, 2, 2, BWD, Gather_forward, Gather_backward, elementwise_cost)
 /* clang-format off */
 const d5_op_desc d5__op_cuda_Split = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = BWD, .name = "Split", .backend = "cuda",
-    .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = 2147483647,
-    .create = Split_create, .forward = Split_forward, .backward = Split_backward,
-    .destroy = kop_destroy, .cost = elementwise_cost};
+    D5_CUDA_OP("Split", BWD, 1, 2, 1, 2147483647), .create = Split_create,
+    .forward = Split_forward, .backward = Split_backward, .destroy = kop_destroy,
+    .cost = elementwise_cost};
 /* clang-format on */

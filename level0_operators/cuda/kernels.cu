@@ -17,6 +17,12 @@ static unsigned grid_for(int64_t n)
     return (unsigned)b;
 }
 
+/* A grid-stride loop over i < n: each thread starts at its index in the
+ * grid and steps by the grid's size. */
+#define GRID_LOOP(i, n)                                                                            \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
+         i += (int64_t)blockDim.x * gridDim.x)
+
 static int launched(void)
 {
     return (int)cudaGetLastError();
@@ -43,8 +49,7 @@ __device__ static int64_t total(const d5__cuk_space &sp)
 
 __global__ void unary_kernel(int op, const float *x, float *y, int64_t n)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
+    GRID_LOOP(i, n) {
         float v = x[i], r;
         switch (op) {
         case D5__CUK_ERF: r = erff(v); break;
@@ -64,8 +69,7 @@ __global__ void unary_kernel(int op, const float *x, float *y, int64_t n)
 __global__ void binary_kernel(int op, const float *a, const float *b, float *y, d5__cuk_space sp)
 {
     int64_t n = total(sp);
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
+    GRID_LOOP(i, n) {
         float u = a[offset_of(sp, 0, i)], v = b[offset_of(sp, 1, i)], r;
         switch (op) {
         case D5__CUK_ADD: r = u + v; break;
@@ -82,16 +86,14 @@ __global__ void where_kernel(const unsigned char *c, const float *a, const float
                              d5__cuk_space sp)
 {
     int64_t n = total(sp);
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x)
+    GRID_LOOP(i, n)
         y[i] = c[offset_of(sp, 0, i)] ? a[offset_of(sp, 1, i)] : b[offset_of(sp, 2, i)];
 }
 
 __global__ void copy_kernel(const float *x, float *y, d5__cuk_space sp)
 {
     int64_t n = total(sp);
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x)
+    GRID_LOOP(i, n)
         y[offset_of(sp, 1, i)] = x[offset_of(sp, 0, i)];
 }
 
@@ -132,38 +134,43 @@ __global__ void layernorm_kernel(const float *x, const float *scale, const float
         out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
 }
 
+/* Gather's element i of y[o, j, r]: its offset in data[o, idx[j], r], or -1
+ * for an index outside [0, axis_dim) (below 0 counting from axis_dim). */
+__device__ static int64_t gather_offset(const int64_t *idx, int64_t i, int64_t nidx, int64_t inner,
+                                        int64_t axis_dim)
+{
+    int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
+    int64_t k = idx[j];
+    if (k < 0) k += axis_dim;
+    return k >= 0 && k < axis_dim ? (o * axis_dim + k) * inner + r : -1;
+}
+
 __global__ void gather_kernel(const float *data, const int64_t *idx, float *y, int64_t outer,
                               int64_t nidx, int64_t inner, int64_t axis_dim)
 {
     int64_t n = outer * nidx * inner;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
-        int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
-        int64_t k = idx[j];
-        if (k < 0) k += axis_dim;
-        y[i] = k >= 0 && k < axis_dim ? data[(o * axis_dim + k) * inner + r] : 0.0f;
+    GRID_LOOP(i, n) {
+        int64_t at = gather_offset(idx, i, nidx, inner, axis_dim);
+        y[i] = at >= 0 ? data[at] : 0.0f;
     }
 }
 
 __global__ void add_kernel(float *y, const float *x, int64_t n)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x)
+    GRID_LOOP(i, n)
         y[i] += x[i];
 }
 
 __global__ void fill_kernel(float *y, float v, int64_t n)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x)
+    GRID_LOOP(i, n)
         y[i] = v;
 }
 
 __global__ void unary_backward_kernel(int op, const float *x, const float *y, const float *dy,
                                       float *dx, int64_t n)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
+    GRID_LOOP(i, n) {
         float v = x[i], d;
         switch (op) {
         case D5__CUK_ERF: d = 1.12837916709551257f * expf(-v * v); break;
@@ -189,8 +196,7 @@ __global__ void binary_backward_kernel(int op, const float *a, const float *b, c
                                        float *da, float *db, d5__cuk_space sp)
 {
     int64_t n = total(sp);
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
+    GRID_LOOP(i, n) {
         int64_t ia = offset_of(sp, 0, i), ib = offset_of(sp, 1, i);
         float g = dy[i], u = a[ia], v = b[ib], ga, gb;
         switch (op) {
@@ -208,12 +214,9 @@ __global__ void gather_backward_kernel(const float *dy, const int64_t *idx, floa
                                        int64_t nidx, int64_t inner, int64_t axis_dim)
 {
     int64_t n = outer * nidx * inner;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)blockDim.x * gridDim.x) {
-        int64_t r = i % inner, t = i / inner, j = t % nidx, o = t / nidx;
-        int64_t k = idx[j];
-        if (k < 0) k += axis_dim;
-        if (k >= 0 && k < axis_dim) atomicAdd(dx + (o * axis_dim + k) * inner + r, dy[i]);
+    GRID_LOOP(i, n) {
+        int64_t at = gather_offset(idx, i, nidx, inner, axis_dim);
+        if (at >= 0) atomicAdd(dx + at, dy[i]);
     }
 }
 

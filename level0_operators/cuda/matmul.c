@@ -43,11 +43,8 @@ static int64_t batch_of(const d5_tensor_desc *d)
 static d5_status create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
+    d5_status s = d5__cuda_inputs_f32(OP, in, args->ninputs, 2, 0);
     if (s != D5_OK) return s;
     const d5_tensor_desc *a = &in[0].desc, *b = &in[1].desc;
     if (a->ndim < 1 || b->ndim < 1)
@@ -103,17 +100,12 @@ static d5_status create(const d5_op_create_args *args, void **state)
     *st = g;
     int tf32 = 0;
     st->h = NULL;
-    s = d5__cuda_precision(attrs, OP, &tf32);
+    s = d5__cuda_precision(args->attrs, OP, &tf32);
     if (s == D5_OK) s = d5__cublas_create(&st->h, OP);
     if (s == D5_OK && tf32)
         s = d5__cublas_check(cublasSetMathMode(st->h, CUBLAS_TF32_TENSOR_OP_MATH), OP,
                              "cublasSetMathMode (TF32)");
-    if (s != D5_OK) {
-        destroy(st);
-        return s;
-    }
-    *state = st;
-    return D5_OK;
+    return d5__cuda_created(s, st, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -169,20 +161,15 @@ static d5_status grad_b(const cmatmul *g, const float *a, const float *dy, float
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
+    const float *dy = call->grad_outputs[0].data;
     const d5_tensor *in = call->inputs;
     d5_tensor *gin = call->grad_inputs;
     const cmatmul *g = state;
     d5_status s = d5__cuda_call_on_device(OP, call);
-    for (int32_t i = 0; s == D5_OK && !gout[0].data && i < 2; i++) /* no gradient flows in */
-        if (gin[i].data)
-            s = d5__cuda_check(
-                cudaMemsetAsync(gin[i].data, 0,
-                                (size_t)d5_tensor_desc_numel(&in[i].desc) * sizeof(float), 0),
-                OP, "cudaMemsetAsync");
-    if (s != D5_OK || !gout[0].data) return s;
-    if (gin[0].data) s = grad_a(g, gout[0].data, in[1].data, gin[0].data);
-    if (s == D5_OK && gin[1].data) s = grad_b(g, in[0].data, gout[0].data, gin[1].data);
+    if (s != D5_OK) return s;
+    if (!dy) return d5__cuda_zero_grads(OP, call); /* no gradient flows in */
+    if (gin[0].data) s = grad_a(g, dy, in[1].data, gin[0].data);
+    if (s == D5_OK && gin[1].data) s = grad_b(g, in[0].data, dy, gin[1].data);
     return s;
 }
 
@@ -196,7 +183,6 @@ static void cost(void *state, double *flops, double *bytes)
 
 /* clang-format off */
 const d5_op_desc d5__op_cuda_MatMul = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "MatMul",
-    .backend = "cuda", .min_inputs = 2, .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-    .create = create, .forward = forward, .backward = backward, .destroy = destroy, .cost = cost};
+    D5_CUDA_OP("MatMul", D5_OP_HAS_BACKWARD, 2, 2, 1, 1), .create = create, .forward = forward,
+    .backward = backward, .destroy = destroy, .cost = cost};
 /* clang-format on */

@@ -69,6 +69,35 @@ static d5_status time_loop(run_fn run, void *ctx, double max_time_s, double *med
     return D5_OK;
 }
 
+/* The scaling factors alpha 1 and beta 0, float and (INT8) int32. */
+static const float F_ONE = 1.0f, F_ZERO = 0.0f;
+static const int32_t I_ONE = 1, I_ZERO = 0;
+
+/* Each kind's product: the bytes of an element of A and B and of C, and for
+ * the kinds that cublasGemmEx runs, A's operation, the types of A and B and
+ * of C, the compute type and the scaling factors. FP32 is cublasSgemm, FP8
+ * cublasLtMatmul (fp8_setup). */
+typedef struct kind_info {
+    size_t in, out;
+    cublasOperation_t ta;
+    cudaDataType_t ab, c;
+    cublasComputeType_t compute;
+    const void *one, *zero;
+} kind_info;
+
+static const kind_info KINDS[D5_GPU_PEAK_KINDS] = {
+    [D5_GPU_PEAK_FP32] = {.in = 4, .out = 4},
+    [D5_GPU_PEAK_TF32] = {4, 4, CUBLAS_OP_N, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32,
+                          &F_ONE, &F_ZERO},
+    [D5_GPU_PEAK_BF16] = {2, 2, CUBLAS_OP_N, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, &F_ONE,
+                          &F_ZERO},
+    [D5_GPU_PEAK_FP16] = {2, 2, CUBLAS_OP_N, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, &F_ONE,
+                          &F_ZERO},
+    [D5_GPU_PEAK_FP8] = {.in = 1, .out = 2}, /* E4M3 in, bfloat16 out */
+    [D5_GPU_PEAK_INT8] = {1, 4, CUBLAS_OP_T, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, &I_ONE,
+                          &I_ZERO},
+};
+
 typedef struct gemm {
     int kind;
     int n;
@@ -85,62 +114,31 @@ typedef struct gemm {
 static d5_status run_gemm(void *ctx)
 {
     gemm *g = ctx;
-    const float one = 1.0f, zero = 0.0f;
-    const int32_t ione = 1, izero = 0;
+    const kind_info *t = &KINDS[g->kind];
     int n = g->n;
     cublasStatus_t st;
     switch (g->kind) {
     case D5_GPU_PEAK_FP32:
-        st = cublasSgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, g->a, n, g->b, n, &zero,
+        st = cublasSgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &F_ONE, g->a, n, g->b, n, &F_ZERO,
                          g->c, n);
         break;
-    case D5_GPU_PEAK_TF32:
-        st = cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, g->a, CUDA_R_32F, n, g->b,
-                          CUDA_R_32F, n, &zero, g->c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32,
-                          CUBLAS_GEMM_DEFAULT);
+    case D5_GPU_PEAK_FP8:
+        st = cublasLtMatmul(g->lt, g->op, &F_ONE, g->a, g->la, g->b, g->lb, &F_ZERO, g->c, g->lc,
+                            g->c, g->lc, &g->algo, g->ws, g->ws_size, 0);
         break;
-    case D5_GPU_PEAK_BF16:
-        st = cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, g->a, CUDA_R_16BF, n, g->b,
-                          CUDA_R_16BF, n, &zero, g->c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT);
-        break;
-    case D5_GPU_PEAK_FP16:
-        st = cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, g->a, CUDA_R_16F, n, g->b,
-                          CUDA_R_16F, n, &zero, g->c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT);
-        break;
-    case D5_GPU_PEAK_INT8:
-        st = cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &ione, g->a, CUDA_R_8I, n, g->b,
-                          CUDA_R_8I, n, &izero, g->c, CUDA_R_32I, n, CUBLAS_COMPUTE_32I,
-                          CUBLAS_GEMM_DEFAULT);
-        break;
-    default: /* FP8 */
-        st = cublasLtMatmul(g->lt, g->op, &one, g->a, g->la, g->b, g->lb, &zero, g->c, g->lc, g->c,
-                            g->lc, &g->algo, g->ws, g->ws_size, 0);
+    default: /* TF32, BF16, FP16, INT8 */
+        st = cublasGemmEx(g->h, t->ta, CUBLAS_OP_N, n, n, n, t->one, g->a, t->ab, n, g->b, t->ab, n,
+                          t->zero, g->c, t->c, n, t->compute, CUBLAS_GEMM_DEFAULT);
         break;
     }
     return d5__cublas_check(st, "GPU peaks", d5_gpu_peak_name(g->kind));
-}
-
-/* Bytes of one element of A/B and of C. */
-static void sizes_of(int kind, size_t *in, size_t *out)
-{
-    switch (kind) {
-    case D5_GPU_PEAK_FP32:
-    case D5_GPU_PEAK_TF32: *in = *out = 4; break;
-    case D5_GPU_PEAK_BF16:
-    case D5_GPU_PEAK_FP16: *in = *out = 2; break;
-    case D5_GPU_PEAK_INT8: *in = 1, *out = 4; break;
-    default: *in = 1, *out = 2; break; /* FP8 in, bfloat16 out */
-    }
 }
 
 /* Seeded values of the kind's type in [-1, 1] (int8: [-64, 63]; FP8 E4M3:
  * any finite byte), uploaded to `dev`. */
 static d5_status fill(int kind, void *dev, size_t count, uint64_t seed)
 {
-    size_t in, out;
-    sizes_of(kind, &in, &out);
+    size_t in = KINDS[kind].in;
     unsigned char *h = d5_alloc(count * in, "GPU peak operands");
     if (!h) return D5_ERR_NOMEM;
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -251,8 +249,7 @@ static d5_status measure_gemm(int kind, int n, double max_time_s, d5_gpu_peak *o
     memset(&g, 0, sizeof g);
     g.kind = kind;
     g.n = n;
-    size_t in, outb, count = (size_t)n * (size_t)n;
-    sizes_of(kind, &in, &outb);
+    size_t in = KINDS[kind].in, outb = KINDS[kind].out, count = (size_t)n * (size_t)n;
     const char *const OP = "GPU peaks";
     d5_status s = d5__cublas_create(&g.h, OP);
     if (s == D5_OK) s = d5__cuda_malloc(&g.a, count * in, OP, "A");

@@ -141,13 +141,8 @@ static d5_status pool_create(const char *name, int max, const d5_tensor *in, int
     d5_status s = geometry(c, in, nin, nout, attrs, &y, &include);
     if (s == D5_OK) s = d5__cudnn_create(&c->h, name);
     if (s == D5_OK) s = describe(c, in, &y, include);
-    if (s != D5_OK) {
-        destroy(c);
-        return s;
-    }
-    out[0] = y;
-    *state = c;
-    return D5_OK;
+    if (s == D5_OK) out[0] = y;
+    return d5__cuda_created(s, c, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -166,22 +161,15 @@ static d5_status forward(void *state, const d5_op_call *call)
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
     const d5_tensor *in = call->inputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     cpool *c = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_call_on_device(c->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
-    if (!gout[0].data) /* no gradient flows in */
-        return d5__cuda_check(
-            cudaMemsetAsync(gin[0].data, 0,
-                            (size_t)d5_tensor_desc_numel(&in[0].desc) * sizeof(float), 0),
-            c->name, "cudaMemsetAsync");
-    return d5__cudnn_check(cudnnPoolingBackward(c->h, c->pool, &one, c->y, out[0].data, c->y,
-                                                gout[0].data, c->x, in[0].data, &zero, c->x,
-                                                gin[0].data),
+    int run = 0;
+    d5_status s = d5__cuda_backward_one(c->name, call, d5_tensor_desc_numel(&in[0].desc), &run);
+    if (!run) return s;
+    return d5__cudnn_check(cudnnPoolingBackward(c->h, c->pool, &one, c->y, call->outputs[0].data,
+                                                c->y, call->grad_outputs[0].data, c->x, in[0].data,
+                                                &zero, c->x, call->grad_inputs[0].data),
                            c->name, "cudnnPoolingBackward");
 }
 
@@ -193,34 +181,6 @@ static void cost(void *state, double *flops, double *bytes)
     *flops = out * (double)p->window;
     *bytes = 4.0 * ((double)p->planes * (double)p->in_plane + out);
 }
-
-static d5_status maxpool_create(const d5_op_create_args *args, void **state)
-{
-    return pool_create("MaxPool", 1, args->inputs, args->ninputs, args->attrs, args->outputs,
-                       args->noutputs, state);
-}
-
-static d5_status averagepool_create(const d5_op_create_args *args, void **state)
-{
-    return pool_create("AveragePool", 0, args->inputs, args->ninputs, args->attrs, args->outputs,
-                       args->noutputs, state);
-}
-
-/* clang-format off */
-const d5_op_desc d5__op_cuda_MaxPool = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "MaxPool",
-    .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-    .create = maxpool_create, .forward = forward, .backward = backward, .destroy = destroy,
-    .cost = cost};
-/* clang-format on */
-
-/* clang-format off */
-const d5_op_desc d5__op_cuda_AveragePool = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-    .name = "AveragePool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-    .max_outputs = 1, .create = averagepool_create, .forward = forward, .backward = backward,
-    .destroy = destroy, .cost = cost};
-/* clang-format on */
 
 /* The global poolings: one window as large as the spatial axes. */
 static d5_status global_create(const char *name, int max, const d5_tensor *in, int32_t nin,
@@ -238,30 +198,22 @@ static d5_status global_create(const char *name, int max, const d5_tensor *in, i
     return pool_create(name, max, in, nin, &window, out, nout, state);
 }
 
-static d5_status globalmaxpool_create(const d5_op_create_args *args, void **state)
-{
-    return global_create("GlobalMaxPool", 1, args->inputs, args->ninputs, args->attrs,
-                         args->outputs, args->noutputs, state);
-}
-
-static d5_status globalaveragepool_create(const d5_op_create_args *args, void **state)
-{
-    return global_create("GlobalAveragePool", 0, args->inputs, args->ninputs, args->attrs,
-                         args->outputs, args->noutputs, state);
-}
-
+/* The create and the op table of each pooling: FN(its name, MAX, ...), FN
+ * pool_create or global_create; MAX_OUT 2 for MaxPool's Indices, which
+ * create declines. */
 /* clang-format off */
-const d5_op_desc d5__op_cuda_GlobalMaxPool = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-    .name = "GlobalMaxPool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-    .max_outputs = 1, .create = globalmaxpool_create, .forward = forward, .backward = backward,
-    .destroy = destroy, .cost = cost};
-/* clang-format on */
+#define D5_CUDA_POOL(NAME, FN, MAX, MAX_OUT)                                                       \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
+    {                                                                                              \
+        return FN(#NAME, MAX, args->inputs, args->ninputs, args->attrs, args->outputs,             \
+                  args->noutputs, state);                                                          \
+    }                                                                                              \
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, MAX_OUT), .create = create_##NAME,          \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
-/* clang-format off */
-const d5_op_desc d5__op_cuda_GlobalAveragePool = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-    .name = "GlobalAveragePool", .backend = "cuda", .min_inputs = 1, .max_inputs = 1,
-    .min_outputs = 1, .max_outputs = 1, .create = globalaveragepool_create, .forward = forward,
-    .backward = backward, .destroy = destroy, .cost = cost};
+D5_CUDA_POOL(MaxPool, pool_create, 1, 2);
+D5_CUDA_POOL(AveragePool, pool_create, 0, 1);
+D5_CUDA_POOL(GlobalMaxPool, global_create, 1, 1);
+D5_CUDA_POOL(GlobalAveragePool, global_create, 0, 1);
 /* clang-format on */

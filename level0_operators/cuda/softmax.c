@@ -50,12 +50,7 @@ static d5_status softmax_create(const char *name, cudnnSoftmaxAlgorithm_t algo, 
     const int64_t shape[4] = {v.outer, v.n, v.inner, 1};
     s = d5__cudnn_create(&c->h, name);
     if (s == D5_OK) s = d5__cudnn_tensor(&c->t, 4, shape, name);
-    if (s != D5_OK) {
-        destroy(c);
-        return s;
-    }
-    *state = c;
-    return D5_OK;
+    return d5__cuda_created(s, c, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -74,19 +69,15 @@ static d5_status forward(void *state, const d5_op_call *call)
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     const csoftmax *c = state;
     const float one = 1.0f, zero = 0.0f;
-    d5_status s = d5__cuda_call_on_device(c->name, call);
-    if (s != D5_OK || !gin[0].data) return s;
-    if (!gout[0].data) /* no gradient flows in */
-        return d5__cuda_check(cudaMemsetAsync(gin[0].data, 0, (size_t)c->numel * sizeof(float), 0),
-                              c->name, "cudaMemsetAsync");
+    int run = 0;
+    d5_status s = d5__cuda_backward_one(c->name, call, c->numel, &run);
+    if (!run) return s;
     return d5__cudnn_check(cudnnSoftmaxBackward(c->h, c->algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
-                                                c->t, out[0].data, c->t, gout[0].data, &zero, c->t,
-                                                gin[0].data),
+                                                c->t, call->outputs[0].data, c->t,
+                                                call->grad_outputs[0].data, &zero, c->t,
+                                                call->grad_inputs[0].data),
                            c->name, "cudnnSoftmaxBackward");
 }
 
@@ -98,30 +89,18 @@ static void cost(void *state, double *flops, double *bytes)
     *bytes = 8.0 * (double)c->numel;
 }
 
-static d5_status create_softmax(const d5_op_create_args *args, void **state)
-{
-    return softmax_create("Softmax", CUDNN_SOFTMAX_ACCURATE, args->inputs, args->ninputs,
-                          args->attrs, args->outputs, state);
-}
-
-static d5_status create_logsoftmax(const d5_op_create_args *args, void **state)
-{
-    return softmax_create("LogSoftmax", CUDNN_SOFTMAX_LOG, args->inputs, args->ninputs, args->attrs,
-                          args->outputs, state);
-}
-
+/* The create and the op table of Softmax and of LogSoftmax. */
 /* clang-format off */
-const d5_op_desc d5__op_cuda_Softmax = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD, .name = "Softmax",
-    .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-    .create = create_softmax, .forward = forward, .backward = backward, .destroy = destroy,
-    .cost = cost};
-/* clang-format on */
+#define D5_CUDA_SOFTMAX(NAME, ALGO)                                                                \
+    static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
+    {                                                                                              \
+        return softmax_create(#NAME, ALGO, args->inputs, args->ninputs, args->attrs,               \
+                              args->outputs, state);                                               \
+    }                                                                                              \
+    const d5_op_desc d5__op_cuda_##NAME = {                                                        \
+        D5_CUDA_OP(#NAME, D5_OP_HAS_BACKWARD, 1, 1, 1, 1), .create = create_##NAME,                \
+        .forward = forward, .backward = backward, .destroy = destroy, .cost = cost}
 
-/* clang-format off */
-const d5_op_desc d5__op_cuda_LogSoftmax = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA | D5_OP_HAS_BACKWARD,
-    .name = "LogSoftmax", .backend = "cuda", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-    .max_outputs = 1, .create = create_logsoftmax, .forward = forward, .backward = backward,
-    .destroy = destroy, .cost = cost};
+D5_CUDA_SOFTMAX(Softmax, CUDNN_SOFTMAX_ACCURATE);
+D5_CUDA_SOFTMAX(LogSoftmax, CUDNN_SOFTMAX_LOG);
 /* clang-format on */

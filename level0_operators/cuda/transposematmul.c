@@ -56,11 +56,8 @@ static d5_status create(const d5_op_create_args *args, void **state)
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
     const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    d5_status s = d5__cuda_need_f32(OP, in, nin, 0);
-    if (s == D5_OK) s = d5__cuda_need_f32(OP, in, nin, 1);
+    d5_status s = d5__cuda_inputs_f32(OP, in, nin, 2, 1);
     int bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
-    if (s == D5_OK && bias) s = d5__cuda_need_f32(OP, in, nin, 2);
     double alpha = 1.0;
     if (s == D5_OK) s = d5_attrs_float(attrs, "alpha", 1.0, &alpha);
     if (s != D5_OK) return s;
@@ -99,13 +96,8 @@ static d5_status create(const d5_op_create_args *args, void **state)
             s = d5_error(D5_ERR_SHAPE, "%s (cuda): C does not broadcast into the product", OP);
         if (s == D5_OK) s = device_tensor(y, &c->product);
     }
-    if (s != D5_OK) {
-        destroy(c);
-        return s;
-    }
-    out[0] = *y;
-    *state = c;
-    return D5_OK;
+    if (s == D5_OK) args->outputs[0] = *y;
+    return d5__cuda_created(s, c, destroy, state);
 }
 
 static d5_status forward(void *state, const d5_op_call *call)
@@ -140,7 +132,6 @@ static void cost(void *state, double *flops, double *bytes)
 
 /* clang-format off */
 const d5_op_desc d5__op_cuda_TransposeMatMul = {
-    .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_CUDA, .name = "TransposeMatMul",
-    .backend = "cuda", .min_inputs = 2, .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-    .create = create, .forward = forward, .destroy = destroy, .cost = cost};
+    D5_CUDA_OP("TransposeMatMul", 0, 2, 3, 1, 1), .create = create, .forward = forward,
+    .destroy = destroy, .cost = cost};
 /* clang-format on */
