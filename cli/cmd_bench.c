@@ -197,16 +197,10 @@ static d5_status write_extras(const bench_out *o)
  * one that cannot start: said on standard error) the suite runs alone. */
 static d5_sysmon *system_start(double hz)
 {
-    if (hz <= 0) return NULL;
-    d5_sysmon_params p = d5_sysmon_default_params();
-    p.hz = hz;
     d5_sysmon *m = NULL;
-    d5_status s = d5_sysmon_create(&p, &m);
-    if (s == D5_OK) s = d5_sysmon_start(m);
-    if (s == D5_OK) return m;
-    fprintf(stderr, "d5 bench: no system report: %s\n", d5_last_error());
-    d5_sysmon_free(m);
-    return NULL;
+    if (d5_sysmon_begin(hz, &m) != D5_OK)
+        fprintf(stderr, "d5 bench: no system report: %s\n", d5_last_error());
+    return m;
 }
 
 static int run(const bench_cfg *cfg, const cli_spec *spec, const char *out)

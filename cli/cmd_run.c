@@ -319,19 +319,8 @@ static d5_status write_json(const char *path, const char *model, int64_t batch, 
  * --system asking for its files (the run goes on, saying why). */
 static d5_status system_start(double hz, const char *csv, d5_sysmon **out)
 {
-    *out = NULL;
-    if (hz <= 0) return D5_OK;
-    d5_sysmon_params p = d5_sysmon_default_params();
-    p.hz = hz;
-    d5_sysmon *m = NULL;
-    d5_status s = d5_sysmon_create(&p, &m);
-    if (s == D5_OK) s = d5_sysmon_start(m);
-    if (s == D5_OK) {
-        *out = m;
-        return D5_OK;
-    }
-    d5_sysmon_free(m);
-    if (csv) return s;
+    d5_status s = d5_sysmon_begin(hz, out);
+    if (s == D5_OK || csv) return s;
     fprintf(stderr, "d5 run: no system report: %s\n", d5_last_error());
     return D5_OK;
 }

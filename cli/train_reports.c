@@ -8,16 +8,7 @@
 
 d5_status train_reports_start(train_reports *r)
 {
-    if (r->system_hz <= 0) return D5_OK;
-    d5_sysmon_params p = d5_sysmon_default_params();
-    p.hz = r->system_hz;
-    d5_status s = d5_sysmon_create(&p, &r->sys);
-    if (s == D5_OK) s = d5_sysmon_start(r->sys);
-    if (s != D5_OK) {
-        d5_sysmon_free(r->sys);
-        r->sys = NULL;
-    }
-    return s;
+    return d5_sysmon_begin(r->system_hz, &r->sys);
 }
 
 d5_status train_reports_stop(train_reports *r, const d5_train_result *res)

@@ -326,6 +326,23 @@ d5_status d5_sysmon_start(d5_sysmon *m)
     return D5_OK;
 }
 
+d5_status d5_sysmon_begin(double hz, d5_sysmon **out)
+{
+    if (!out) return d5_error(D5_ERR_INVALID, "d5_sysmon_begin: NULL output");
+    *out = NULL;
+    if (hz <= 0) return D5_OK;
+    d5_sysmon_params p = d5_sysmon_default_params();
+    p.hz = hz;
+    d5_sysmon *m = NULL;
+    d5_status s = d5_sysmon_create(&p, &m);
+    if (s == D5_OK) s = d5_sysmon_start(m);
+    if (s == D5_OK)
+        *out = m;
+    else
+        d5_sysmon_free(m);
+    return s;
+}
+
 d5_status d5_sysmon_stop(d5_sysmon *m)
 {
     if (!m) return d5_error(D5_ERR_INVALID, "d5_sysmon_stop: NULL sampler");

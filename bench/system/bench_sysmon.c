@@ -141,17 +141,12 @@ int main(int argc, char **argv)
         for (int j = 0; j < NCONF; j++) {
             int c = (r + j) % NCONF; /* each configuration first, second and third in turn */
             d5_sysmon *m = NULL;
-            if (hz[c] > 0) {
-                d5_sysmon_params p = d5_sysmon_default_params();
-                p.hz = hz[c];
-                d5_status s = d5_sysmon_create(&p, &m);
-                if (s == D5_OK) s = d5_sysmon_start(m);
-                if (s != D5_OK) return cli_fail("bench-sysmon", s);
-            }
+            d5_status s = d5_sysmon_begin(hz[c], &m);
+            if (s != D5_OK) return cli_fail("bench-sysmon", s);
             for (int k = 0; k < reps; k++) x[c][n[c]++] = rep(w, threads, iters);
             if (m) {
                 d5_sysmon_overhead o;
-                d5_status s = d5_sysmon_stop(m);
+                s = d5_sysmon_stop(m);
                 if (s == D5_OK) s = d5_sysmon_overhead_get(m, &o);
                 if (s != D5_OK) return cli_fail("bench-sysmon", s);
                 cpu_s[c] += o.thread_cpu_s;

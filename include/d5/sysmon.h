@@ -162,6 +162,10 @@ D5_API D5_NODISCARD d5_status d5_sysmon_create(const d5_sysmon_params *params, d
 /* Takes the first reading (D5_ERR_IO naming the file when /proc/stat cannot be
  * read) and starts the thread. Once per sampler: D5_ERR_STATE otherwise. */
 D5_API D5_NODISCARD d5_status d5_sysmon_start(d5_sysmon *m);
+/* Both in one: a sampler with the default parameters at `hz` samples a
+ * second, started, in *out; hz <= 0: none (*out NULL, D5_OK). On failure
+ * *out is NULL and nothing is left running. */
+D5_API D5_NODISCARD d5_status d5_sysmon_begin(double hz, d5_sysmon **out);
 /* Stops the thread: one last sample when at least a fifth of a period has
  * passed since the previous one, the energy counters read a last time.
  * D5_ERR_STATE when not running; otherwise the first error the thread met

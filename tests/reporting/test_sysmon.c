@@ -670,3 +670,21 @@ Test(sysmon_cli, bench_folder_holds_the_system_report)
     rmtree(dir);
     free(dir);
 }
+
+Test(sysmon, begin_creates_and_starts_or_leaves_nothing)
+{
+    d5_sysmon *m = (d5_sysmon *)&m; /* overwritten in every case */
+    cr_assert_eq(d5_sysmon_begin(0, &m), D5_OK);
+    cr_assert_null(m, "hz 0: no sampler");
+    m = (d5_sysmon *)&m;
+    cr_assert_eq(d5_sysmon_begin(5000, &m), D5_ERR_INVALID);
+    cr_assert_null(m, "a rate out of range leaves no sampler");
+    cr_assert_eq(d5_sysmon_begin(100, &m), D5_OK, "%s", d5_last_error());
+    cr_assert_not_null(m);
+    cr_assert_eq(d5_sysmon_start(m), D5_ERR_STATE, "begin has started it already");
+    sleep_s(0.05); /* five periods */
+    cr_assert_eq(d5_sysmon_stop(m), D5_OK, "%s", d5_last_error());
+    cr_assert_geq(d5_sysmon_sample_count(m), 1);
+    d5_sysmon_free(m);
+    cr_assert_eq(d5_sysmon_begin(10, NULL), D5_ERR_INVALID);
+}
