@@ -56,15 +56,9 @@ typedef struct pool {
 static char *pool_keep(pool *p, char *s)
 {
     if (!s) return NULL;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        char **v = d5_realloc(p->v, p->cap * sizeof *v, cap * sizeof *v, "W&B strings");
-        if (!v) {
-            d5_free(s);
-            return NULL;
-        }
-        p->v = v;
-        p->cap = cap;
+    if (d5_grow(&p->v, &p->cap, p->n + 1, sizeof *p->v, "W&B strings") != D5_OK) {
+        d5_free(s);
+        return NULL;
     }
     p->v[p->n++] = s;
     return s;
@@ -180,14 +174,7 @@ typedef struct wbuf {
 
 static int wbuf_put(wbuf *b, const void *data, size_t len)
 {
-    if (b->n + len > b->cap) {
-        size_t cap = b->cap ? b->cap : BLOCK;
-        while (cap < b->n + len) cap *= 2;
-        uint8_t *q = d5_realloc(b->p, b->cap, cap, "W&B run file");
-        if (!q) return 0;
-        b->p = q;
-        b->cap = cap;
-    }
+    if (d5_grow(&b->p, &b->cap, b->n + len, 1, "W&B run file") != D5_OK) return 0;
     if (len) memcpy(b->p + b->n, data, len);
     b->n += len;
     return 1;
