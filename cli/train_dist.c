@@ -88,30 +88,22 @@ static json_t *real_or_null(double x)
 json_t *train_dist_json(const train_dist_report *rep)
 {
     const d5_dist_result *r = rep->r;
-    json_t *o = json_object();
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:b, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+        "s:I, s:o, s:o, s:I, s:I}",
+        "scheme", d5_dist_scheme_name(r->scheme), "comm", rep->comm, "sampler", rep->sampler,
+        "ranks", (int)r->ranks, "workers", (int)r->workers, "servers", (int)r->servers,
+        "global_batch", (json_int_t)rep->global_batch, "local_batch", (json_int_t)rep->local_batch,
+        "oversubscribed", rep->oversubscribed, "oversubscribed_detail", rep->why, "steps",
+        (json_int_t)r->steps, "samples", (json_int_t)r->samples, "seconds",
+        real_or_null(r->seconds), "samples_per_second", real_or_null(r->samples_per_second),
+        "step_time_s", stats_json(r->step_s, r->steps), "compute_time_s",
+        stats_json(r->compute_s, r->steps), "exposed_comm_s", stats_json(r->exposed_s, r->steps),
+        "gradient_bytes", (json_int_t)r->gradient_bytes, "bytes_sent_per_step",
+        real_or_null(r->bytes_sent_per_step), "bytes_recv_per_step",
+        real_or_null(r->bytes_recv_per_step), "bytes_sent_all_ranks", (json_int_t)r->bytes_sent_all,
+        "bytes_recv_all_ranks", (json_int_t)r->bytes_recv_all);
     if (!o) return NULL;
-    json_object_set_new(o, "scheme", json_string(d5_dist_scheme_name(r->scheme)));
-    json_object_set_new(o, "comm", json_string(rep->comm));
-    json_object_set_new(o, "sampler", json_string(rep->sampler));
-    json_object_set_new(o, "ranks", json_integer(r->ranks));
-    json_object_set_new(o, "workers", json_integer(r->workers));
-    json_object_set_new(o, "servers", json_integer(r->servers));
-    json_object_set_new(o, "global_batch", json_integer(rep->global_batch));
-    json_object_set_new(o, "local_batch", json_integer(rep->local_batch));
-    json_object_set_new(o, "oversubscribed", json_boolean(rep->oversubscribed));
-    json_object_set_new(o, "oversubscribed_detail", json_string(rep->why));
-    json_object_set_new(o, "steps", json_integer(r->steps));
-    json_object_set_new(o, "samples", json_integer(r->samples));
-    json_object_set_new(o, "seconds", json_real(r->seconds));
-    json_object_set_new(o, "samples_per_second", json_real(r->samples_per_second));
-    json_object_set_new(o, "step_time_s", stats_json(r->step_s, r->steps));
-    json_object_set_new(o, "compute_time_s", stats_json(r->compute_s, r->steps));
-    json_object_set_new(o, "exposed_comm_s", stats_json(r->exposed_s, r->steps));
-    json_object_set_new(o, "gradient_bytes", json_integer((json_int_t)r->gradient_bytes));
-    json_object_set_new(o, "bytes_sent_per_step", json_real(r->bytes_sent_per_step));
-    json_object_set_new(o, "bytes_recv_per_step", json_real(r->bytes_recv_per_step));
-    json_object_set_new(o, "bytes_sent_all_ranks", json_integer((json_int_t)r->bytes_sent_all));
-    json_object_set_new(o, "bytes_recv_all_ranks", json_integer((json_int_t)r->bytes_recv_all));
     json_object_set_new(o, "bucket_mb",
                         rep->bucket_mb >= 0 ? json_real(rep->bucket_mb) : json_null());
     json_object_set_new(o, "consensus_distance", real_or_null(r->consensus));
