@@ -4,24 +4,26 @@
 #include <math.h>
 #include <string.h>
 
-d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values)
+/* A tensor of `dtype` holding `values` (size bytes each; NULL: zeros). */
+static d5_tensor typed(d5_dtype dtype, size_t size, int32_t ndim, const int64_t *shape,
+                       const void *values)
 {
     d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(dtype, ndim, shape, &d), D5_OK);
     d5_tensor t;
     cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(float));
+    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * size);
     return t;
+}
+
+d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values)
+{
+    return typed(D5_F32, sizeof(float), ndim, shape, values);
 }
 
 d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
 {
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_I64, ndim, shape, &d), D5_OK);
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(int64_t));
-    return t;
+    return typed(D5_I64, sizeof(int64_t), ndim, shape, values);
 }
 
 d5_attr attr_int(const char *name, int64_t v)
@@ -85,19 +87,26 @@ void expect_values(const d5_tensor *got, const float *want, int64_t n, double to
     }
 }
 
-void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
-                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
 {
     const d5_op_desc *desc;
     cr_assert_eq(d5_op_find(name, "ref", &desc), D5_OK, "%s", d5_last_error());
     d5_gradient_check g;
     d5_status s = d5_validate_gradient(desc, in, nin, given, attrs, nout, NULL, &g);
-    cr_assert_eq(s, D5_OK, "%s gradient check: %s", name, d5_last_error());
+    cr_assert_eq(s, D5_OK, "%s gradient check: %s", label, d5_last_error());
     cr_assert(g.passed,
               "%s gradient: input %d element %lld analytic %.10g numeric %.10g (error %.3g > %.3g)",
-              name, g.worst_input, (long long)g.worst_index, g.analytic, g.numeric, g.error, g.tol);
-    cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", name,
+              label, g.worst_input, (long long)g.worst_index, g.analytic, g.numeric, g.error,
+              g.tol);
+    cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", label,
                  (long long)g.skipped);
+}
+
+void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
+                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+{
+    expect_gradient_of(name, name, in, nin, given, attrs, nout);
 }
 
 /* ---- Shape operators' helpers ---- */

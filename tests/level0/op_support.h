@@ -33,6 +33,10 @@ void expect_values(const d5_tensor *got, const float *want, int64_t n, double to
  * float64 on inputs drawn in [-1, 1] (or `given` where not NULL). */
 void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
                      const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+/* As expect_gradient, its messages naming `label` (say, the case of a table)
+ * instead of the operator. */
+void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
 
 /* The shape operators' tests (test_ref_shape*.c): a float32 descriptor; a
  * float32 tensor holding 0, 1, 2, ...; freeing n tensors; asserting a shape;
