@@ -42,6 +42,10 @@ d5_attr attr_ints(const char *name, const int64_t *v, int64_t n)
 {
     return (d5_attr){.name = name, .type = D5_ATTR_INTS, .ints = v, .count = n};
 }
+d5_attr attr_floats(const char *name, const double *v, int64_t n)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_FLOATS, .floats = v, .count = n};
+}
 
 d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
                  const d5_attrs *attrs, d5_tensor *out, int32_t nout)

@@ -19,6 +19,7 @@ d5_attr attr_int(const char *name, int64_t v);
 d5_attr attr_float(const char *name, double v);
 d5_attr attr_string(const char *name, const char *v);
 d5_attr attr_ints(const char *name, const int64_t *v, int64_t n);
+d5_attr attr_floats(const char *name, const double *v, int64_t n);
 
 /* Runs `name` on `backend` with inputs; allocates outputs (freed by the caller
  * with d5_tensor_free); asserts success. */
