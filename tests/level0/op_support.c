@@ -91,6 +91,15 @@ void expect_values(const d5_tensor *got, const float *want, int64_t n, double to
     }
 }
 
+void expect_op_values(const char *name, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                      const float *want, int64_t n, double tol)
+{
+    d5_tensor y;
+    run_op(name, "ref", in, nin, attrs, &y, 1);
+    expect_values(&y, want, n, tol);
+    d5_tensor_free(&y);
+}
+
 void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
                         const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
 {

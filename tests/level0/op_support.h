@@ -30,6 +30,10 @@ d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int
                  const d5_attrs *attrs, d5_tensor *out, int32_t nout);
 /* Asserts |got - want| <= tol element-wise, with the index of the first miss. */
 void expect_values(const d5_tensor *got, const float *want, int64_t n, double tol);
+/* Runs the one-output ref operator `name` on `in` and expects its n values
+ * to be `want` (as expect_values); the output freed, the inputs left. */
+void expect_op_values(const char *name, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                      const float *want, int64_t n, double tol);
 /* Asserts that the ref operator's backward matches central differences in
  * float64 on inputs drawn in [-1, 1] (or `given` where not NULL). */
 void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,

@@ -273,22 +273,16 @@ Test(averagepool, one_d_by_hand_count_include_pad_and_ceil)
     /* x = 1..6, kernel 3, stride 2, pads [1, 1], ceil: windows start at -1, 1,
      * 3, 5. The last covers 5 (x = 6), 6 (padding) and 7 (past the padding):
      * 6 / 1 without padding, 6 / 2 with it. The first: (1 + 2) / 2 or / 3. */
-    d5_tensor x = tf32(3, SHAPE(1, 1, 6), VALS(1, 2, 3, 4, 5, 6)), y;
+    d5_tensor x = tf32(3, SHAPE(1, 1, 6), VALS(1, 2, 3, 4, 5, 6));
     d5_attr items[] = {attr_ints("kernel_shape", IVALS(3), 1), attr_ints("strides", IVALS(2), 1),
                        attr_ints("pads", IVALS(1, 1), 2), attr_int("ceil_mode", 1),
                        attr_int("count_include_pad", 0)};
     d5_attrs attrs = {items, 5};
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(1.5, 3, 5, 6), 4, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(1.5, 3, 5, 6), 4, 1e-6);
     items[4] = attr_int("count_include_pad", 1);
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(1, 3, 5, 3), 4, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(1, 3, 5, 3), 4, 1e-6);
     items[3] = attr_int("ceil_mode", 0);
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(1, 3, 5), 3, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(1, 3, 5), 3, 1e-6);
     d5_tensor_free(&x);
 }
 
@@ -302,9 +296,7 @@ Test(averagepool, onnx_conformance_cases)
     d5_attr a1[] = {attr_ints("kernel_shape", IVALS(2, 2), 2), attr_ints("strides", IVALS(1, 1), 2),
                     attr_ints("dilations", IVALS(2, 2), 2), attr_int("ceil_mode", 1)};
     d5_attrs attrs = {a1, 4};
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(6, 7, 10, 11), 4, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(6, 7, 10, 11), 4, 1e-6);
     d5_tensor_free(&x);
     x = tf32(4, SHAPE(1, 3, 2, 2),
              VALS(0.8580, 0.0786, 0.2692, 0.1537, 0.8816, 0.4353, 0.5772, 0.6623, 0.9067, 0.9483,
@@ -339,13 +331,12 @@ Test(averagepool, two_d_asymmetric_pads_strides_dilations_ceil)
                   24, 1e-5);
     d5_tensor_free(&y);
     items[5] = attr_int("count_include_pad", 1);
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y,
-                  VALS(0.2888889, 0.9, 0.4444444, 0.9166667, 0.1444444, 1.455556, 0.2333333, 0.35,
-                       0.9333333, 2.1, -0.2, -0.675, 0.04444444, 0.5333333, 1.155556, 0.7333333,
-                       0.8555556, 1.444444, 1.3, 0.8833333, 0.5666667, 1.55, 0.8666667, 1.475),
-                  24, 1e-5);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs,
+                     VALS(0.2888889, 0.9, 0.4444444, 0.9166667, 0.1444444, 1.455556, 0.2333333,
+                          0.35, 0.9333333, 2.1, -0.2, -0.675, 0.04444444, 0.5333333, 1.155556,
+                          0.7333333, 0.8555556, 1.444444, 1.3, 0.8833333, 0.5666667, 1.55,
+                          0.8666667, 1.475),
+                     24, 1e-5);
     items[4] = attr_int("ceil_mode", 0);
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
     op_expect_shape(&y, 4, SHAPE(2, 1, 2, 3));
@@ -371,12 +362,11 @@ Test(averagepool, three_d_asymmetric_pads_strides_dilations_ceil)
                   18, 1e-5);
     d5_tensor_free(&y);
     items[5] = attr_int("count_include_pad", 1);
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y,
-                  VALS(0.15, 0.4583333, 1.5, 0.925, 0.6416667, 0.3, -0.4666667, 0.3416667, 0.575,
-                       0.5, 1.216667, 2.0875, 0.2833333, -0.15, -0.725, 0.3833333, 0.2333333, 0.7),
-                  18, 1e-5);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs,
+                     VALS(0.15, 0.4583333, 1.5, 0.925, 0.6416667, 0.3, -0.4666667, 0.3416667, 0.575,
+                          0.5, 1.216667, 2.0875, 0.2833333, -0.15, -0.725, 0.3833333, 0.2333333,
+                          0.7),
+                     18, 1e-5);
     items[4] = attr_int("ceil_mode", 0);
     run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
     op_expect_shape(&y, 5, SHAPE(1, 1, 2, 2, 2));
@@ -388,18 +378,15 @@ Test(averagepool, auto_pad_same_lower_counts_its_padding)
 {
     /* 4x4, kernel 3, stride 2: 2x2 outputs and one pixel of padding at the
      * beginning of each axis. */
-    d5_tensor x = pattern(4, SHAPE(1, 1, 4, 4)), y;
+    d5_tensor x = pattern(4, SHAPE(1, 1, 4, 4));
     d5_attr items[] = {attr_ints("kernel_shape", IVALS(3, 3), 2),
                        attr_ints("strides", IVALS(2, 2), 2), attr_string("auto_pad", "SAME_LOWER"),
                        attr_int("count_include_pad", 0)};
     d5_attrs attrs = {items, 4};
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(0.4, 1.1, 1.583333, 1.744444), 4, 1e-5);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(0.4, 1.1, 1.583333, 1.744444), 4, 1e-5);
     items[3] = attr_int("count_include_pad", 1);
-    run_op("AveragePool", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(0.1777778, 0.7333333, 1.055556, 1.744444), 4, 1e-5);
-    d5_tensor_free(&y);
+    expect_op_values("AveragePool", &x, 1, &attrs, VALS(0.1777778, 0.7333333, 1.055556, 1.744444),
+                     4, 1e-5);
     d5_tensor_free(&x);
 }
 
