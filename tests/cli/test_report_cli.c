@@ -176,6 +176,15 @@ static char *page(const char *dir)
     return html;
 }
 
+/* Expects section `name` of dir's index.html to hold `text`. */
+static void expect_section_has(const char *dir, const char *name, const char *text)
+{
+    char *html = page(dir), *sec = section(html, name);
+    cr_assert(strstr(sec, text), "section %s lacks '%s': %s", name, text, sec);
+    free(sec);
+    free(html);
+}
+
 static void run_ok(const char *in, const char *out_dir, char **out, char **err)
 {
     int rc = RUN(out, err, "report", in, "--out", out_dir);
@@ -331,12 +340,9 @@ Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
     run_ok(in, r.dir, &r.out, &r.err);
     char *texts = svg_texts(r.dir, "roofline");
     expect_in(texts, "FP32 FMA peak %.4g GFLOP/s", 389.0);
-    char *html = page(r.dir), *sec = section(html, "roofline");
-    cr_assert(strstr(sec, "the higher of the two peaks d5 bench measured, the one after the "
-                          "suite (results.json)"),
-              "%s", sec);
-    free(sec);
-    free(html);
+    expect_section_has(r.dir, "roofline",
+                       "the higher of the two peaks d5 bench measured, the one after the "
+                       "suite (results.json)");
     free(texts);
     free(res);
     free(in);
@@ -348,14 +354,13 @@ Test(report_cli, operator_folder_boxes_and_intensity_from_counters)
     report r = report_of(DATA "/operator");
     char *texts = svg_texts(r.dir, "operator_timings");
     cr_assert(strstr(texts, "quartiles and 5th-95th percentiles"), "%s", texts);
-    char *html = page(r.dir), *sec = section(html, "operator_timings");
-    cr_assert(strstr(sec, "holds no samples"), "%s", sec);
-    free(sec);
+    expect_section_has(r.dir, "operator_timings", "holds no samples");
+    char *html = page(r.dir);
     /* Intensity = GFLOP/s over GB/s of the file's counters. */
     json_error_t je;
     json_t *res = json_load_file(DATA "/operator/results.json", 0, &je);
     cr_assert_not_null(res);
-    sec = section(html, "roofline");
+    char *sec = section(html, "roofline");
     size_t i, points = 0;
     json_t *e;
     json_array_foreach(json_object_get(res, "benchmarks"), i, e)
@@ -395,11 +400,8 @@ Test(report_cli, train_folder_loss_and_accuracy)
     }
     cr_assert(strstr(step, "step (batches trained)"), "%s", step);
     cr_assert(strstr(time, "training time (s, without evaluation)"), "%s", time);
-    char *html = page(r.dir), *sec = section(html, "training_by_time");
-    cr_assert(strstr(sec, "the step times of steps.csv added up"), "%s", sec);
+    expect_section_has(r.dir, "training_by_time", "the step times of steps.csv added up");
     free(want);
-    free(sec);
-    free(html);
     free(steps);
     free(step);
     free(time);
@@ -409,12 +411,9 @@ Test(report_cli, train_folder_loss_and_accuracy)
 Test(report_cli, train_json_alone_spreads_epoch_time)
 {
     report r = report_of_files("train/train.json");
-    char *html = page(r.dir), *sec = section(html, "training_by_time");
-    cr_assert(strstr(sec, "spread evenly over its steps"), "%s", sec);
-    cr_assert(strstr(sec, "from train.json"), "%s", sec);
+    expect_section_has(r.dir, "training_by_time", "spread evenly over its steps");
+    expect_section_has(r.dir, "training_by_time", "from train.json");
     cr_assert(exists(r.dir, "training_by_step.svg") && exists(r.dir, "training_by_time.png"));
-    free(sec);
-    free(html);
     report_free(&r);
 }
 
