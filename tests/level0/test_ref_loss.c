@@ -121,7 +121,7 @@ Test(reducesum, bad_axes)
     const d5_op_desc *desc;
     cr_assert_eq(d5_op_find("ReduceSum", "ref", &desc), D5_OK);
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(3, 2, 2));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(1), &d[1]), D5_OK);
     d5_op *op = NULL;
     cr_assert_eq(d5_op_create_desc(desc, d, 2, NULL, 1, &op), D5_ERR_UNSUPPORTED);
@@ -133,7 +133,7 @@ Test(reducesum, bad_axes)
 Test(reducesum, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 4), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(2, 3, 4));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(2), &d[1]), D5_OK);
     d5_tensor given[2] = {{.data = NULL}, ti64(1, SHAPE(2), IVALS(1, -1))};
     d5_attr k0 = attr_int("keepdims", 0);
@@ -209,7 +209,7 @@ Test(reducemean, axes_twice_is_an_error)
 Test(reducemean, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 4), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(3, 2, 4));
     d5_attr ax = attr_ints("axes", IVALS(0, -1), 2);
     d5_attrs attrs = {&ax, 1};
     expect_gradient("ReduceMean", d, 1, NULL, &attrs, 1);
@@ -264,8 +264,7 @@ Test(reducesum, axes_attribute_before_opset_13)
     expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 11, &noop, 1)->items, 2,
                         "ReduceSum: noop_with_empty_axes is an attribute of opset 13 and later, "
                         "not of opset 11");
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 4), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(3, SHAPE(3, 2, 4));
     d5_attrs attrs = {with_opset(&o, 11, extra, 2)->items, 3};
     expect_gradient("ReduceSum", &d, 1, NULL, &attrs, 1);
 }
@@ -451,9 +450,9 @@ Test(softmaxcrossentropyloss, gradient_2d)
 {
     /* With respect to scores and weights (labels are given), both outputs. */
     d5_tensor_desc d[3];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 3), &d[0]), D5_OK);
+    d[0] = op_fdesc(2, SHAPE(4, 3));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(4), &d[1]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(3), &d[2]), D5_OK);
+    d[2] = op_fdesc(1, SHAPE(3));
     d5_tensor given[3] = {{.data = NULL},
                           ti64(1, SHAPE(4), IVALS(2, 0, 1, 0)),
                           tf32(1, SHAPE(3), VALS(0.6, 1.7, 1.1))};
@@ -473,9 +472,9 @@ Test(softmaxcrossentropyloss, gradient_2d)
 Test(softmaxcrossentropyloss, gradient_k_dimensional)
 {
     d5_tensor_desc d[3];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(2, 3, 2, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(4, SHAPE(2, 3, 2, 2));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 3, SHAPE(2, 2, 2), &d[1]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(3), &d[2]), D5_OK);
+    d[2] = op_fdesc(1, SHAPE(3));
     d5_tensor given[3] = {{.data = NULL},
                           ti64(3, SHAPE(2, 2, 2), IVALS(0, 2, 1, -1, 2, 2, -1, 0)),
                           tf32(1, SHAPE(3), VALS(0.7, 1.3, 2.0))};
@@ -534,7 +533,7 @@ Test(meansquarederror, bad_inputs)
 Test(meansquarederror, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(2, 3, 2));
     d[1] = d[0];
     const char *reductions[] = {"none", "sum", "mean"};
     for (int r = 0; r < 3; r++) {
