@@ -58,6 +58,18 @@ static void expect_cast(d5_dtype from, int64_t n, const void *src, d5_dtype to, 
     expect_bytes(&y, to, n, want, what);
 }
 
+/* A type to cast to and the values expected there. */
+typedef struct cast_to {
+    d5_dtype type;
+    const void *want;
+} cast_to;
+
+/* expect_cast from the same values to each of `count` types. */
+static void expect_casts(d5_dtype from, int64_t n, const void *src, const cast_to *to, size_t count)
+{
+    for (size_t i = 0; i < count; i++) expect_cast(from, n, src, to[i].type, to[i].want);
+}
+
 /* Writes the small integer v (0..100) as element i of a buffer of type dt. */
 static void put(void *buf, d5_dtype dt, int i, int v)
 {
@@ -113,15 +125,10 @@ Test(ref_cast, float64_to_integers_as_numpy)
     const int64_t i64[] = {-1,        -3000000000, 3000000000, 5000000000, INT64_MIN, INT64_MIN,
                            INT64_MIN, INT64_MIN,   INT64_MIN,  INT64_MIN,  70000,     -70000};
     const uint8_t b[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    expect_cast(D5_F64, 12, special, D5_U8, u8);
-    expect_cast(D5_F64, 12, special, D5_I8, i8);
-    expect_cast(D5_F64, 12, special, D5_U16, u16);
-    expect_cast(D5_F64, 12, special, D5_I16, i16);
-    expect_cast(D5_F64, 12, special, D5_U32, u32);
-    expect_cast(D5_F64, 12, special, D5_I32, i32);
-    expect_cast(D5_F64, 12, special, D5_U64, u64);
-    expect_cast(D5_F64, 12, special, D5_I64, i64);
-    expect_cast(D5_F64, 12, special, D5_BOOL, b);
+    const cast_to f64_to[] = {{D5_U8, u8},   {D5_I8, i8},   {D5_U16, u16},
+                              {D5_I16, i16}, {D5_U32, u32}, {D5_I32, i32},
+                              {D5_U64, u64}, {D5_I64, i64}, {D5_BOOL, b}};
+    expect_casts(D5_F64, 12, special, f64_to, sizeof f64_to / sizeof f64_to[0]);
     /* From float32 the same, but 1e19 is 9999999980506447872 in float32. */
     float f[12];
     for (int i = 0; i < 12; i++) f[i] = (float)special[i];
@@ -145,12 +152,9 @@ Test(ref_cast, float16_and_bfloat16_to_integers_through_float)
     const uint64_t u64[] = {
         65504, 18446744073709486112u, 1000, 18446744073709551613u, 9223372036854775808u, 0};
     const int64_t i64[] = {65504, -65504, 1000, -3, INT64_MIN, INT64_MIN};
-    expect_cast(D5_F16, 6, h, D5_U8, u8);
-    expect_cast(D5_F16, 6, h, D5_I8, i8);
-    expect_cast(D5_F16, 6, h, D5_U16, u16);
-    expect_cast(D5_F16, 6, h, D5_U32, u32);
-    expect_cast(D5_F16, 6, h, D5_U64, u64);
-    expect_cast(D5_F16, 6, h, D5_I64, i64);
+    const cast_to f16_to[] = {{D5_U8, u8},   {D5_I8, i8},   {D5_U16, u16},
+                              {D5_U32, u32}, {D5_U64, u64}, {D5_I64, i64}};
+    expect_casts(D5_F16, 6, h, f16_to, sizeof f16_to / sizeof f16_to[0]);
     /* bfloat16 -3.5 (0xC060) and 300 (0x4396) to int8: -3 and 300 mod 256 = 44. */
     const uint16_t bf[] = {0xC060, 0x4396};
     const int8_t bi8[] = {-3, 44};
@@ -166,18 +170,15 @@ Test(ref_cast, integers_wrap)
     const uint32_t u32[] = {4294967295u, 4294967293u, 5, 300};
     const uint64_t u64[] = {UINT64_MAX, UINT64_MAX - 2, (UINT64_C(1) << 40) + 5, 300};
     const uint16_t h[] = {0xBC00, 0xC200, 0x7C00, 0x5CB0};
-    expect_cast(D5_I64, 4, v, D5_U8, u8);
-    expect_cast(D5_I64, 4, v, D5_U16, u16);
-    expect_cast(D5_I64, 4, v, D5_U32, u32);
-    expect_cast(D5_I64, 4, v, D5_U64, u64);
-    expect_cast(D5_I64, 4, v, D5_F16, h);
+    const cast_to i64_to[] = {
+        {D5_U8, u8}, {D5_U16, u16}, {D5_U32, u32}, {D5_U64, u64}, {D5_F16, h}};
+    expect_casts(D5_I64, 4, v, i64_to, sizeof i64_to / sizeof i64_to[0]);
     const uint64_t u[] = {UINT64_MAX, (UINT64_C(1) << 63) + 7};
     const int64_t i64[] = {-1, INT64_MIN + 7};
     const int32_t i32[] = {-1, 7};
     const float f[] = {0x1p64f, 0x1p63f};
-    expect_cast(D5_U64, 2, u, D5_I64, i64);
-    expect_cast(D5_U64, 2, u, D5_I32, i32);
-    expect_cast(D5_U64, 2, u, D5_F32, f);
+    const cast_to u64_to[] = {{D5_I64, i64}, {D5_I32, i32}, {D5_F32, f}};
+    expect_casts(D5_U64, 2, u, u64_to, sizeof u64_to / sizeof u64_to[0]);
     /* int64 to double is exact below 2^53 and to uint64 bit for bit above it. */
     const int64_t big[] = {INT64_MIN + 1, INT64_MAX};
     const uint64_t bigu[] = {(UINT64_C(1) << 63) + 1, INT64_MAX};
