@@ -20,6 +20,15 @@ static void need_dnnl(void)
     if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
 }
 
+/* need_dnnl, then a generator seeded with `seed`. */
+static d5_rng need_dnnl_rng(uint64_t seed)
+{
+    need_dnnl();
+    d5_rng rng;
+    d5_rng_seed(&rng, seed);
+    return rng;
+}
+
 static double get(const d5_tensor *t, int64_t i)
 {
     switch (t->desc.dtype) {
@@ -305,9 +314,7 @@ static d5_tensor_desc mm_out(const mm_case *c, const d5_tensor *A, const d5_tens
 
 Test(dnnl_int8, matmulinteger)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 11);
+    d5_rng rng = need_dnnl_rng(11);
     for (size_t i = 0; i < NMM * 4; i++) {
         const mm_case *c = &mm_cases[i % NMM];
         d5_dtype ta = i % 2 ? D5_I8 : D5_U8, tb = (i / 2) % 2 ? D5_U8 : D5_I8;
@@ -336,9 +343,7 @@ Test(dnnl_int8, matmulinteger)
 
 Test(dnnl_int8, matmulinteger_zero_point_per_column)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 12);
+    d5_rng rng = need_dnnl_rng(12);
     d5_tensor in[4];
     in[0] = draw(D5_U8, 2, SHAPE(9, 40), &rng, 0, 255);
     in[1] = draw(D5_U8, 2, SHAPE(40, 6), &rng, 100, 200);
@@ -359,9 +364,7 @@ Test(dnnl_int8, matmulinteger_zero_point_per_column)
 
 Test(dnnl_int8, qlinearmatmul)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 13);
+    d5_rng rng = need_dnnl_rng(13);
     for (size_t i = 0; i < NMM * 4; i++) {
         const mm_case *c = &mm_cases[i % NMM];
         d5_dtype ta = i % 2 ? D5_I8 : D5_U8, tb = (i / 2) % 2 ? D5_U8 : D5_I8;
@@ -518,9 +521,7 @@ Test(dnnl_int8, convinteger_onnx_example)
 
 Test(dnnl_int8, convinteger)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 21);
+    d5_rng rng = need_dnnl_rng(21);
     for (size_t i = 0; i < NCONV * 3; i++) {
         const conv_case *c = &conv_cases[i % NCONV];
         int way = (int)(i / NCONV); /* 0: int8 W at run time; 1: int8 W known; 2: uint8 W, zp 128 */
@@ -545,9 +546,7 @@ Test(dnnl_int8, convinteger)
 
 Test(dnnl_int8, convinteger_weights_zero_point)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 22);
+    d5_rng rng = need_dnnl_rng(22);
     const conv_case *c = &conv_cases[1];
     conv_attrs a;
     d5_tensor in[4];
@@ -571,9 +570,7 @@ Test(dnnl_int8, convinteger_weights_zero_point)
 
 Test(dnnl_int8, qlinearconv)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 23);
+    d5_rng rng = need_dnnl_rng(23);
     for (size_t i = 0; i < NCONV * 2; i++) {
         const conv_case *c = &conv_cases[i % NCONV];
         d5_dtype tx = i % 2 ? D5_I8 : D5_U8, ty = (i / 2) % 2 ? D5_I8 : D5_U8;
@@ -638,9 +635,7 @@ static d5_tensor param(d5_dtype dt, int axis, d5_rng *rng, double lo, double hi)
 
 Test(dnnl_int8, quantizelinear)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 31);
+    d5_rng rng = need_dnnl_rng(31);
     for (size_t i = 0; i < 3 * 6; i++) {
         int axis = qaxes[i % 6], ax = axis < 0 ? axis + 4 : axis, per = axis >= -1;
         int zp_kind = (int)(i / 6); /* 0: uint8, 1: int8, 2: none (uint8) */
@@ -675,9 +670,7 @@ Test(dnnl_int8, quantizelinear)
 
 Test(dnnl_int8, dequantizelinear)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 32);
+    d5_rng rng = need_dnnl_rng(32);
     const d5_dtype types[] = {D5_U8, D5_I8, D5_I32};
     for (size_t i = 0; i < 3 * 6; i++) {
         int axis = qaxes[i % 6], ax = axis < 0 ? axis + 4 : axis, per = axis >= -1;
