@@ -26,6 +26,17 @@ d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
     return typed(D5_I64, sizeof(int64_t), ndim, shape, values);
 }
 
+void need_backend(const char *backend)
+{
+    char why[256];
+    if (!d5_backend_available(backend, why, sizeof why)) cr_skip_test("%s", why);
+}
+
+void need_dnnl(void)
+{
+    need_backend("dnnl");
+}
+
 d5_attr attr_int(const char *name, int64_t v)
 {
     return (d5_attr){.name = name, .type = D5_ATTR_INT, .i = v};

@@ -14,6 +14,11 @@ d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
 #define VALS(...)  ((const float[]){__VA_ARGS__})
 #define IVALS(...) ((const int64_t[]){__VA_ARGS__})
 
+/* Skips the test where `backend` is not built or not loadable, saying why;
+ * need_dnnl is need_backend("dnnl"). */
+void need_backend(const char *backend);
+void need_dnnl(void);
+
 /* Attribute constructors. */
 d5_attr attr_int(const char *name, int64_t v);
 d5_attr attr_float(const char *name, double v);

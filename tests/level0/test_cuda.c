@@ -16,12 +16,6 @@
 
 TestSuite(cuda, .timeout = D5_TIMEOUT(600));
 
-static void need_device(void)
-{
-    char why[256];
-    if (!d5_backend_available("cuda", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* The table itself, found without the availability check of d5_op_find. */
 static const d5_op_desc *table(const char *name)
 {
@@ -38,7 +32,7 @@ static const d5_op_desc *table(const char *name)
 static void forward_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
                            const d5_tensor *inputs, const d5_attrs *attrs)
 {
-    need_device();
+    need_backend("cuda");
     const d5_op_desc *cand, *ref;
     cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
@@ -232,7 +226,7 @@ Test(cuda, test_operator_command)
 
 Test(cuda, device_tensors_round_trip_and_host_memory_is_refused)
 {
-    need_device();
+    need_backend("cuda");
     d5_tensor h = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)), back = tf32(2, SHAPE(2, 3), NULL);
     d5_tensor dev, y;
     cr_assert_eq(d5__cuda_tensor_upload(&h, &dev), D5_OK, "%s", d5_last_error());
@@ -416,7 +410,7 @@ Test(cuda, fusedconv_with_bias_sum_and_relu)
 
 Test(cuda, batchnormalization_inference)
 {
-    need_device();
+    need_backend("cuda");
     d5_tensor_desc in[5] = {op_fdesc(4, SHAPE(2, 3, 5, 4)), op_fdesc(1, SHAPE(3)),
                             op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3))};
     d5_tensor t[5];
@@ -485,7 +479,7 @@ Test(cuda, elementwise_functions_and_pow)
 
 Test(cuda, where_with_a_broadcast_mask)
 {
-    need_device();
+    need_backend("cuda");
     d5_tensor_desc in[3] = {op_fdesc(2, SHAPE(1, 8)), op_fdesc(3, SHAPE(2, 4, 8)),
                             op_fdesc(0, NULL)};
     in[0].dtype = D5_BOOL;
@@ -523,7 +517,7 @@ Test(cuda, transpose_concat_and_gather)
     d5_attr ax[] = {attr_int("axis", 1)};
     d5_attrs a2 = {ax, 1};
     same_as_ref("Concat", parts, 3, &a2);
-    need_device();
+    need_backend("cuda");
     d5_tensor_desc g[2] = {op_fdesc(2, SHAPE(50, 16)), op_fdesc(2, SHAPE(2, 7))};
     g[1].dtype = D5_I64;
     d5_tensor t[2];
@@ -559,7 +553,7 @@ Test(cuda, transposematmul_with_perms_alpha_and_bias)
  * and into equal parts. */
 Test(cuda, split_into_parts)
 {
-    need_device();
+    need_backend("cuda");
     const d5_op_desc *cand, *ref;
     cr_assert_eq(d5_op_find("Split", "cuda", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find("Split", "ref", &ref), D5_OK);

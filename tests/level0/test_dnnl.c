@@ -8,8 +8,7 @@ static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
                         const d5_attrs *attrs)
 {
     const d5_op_desc *cand, *ref;
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
+    need_dnnl();
     cr_assert_eq(d5_op_find(name, "dnnl", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
     d5_check_params p = d5_check_default_params();
@@ -84,8 +83,7 @@ Test(dnnl, gemm_matches_ref)
 
 Test(dnnl, float64_and_bad_shapes_are_refused)
 {
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
+    need_dnnl();
     const d5_op_desc *d;
     cr_assert_eq(d5_op_find("Conv", "dnnl", &d), D5_OK);
     d5_tensor_desc in[2];

@@ -17,12 +17,6 @@
 #define W  7
 #define HW (H * W)
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* Channels a block, by the rule of dnnl_util.c: oneDNN's AVX-512 core kernels
  * (F, BW, VL, DQ) unless ONEDNN_MAX_CPU_ISA holds it below them. */
 static int64_t channel_block(void)

@@ -12,12 +12,6 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* Channels a block of the executor's blocked layout, chosen as
  * level0_operators/dnnl/dnnl_util.c chooses it. */
 static int64_t channel_block(void)

@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* need_dnnl, then a generator seeded with `seed`. */
 static d5_rng need_dnnl_rng(uint64_t seed)
 {

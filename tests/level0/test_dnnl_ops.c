@@ -6,12 +6,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* How inputs are drawn: uniform in [-1, 1], inputs whose bit is set in
  * `positive` in [0.2, 1.2] (variances, logarithms), both scaled by `range`
  * when it is set, and with zeros > 0 every zeros-th element of input 0
