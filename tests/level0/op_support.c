@@ -133,6 +133,14 @@ void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
     expect_gradient_of(name, name, in, nin, given, attrs, nout);
 }
 
+void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
+                           const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+{
+    d5_tensor_desc d[2] = {op_fdesc(ndim, shape), given->desc};
+    d5_tensor g[2] = {{.data = NULL}, *given};
+    expect_gradient(name, d, 2, g, attrs, nout);
+}
+
 /* ---- Shape operators' helpers ---- */
 
 d5_tensor_desc op_fdesc(int32_t ndim, const int64_t *shape)

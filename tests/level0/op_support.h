@@ -43,6 +43,11 @@ void expect_op_values(const char *name, const d5_tensor *in, int32_t nin, const 
  * float64 on inputs drawn in [-1, 1] (or `given` where not NULL). */
 void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
                      const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+/* expect_gradient of a two-input operator with respect to its float32 input 0
+ * of `shape`, input 1 being `given` (an index, shape or mask tensor; left to
+ * the caller). */
+void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
+                           const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
 /* As expect_gradient, its messages naming `label` (say, the case of a table)
  * instead of the operator. */
 void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
