@@ -94,9 +94,7 @@ static counting counting_open(uint32_t n, uint32_t classes)
 /* Frees the dataset and removes its folder. */
 static void counting_close(counting *c)
 {
-    d5_dataset_free(c->ds);
-    rmtree(c->dir);
-    free(c->dir);
+    dataset_done(c->ds, c->dir);
 }
 
 /* 1 when a[0..n-1] holds every value of 0..n-1 exactly once. */
