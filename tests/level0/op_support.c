@@ -141,6 +141,27 @@ void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
     expect_gradient(name, d, 2, g, attrs, nout);
 }
 
+void expect_same_as_ref(const char *backend, const char *name, const d5_tensor_desc *in,
+                        int32_t nin, const d5_attrs *attrs, const d5_check_params *p)
+{
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, backend, &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    d5_check_params params = p ? *p : d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &params, &r), D5_OK,
+                 "%s (%s) forward: %s", name, backend, d5_last_error());
+    cr_assert(r.passed, "%s (%s) forward: linf %.3g > %.3g at %lld (got %g want %g)", name, backend,
+              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
+    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &params, &r), D5_OK,
+                 "%s (%s) backward: %s", name, backend, d5_last_error());
+    for (int32_t i = 0; i < nin; i++)
+        cr_assert(r.out[i].linf <= r.tol[i] && !r.out[i].nonfinite,
+                  "%s (%s) gradient of input %d: linf %.3g > %.3g at %lld (got %g want %g)%s", name,
+                  backend, i, r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got,
+                  r.out[i].want, r.out[i].nonfinite ? ", not finite" : "");
+}
+
 /* ---- Shape operators' helpers ---- */
 
 d5_tensor_desc op_fdesc(int32_t ndim, const int64_t *shape)

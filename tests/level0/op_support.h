@@ -48,6 +48,12 @@ void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
  * the caller). */
 void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
                            const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+/* Checks `name` on `backend` against ref on the same random inputs, forward
+ * and then the gradient of every input, with the tolerances of p (NULL: the
+ * defaults); the messages name the operator, the backend and the worst
+ * element. */
+void expect_same_as_ref(const char *backend, const char *name, const d5_tensor_desc *in,
+                        int32_t nin, const d5_attrs *attrs, const d5_check_params *p);
 /* As expect_gradient, its messages naming `label` (say, the case of a table)
  * instead of the operator. */
 void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,

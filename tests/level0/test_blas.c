@@ -7,22 +7,10 @@
 static void same_as_ref(const char *name, const char *backend, const d5_tensor_desc *in,
                         int32_t nin, const d5_attrs *attrs)
 {
-    const d5_op_desc *cand, *ref;
-    cr_assert_eq(d5_op_find(name, backend, &cand), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
     d5_check_params p = d5_check_default_params();
     p.atol = 1e-4;
     p.rtol = 1e-4;
-    d5_forward_check r;
-    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    cr_assert(r.passed, "%s (%s) forward: linf %.3g > %.3g at %lld", name, backend, r.out[0].linf,
-              r.tol[0], (long long)r.out[0].worst);
-    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    for (int32_t i = 0; i < nin; i++)
-        cr_assert(r.passed, "%s (%s) gradient of input %d: linf %.3g > %.3g", name, backend, i,
-                  r.out[i].linf, r.tol[i]);
+    expect_same_as_ref(backend, name, in, nin, attrs, &p);
 }
 
 Test(blas, gemm_every_transpose_and_bias_shape)

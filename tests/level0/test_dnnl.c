@@ -7,21 +7,8 @@
 static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
                         const d5_attrs *attrs)
 {
-    const d5_op_desc *cand, *ref;
     need_dnnl();
-    cr_assert_eq(d5_op_find(name, "dnnl", &cand), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
-    d5_check_params p = d5_check_default_params();
-    d5_forward_check r;
-    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    cr_assert(r.passed, "%s forward: linf %.3g > %.3g at %lld (got %g want %g)", name,
-              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
-    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    for (int32_t i = 0; i < nin; i++)
-        cr_assert(r.out[i].linf <= r.tol[i], "%s gradient of input %d: linf %.3g > %.3g", name, i,
-                  r.out[i].linf, r.tol[i]);
+    expect_same_as_ref("dnnl", name, in, nin, attrs, NULL);
 }
 
 Test(dnnl, conv2d_strides_pads_dilations_bias)
