@@ -21,34 +21,16 @@
  * for (a model at a huge batch) holds far more. */
 #define PEAK_LIMIT (1LL << 30)
 
-/* dir/name (free it). */
-static char *join(const char *dir, const char *name)
-{
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-    char *p = join(dir, name);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-    free(p);
-}
-
 static void make_dir(const char *dir, const char *name)
 {
-    char *p = join(dir, name);
+    char *p = path_join(dir, name);
     cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
     free(p);
 }
 
 static void make_fifo(const char *dir, const char *name)
 {
-    char *p = join(dir, name);
+    char *p = path_join(dir, name);
     cr_assert_eq(mkfifo(p, 0600), 0, "%s", p);
     free(p);
 }
@@ -57,7 +39,7 @@ static void make_fifo(const char *dir, const char *name)
  * labels (ndim 1). */
 static void idx_write(const char *dir, const char *name, int ndim, uint32_t n)
 {
-    char *p = join(dir, name);
+    char *p = path_join(dir, name);
     FILE *f = fopen(p, "wb");
     cr_assert_not_null(f, "%s", p);
     unsigned char magic[4] = {0, 0, 0x08, (unsigned char)ndim};
@@ -76,14 +58,14 @@ static void idx_write(const char *dir, const char *name, int ndim, uint32_t n)
 /* The fixtures that {T} names in the catalogue. */
 static void fixtures(const char *t)
 {
-    char *model = join(t, "lenet.onnx"), *out, *err;
+    char *model = path_join(t, "lenet.onnx"), *out, *err;
     cr_assert_eq(RUN(&out, &err, "model", "lenet", "--batch", "4", "-o", model), 0, "%s", err);
     free(out);
     free(err);
     size_t len;
     char *bytes = slurp(model, &len);
     cr_assert_not_null(bytes);
-    char *trunc = join(t, "trunc.onnx");
+    char *trunc = path_join(t, "trunc.onnx");
     FILE *f = fopen(trunc, "wb");
     fwrite(bytes, 1, len < 100 ? len : 100, f);
     fclose(f);
@@ -120,7 +102,7 @@ static void fixtures(const char *t)
     const char *x[] = {"x"}, *y[] = {"y"};
     cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
-    char *scalar = join(t, "scalar.onnx");
+    char *scalar = path_join(t, "scalar.onnx");
     cr_assert_eq(d5_onnx_save(net, scalar), D5_OK, "%s", d5_last_error());
     d5_network_free(net);
     free(scalar);
@@ -132,12 +114,12 @@ static void fixtures(const char *t)
     cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
     cr_assert_eq(d5_network_set_opset(net, "", 999), D5_OK);
-    char *future = join(t, "opset999.onnx");
+    char *future = path_join(t, "opset999.onnx");
     cr_assert_eq(d5_onnx_save(net, future), D5_OK, "%s", d5_last_error());
     d5_network_free(net);
     free(future);
     /* A custom operator library whose table declares ABI version 99. */
-    char *abi = join(t, "abi99.so");
+    char *abi = path_join(t, "abi99.so");
     cr_assert_eq(symlink(D5_FUTURE_ABI_LIB, abi), 0, "%s", abi);
     free(abi);
     /* MNIST-format files of 8 samples. */
@@ -183,7 +165,7 @@ Test(bad_inputs, every_case_fails_cleanly, .timeout = D5_TIMEOUT(900))
 {
     char *t = tmpdir_make();
     fixtures(t);
-    char *out_dir = join(t, "out"), *keep = join(t, "keep");
+    char *out_dir = path_join(t, "out"), *keep = path_join(t, "keep");
     char *table = slurp(D5_SOURCE_DIR "/tests/cli/bad_inputs.tsv", NULL);
     cr_assert_not_null(table);
     int cases = 0, failures = 0;

@@ -31,16 +31,9 @@ static const char *const plot_names[] = {
     "memory_timeline",  "system"};
 #define NPLOTS (sizeof plot_names / sizeof plot_names[0])
 
-static char *path2(const char *a, const char *b)
-{
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", a, b), 0);
-    return p;
-}
-
 static int exists(const char *dir, const char *name)
 {
-    char *p = path2(dir, name);
+    char *p = path_join(dir, name);
     struct stat st;
     int ok = stat(p, &st) == 0;
     free(p);
@@ -55,16 +48,6 @@ static void copy_data(const char *dir, const char *files)
     cr_assert_geq(asprintf(&cmd, "cd '%s' && cp %s '%s'/", DATA, files, dir), 0);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-    char *p = path2(dir, name);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-    free(p);
 }
 
 /* Everything a command prints on standard output. */
@@ -169,7 +152,7 @@ static char *section(const char *html, const char *name)
 
 static char *page(const char *dir)
 {
-    char *p = path2(dir, "index.html");
+    char *p = path_join(dir, "index.html");
     char *html = slurp(p, NULL);
     cr_assert_not_null(html, "%s", p);
     free(p);
@@ -201,7 +184,7 @@ typedef struct report {
 static report report_of(const char *in)
 {
     report r = {.t = tmpdir_make()};
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     return r;
 }
@@ -211,10 +194,10 @@ static report report_of(const char *in)
 static report report_of_files(const char *files)
 {
     report r = {.t = tmpdir_make()};
-    char *in = path2(r.t, "in");
+    char *in = path_join(r.t, "in");
     cr_assert_eq(mkdir(in, 0700), 0);
     copy_data(in, files);
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     free(in);
     return r;
@@ -327,7 +310,7 @@ Test(report_cli, bench_folder_roofline_intensity_from_the_sizes)
 Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
 {
     report r = {.t = tmpdir_make()};
-    char *in = path2(r.t, "in"), *res = path2(in, "results.json");
+    char *in = path_join(r.t, "in"), *res = path_join(in, "results.json");
     cr_assert_eq(mkdir(in, 0700), 0);
     copy_data(in, "bench/*");
     json_t *doc = json_read(res);
@@ -336,7 +319,7 @@ Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
     json_object_set_new(ctx, "fp32_peak_used", json_string("after"));
     cr_assert_eq(json_dump_file(doc, res, JSON_INDENT(1)), 0);
     json_decref(doc);
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     char *texts = svg_texts(r.dir, "roofline");
     expect_in(texts, "FP32 FMA peak %.4g GFLOP/s", 389.0);
@@ -497,7 +480,7 @@ Test(report_cli, every_plot_in_one_self_contained_page)
     int rc = RUN(&out, &err, "report", t, "--title", "Run <7> & co");
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, err);
     cr_assert(strstr(err, "[8/8] writing index.html"), "%s", err);
-    char *dir = path2(t, "report");
+    char *dir = path_join(t, "report");
     char *html = page(dir), *problems = html_problems(dir);
     cr_assert_str_empty(problems, "%s", problems);
     cr_assert(strstr(html, "<title>Run &lt;7&gt; &amp; co</title>"), "the title is escaped");
@@ -565,7 +548,7 @@ Test(report_cli, absent_plots_say_why)
 
 Test(report_cli, formats_svg_or_png)
 {
-    char *t = tmpdir_make(), *png = path2(t, "png"), *svg = path2(t, "svg"), *out, *err;
+    char *t = tmpdir_make(), *png = path_join(t, "png"), *svg = path_join(t, "svg"), *out, *err;
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", png, "--format", "png");
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert(exists(png, "scaling.png") && !exists(png, "scaling.svg"));
@@ -596,7 +579,7 @@ Test(report_cli, formats_svg_or_png)
 
 Test(report_cli, gnuplot_missing_says_how_to_install_it)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     setenv("PATH", "/nonexistent", 1);
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", dir);
     cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
@@ -614,7 +597,7 @@ Test(report_cli, gnuplot_missing_says_how_to_install_it)
  * report folder appears. */
 static void bad_input(const char *name, const char *text, const char *message)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     copy_data(t, "bench/* train/* system/* scaling/*");
     write_text(t, name, text);
     int rc = RUN(&out, &err, "report", t, "--out", dir);
@@ -655,7 +638,7 @@ Test(report_cli, nothing_to_plot)
     /* Results without operator benchmarks beside a machine description;
      * then the machine description alone. */
     copy_data(t, "operator/*");
-    char *rm = path2(t, "results.json");
+    char *rm = path_join(t, "results.json");
     write_text(t, "results.json",
                "{\"benchmarks\": [{\"name\": \"timer/pair\", \"run_type\": \"aggregate\", "
                "\"aggregate_name\": \"median\", \"real_time\": 20, \"time_unit\": \"ns\"}]}");
@@ -683,10 +666,10 @@ Test(report_cli, nothing_to_plot)
 /* A gnuplot of our own first on PATH: `body` is its shell script. */
 static char *fake_gnuplot(const char *t, const char *body)
 {
-    char *bin = path2(t, "bin");
+    char *bin = path_join(t, "bin");
     cr_assert_eq(mkdir(bin, 0700), 0);
     write_text(bin, "gnuplot", body);
-    char *exe = path2(bin, "gnuplot"), *path;
+    char *exe = path_join(bin, "gnuplot"), *path;
     cr_assert_eq(chmod(exe, 0700), 0);
     cr_assert_geq(asprintf(&path, "%s:%s", bin, getenv("PATH")), 0);
     setenv("PATH", path, 1);
@@ -697,7 +680,7 @@ static char *fake_gnuplot(const char *t, const char *body)
 
 Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     char *bin =
         fake_gnuplot(t, "#!/bin/sh\necho \"line 7: undefined variable: roof\" >&2\nexit 1\n");
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", dir);
@@ -718,7 +701,8 @@ Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
 
 Test(report_cli, interrupted_run_ends_gnuplot_and_leaves_nothing)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *pidfile = path2(t, "gnuplot.pid"), *body;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *pidfile = path_join(t, "gnuplot.pid"),
+         *body;
     cr_assert_geq(asprintf(&body, "#!/bin/sh\necho $$ > '%s'\nexec sleep 60\n", pidfile), 0);
     char *bin = fake_gnuplot(t, body);
     pid_t pid = fork();

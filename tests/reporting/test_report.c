@@ -22,9 +22,7 @@ static d5_timer *known_timer(void)
 
 static char *path_in(const char *name)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", test_dir, name), 0);
-    return p;
+    return path_join(test_dir, name);
 }
 
 /* The JSON document in `path`, asserting that it parses. Free with json_decref. */
