@@ -107,6 +107,23 @@ void rmtree(const char *path)
     rmdir(path);
 }
 
+char *path_join(const char *dir, const char *name)
+{
+    char *p;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    return p;
+}
+
+void write_text(const char *dir, const char *name, const char *text)
+{
+    char *p = path_join(dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+    free(p);
+}
+
 char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

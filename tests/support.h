@@ -25,6 +25,10 @@ void run_done(char *out, char *err, char *dir);
 extern char *test_dir;
 void test_dir_make(void);
 void test_dir_remove(void);
+/* dir/name as a malloc'd string. */
+char *path_join(const char *dir, const char *name);
+/* Writes `text` into the file dir/name (created or emptied first). */
+void write_text(const char *dir, const char *name, const char *text);
 /* The whole file as a NUL-terminated malloc'd string, or NULL. */
 char *slurp(const char *path, size_t *len);
 

@@ -21,29 +21,16 @@
  * for (a model at a huge batch) holds far more. */
 #define PEAK_LIMIT (1LL << 30)
 
-static void write_text(const char *dir, const char *name, const char *text)
-{
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-    free(p);
-}
-
 static void make_dir(const char *dir, const char *name)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    char *p = path_join(dir, name);
     cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
     free(p);
 }
 
 static void make_fifo(const char *dir, const char *name)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    char *p = path_join(dir, name);
     cr_assert_eq(mkfifo(p, 0600), 0, "%s", p);
     free(p);
 }
@@ -52,8 +39,7 @@ static void make_fifo(const char *dir, const char *name)
  * labels (ndim 1). */
 static void idx_write(const char *dir, const char *name, int ndim, uint32_t n)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    char *p = path_join(dir, name);
     FILE *f = fopen(p, "wb");
     cr_assert_not_null(f, "%s", p);
     unsigned char magic[4] = {0, 0, 0x08, (unsigned char)ndim};
@@ -72,16 +58,14 @@ static void idx_write(const char *dir, const char *name, int ndim, uint32_t n)
 /* The fixtures that {T} names in the catalogue. */
 static void fixtures(const char *t)
 {
-    char *model, *out, *err;
-    cr_assert_geq(asprintf(&model, "%s/lenet.onnx", t), 0);
+    char *model = path_join(t, "lenet.onnx"), *out, *err;
     cr_assert_eq(RUN(&out, &err, "model", "lenet", "--batch", "4", "-o", model), 0, "%s", err);
     free(out);
     free(err);
     size_t len;
     char *bytes = slurp(model, &len);
     cr_assert_not_null(bytes);
-    char *trunc;
-    cr_assert_geq(asprintf(&trunc, "%s/trunc.onnx", t), 0);
+    char *trunc = path_join(t, "trunc.onnx");
     FILE *f = fopen(trunc, "wb");
     fwrite(bytes, 1, len < 100 ? len : 100, f);
     fclose(f);
@@ -97,14 +81,18 @@ static void fixtures(const char *t)
     make_dir(t, "dir");
     make_dir(t, "out");
     make_fifo(t, "fifo");
+    /* MNIST folders of four garbage files, and of two FIFOs for the training set. */
+    static const char *const mnist[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
     make_dir(t, "mnist-bad");
-    write_text(t, "mnist-bad/train-images-idx3-ubyte", "garbage, not IDX");
-    write_text(t, "mnist-bad/train-labels-idx1-ubyte", "garbage, not IDX");
-    write_text(t, "mnist-bad/t10k-images-idx3-ubyte", "garbage, not IDX");
-    write_text(t, "mnist-bad/t10k-labels-idx1-ubyte", "garbage, not IDX");
     make_dir(t, "mnist-fifo");
-    make_fifo(t, "mnist-fifo/train-images-idx3-ubyte");
-    make_fifo(t, "mnist-fifo/train-labels-idx1-ubyte");
+    for (int i = 0; i < 4; i++) {
+        char bad[64], fifo[64];
+        snprintf(bad, sizeof bad, "mnist-bad/%s", mnist[i]);
+        write_text(t, bad, "garbage, not IDX");
+        snprintf(fifo, sizeof fifo, "mnist-fifo/%s", mnist[i]);
+        if (i < 2) make_fifo(t, fifo);
+    }
     /* A model whose input is a scalar. */
     d5_network *net;
     cr_assert_eq(d5_network_create("scalar", &net), D5_OK);
@@ -114,8 +102,7 @@ static void fixtures(const char *t)
     const char *x[] = {"x"}, *y[] = {"y"};
     cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
-    char *scalar;
-    cr_assert_geq(asprintf(&scalar, "%s/scalar.onnx", t), 0);
+    char *scalar = path_join(t, "scalar.onnx");
     cr_assert_eq(d5_onnx_save(net, scalar), D5_OK, "%s", d5_last_error());
     d5_network_free(net);
     free(scalar);
@@ -127,14 +114,12 @@ static void fixtures(const char *t)
     cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
     cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
     cr_assert_eq(d5_network_set_opset(net, "", 999), D5_OK);
-    char *future;
-    cr_assert_geq(asprintf(&future, "%s/opset999.onnx", t), 0);
+    char *future = path_join(t, "opset999.onnx");
     cr_assert_eq(d5_onnx_save(net, future), D5_OK, "%s", d5_last_error());
     d5_network_free(net);
     free(future);
     /* A custom operator library whose table declares ABI version 99. */
-    char *abi;
-    cr_assert_geq(asprintf(&abi, "%s/abi99.so", t), 0);
+    char *abi = path_join(t, "abi99.so");
     cr_assert_eq(symlink(D5_FUTURE_ABI_LIB, abi), 0, "%s", abi);
     free(abi);
     /* MNIST-format files of 8 samples. */
@@ -178,10 +163,9 @@ static int folder_empty(const char *dir)
 
 Test(bad_inputs, every_case_fails_cleanly, .timeout = D5_TIMEOUT(900))
 {
-    char *t = tmpdir_make(), *out_dir, *keep;
+    char *t = tmpdir_make();
     fixtures(t);
-    cr_assert_geq(asprintf(&out_dir, "%s/out", t), 0);
-    cr_assert_geq(asprintf(&keep, "%s/keep", t), 0);
+    char *out_dir = path_join(t, "out"), *keep = path_join(t, "keep");
     char *table = slurp(D5_SOURCE_DIR "/tests/cli/bad_inputs.tsv", NULL);
     cr_assert_not_null(table);
     int cases = 0, failures = 0;

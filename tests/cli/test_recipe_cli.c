@@ -296,8 +296,7 @@ Test(recipe_cli, smoke_recipe_passes_with_d5_trains_numbers)
 /* A CIFAR-10 binary file of n records: label, then 3072 pixel bytes. */
 static void write_cifar(const char *dir, const char *name, int n, unsigned seed)
 {
-    char *path;
-    cr_assert_geq(asprintf(&path, "%s/%s", dir, name), 0);
+    char *path = path_join(dir, name);
     FILE *f = fopen(path, "wb");
     cr_assert_not_null(f, "%s", path);
     for (int i = 0; i < n; i++) {

@@ -31,16 +31,9 @@ static const char *const plot_names[] = {
     "memory_timeline",  "system"};
 #define NPLOTS (sizeof plot_names / sizeof plot_names[0])
 
-static char *path2(const char *a, const char *b)
-{
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", a, b), 0);
-    return p;
-}
-
 static int exists(const char *dir, const char *name)
 {
-    char *p = path2(dir, name);
+    char *p = path_join(dir, name);
     struct stat st;
     int ok = stat(p, &st) == 0;
     free(p);
@@ -55,16 +48,6 @@ static void copy_data(const char *dir, const char *files)
     cr_assert_geq(asprintf(&cmd, "cd '%s' && cp %s '%s'/", DATA, files, dir), 0);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-    char *p = path2(dir, name);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-    free(p);
 }
 
 /* Everything a command prints on standard output. */
@@ -169,11 +152,20 @@ static char *section(const char *html, const char *name)
 
 static char *page(const char *dir)
 {
-    char *p = path2(dir, "index.html");
+    char *p = path_join(dir, "index.html");
     char *html = slurp(p, NULL);
     cr_assert_not_null(html, "%s", p);
     free(p);
     return html;
+}
+
+/* Expects section `name` of dir's index.html to hold `text`. */
+static void expect_section_has(const char *dir, const char *name, const char *text)
+{
+    char *html = page(dir), *sec = section(html, name);
+    cr_assert(strstr(sec, text), "section %s lacks '%s': %s", name, text, sec);
+    free(sec);
+    free(html);
 }
 
 static void run_ok(const char *in, const char *out_dir, char **out, char **err)
@@ -192,7 +184,7 @@ typedef struct report {
 static report report_of(const char *in)
 {
     report r = {.t = tmpdir_make()};
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     return r;
 }
@@ -202,10 +194,10 @@ static report report_of(const char *in)
 static report report_of_files(const char *files)
 {
     report r = {.t = tmpdir_make()};
-    char *in = path2(r.t, "in");
+    char *in = path_join(r.t, "in");
     cr_assert_eq(mkdir(in, 0700), 0);
     copy_data(in, files);
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     free(in);
     return r;
@@ -318,7 +310,7 @@ Test(report_cli, bench_folder_roofline_intensity_from_the_sizes)
 Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
 {
     report r = {.t = tmpdir_make()};
-    char *in = path2(r.t, "in"), *res = path2(in, "results.json");
+    char *in = path_join(r.t, "in"), *res = path_join(in, "results.json");
     cr_assert_eq(mkdir(in, 0700), 0);
     copy_data(in, "bench/*");
     json_t *doc = json_read(res);
@@ -327,16 +319,13 @@ Test(report_cli, bench_roofline_uses_the_peak_bench_chose)
     json_object_set_new(ctx, "fp32_peak_used", json_string("after"));
     cr_assert_eq(json_dump_file(doc, res, JSON_INDENT(1)), 0);
     json_decref(doc);
-    r.dir = path2(r.t, "r");
+    r.dir = path_join(r.t, "r");
     run_ok(in, r.dir, &r.out, &r.err);
     char *texts = svg_texts(r.dir, "roofline");
     expect_in(texts, "FP32 FMA peak %.4g GFLOP/s", 389.0);
-    char *html = page(r.dir), *sec = section(html, "roofline");
-    cr_assert(strstr(sec, "the higher of the two peaks d5 bench measured, the one after the "
-                          "suite (results.json)"),
-              "%s", sec);
-    free(sec);
-    free(html);
+    expect_section_has(r.dir, "roofline",
+                       "the higher of the two peaks d5 bench measured, the one after the "
+                       "suite (results.json)");
     free(texts);
     free(res);
     free(in);
@@ -348,14 +337,13 @@ Test(report_cli, operator_folder_boxes_and_intensity_from_counters)
     report r = report_of(DATA "/operator");
     char *texts = svg_texts(r.dir, "operator_timings");
     cr_assert(strstr(texts, "quartiles and 5th-95th percentiles"), "%s", texts);
-    char *html = page(r.dir), *sec = section(html, "operator_timings");
-    cr_assert(strstr(sec, "holds no samples"), "%s", sec);
-    free(sec);
+    expect_section_has(r.dir, "operator_timings", "holds no samples");
+    char *html = page(r.dir);
     /* Intensity = GFLOP/s over GB/s of the file's counters. */
     json_error_t je;
     json_t *res = json_load_file(DATA "/operator/results.json", 0, &je);
     cr_assert_not_null(res);
-    sec = section(html, "roofline");
+    char *sec = section(html, "roofline");
     size_t i, points = 0;
     json_t *e;
     json_array_foreach(json_object_get(res, "benchmarks"), i, e)
@@ -395,11 +383,8 @@ Test(report_cli, train_folder_loss_and_accuracy)
     }
     cr_assert(strstr(step, "step (batches trained)"), "%s", step);
     cr_assert(strstr(time, "training time (s, without evaluation)"), "%s", time);
-    char *html = page(r.dir), *sec = section(html, "training_by_time");
-    cr_assert(strstr(sec, "the step times of steps.csv added up"), "%s", sec);
+    expect_section_has(r.dir, "training_by_time", "the step times of steps.csv added up");
     free(want);
-    free(sec);
-    free(html);
     free(steps);
     free(step);
     free(time);
@@ -409,12 +394,9 @@ Test(report_cli, train_folder_loss_and_accuracy)
 Test(report_cli, train_json_alone_spreads_epoch_time)
 {
     report r = report_of_files("train/train.json");
-    char *html = page(r.dir), *sec = section(html, "training_by_time");
-    cr_assert(strstr(sec, "spread evenly over its steps"), "%s", sec);
-    cr_assert(strstr(sec, "from train.json"), "%s", sec);
+    expect_section_has(r.dir, "training_by_time", "spread evenly over its steps");
+    expect_section_has(r.dir, "training_by_time", "from train.json");
     cr_assert(exists(r.dir, "training_by_step.svg") && exists(r.dir, "training_by_time.png"));
-    free(sec);
-    free(html);
     report_free(&r);
 }
 
@@ -498,7 +480,7 @@ Test(report_cli, every_plot_in_one_self_contained_page)
     int rc = RUN(&out, &err, "report", t, "--title", "Run <7> & co");
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, err);
     cr_assert(strstr(err, "[8/8] writing index.html"), "%s", err);
-    char *dir = path2(t, "report");
+    char *dir = path_join(t, "report");
     char *html = page(dir), *problems = html_problems(dir);
     cr_assert_str_empty(problems, "%s", problems);
     cr_assert(strstr(html, "<title>Run &lt;7&gt; &amp; co</title>"), "the title is escaped");
@@ -566,7 +548,7 @@ Test(report_cli, absent_plots_say_why)
 
 Test(report_cli, formats_svg_or_png)
 {
-    char *t = tmpdir_make(), *png = path2(t, "png"), *svg = path2(t, "svg"), *out, *err;
+    char *t = tmpdir_make(), *png = path_join(t, "png"), *svg = path_join(t, "svg"), *out, *err;
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", png, "--format", "png");
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert(exists(png, "scaling.png") && !exists(png, "scaling.svg"));
@@ -597,7 +579,7 @@ Test(report_cli, formats_svg_or_png)
 
 Test(report_cli, gnuplot_missing_says_how_to_install_it)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     setenv("PATH", "/nonexistent", 1);
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", dir);
     cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
@@ -615,7 +597,7 @@ Test(report_cli, gnuplot_missing_says_how_to_install_it)
  * report folder appears. */
 static void bad_input(const char *name, const char *text, const char *message)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     copy_data(t, "bench/* train/* system/* scaling/*");
     write_text(t, name, text);
     int rc = RUN(&out, &err, "report", t, "--out", dir);
@@ -656,7 +638,7 @@ Test(report_cli, nothing_to_plot)
     /* Results without operator benchmarks beside a machine description;
      * then the machine description alone. */
     copy_data(t, "operator/*");
-    char *rm = path2(t, "results.json");
+    char *rm = path_join(t, "results.json");
     write_text(t, "results.json",
                "{\"benchmarks\": [{\"name\": \"timer/pair\", \"run_type\": \"aggregate\", "
                "\"aggregate_name\": \"median\", \"real_time\": 20, \"time_unit\": \"ns\"}]}");
@@ -684,10 +666,10 @@ Test(report_cli, nothing_to_plot)
 /* A gnuplot of our own first on PATH: `body` is its shell script. */
 static char *fake_gnuplot(const char *t, const char *body)
 {
-    char *bin = path2(t, "bin");
+    char *bin = path_join(t, "bin");
     cr_assert_eq(mkdir(bin, 0700), 0);
     write_text(bin, "gnuplot", body);
-    char *exe = path2(bin, "gnuplot"), *path;
+    char *exe = path_join(bin, "gnuplot"), *path;
     cr_assert_eq(chmod(exe, 0700), 0);
     cr_assert_geq(asprintf(&path, "%s:%s", bin, getenv("PATH")), 0);
     setenv("PATH", path, 1);
@@ -698,7 +680,7 @@ static char *fake_gnuplot(const char *t, const char *body)
 
 Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *out, *err;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *out, *err;
     char *bin =
         fake_gnuplot(t, "#!/bin/sh\necho \"line 7: undefined variable: roof\" >&2\nexit 1\n");
     int rc = RUN(&out, &err, "report", DATA "/scaling", "--out", dir);
@@ -719,7 +701,8 @@ Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
 
 Test(report_cli, interrupted_run_ends_gnuplot_and_leaves_nothing)
 {
-    char *t = tmpdir_make(), *dir = path2(t, "r"), *pidfile = path2(t, "gnuplot.pid"), *body;
+    char *t = tmpdir_make(), *dir = path_join(t, "r"), *pidfile = path_join(t, "gnuplot.pid"),
+         *body;
     cr_assert_geq(asprintf(&body, "#!/bin/sh\necho $$ > '%s'\nexec sleep 60\n", pidfile), 0);
     char *bin = fake_gnuplot(t, body);
     pid_t pid = fork();

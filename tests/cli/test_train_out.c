@@ -25,13 +25,6 @@ static json_t *load(const char *path)
     return doc;
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
-
 /* The names in a folder (no "." entries), sorted, comma-separated. */
 static char *names_in(const char *dir)
 {
@@ -67,7 +60,7 @@ static char *only_run(const char *exp)
     *comma = '\0';
     cr_assert_eq(strlen(names), 32, "the run id: %s", names);
     cr_assert_str_eq(comma + 1, "meta.yaml");
-    char *run = path_in(exp, names);
+    char *run = path_join(exp, names);
     free(names);
     return run;
 }
@@ -93,9 +86,9 @@ static int metric_lines(const char *path, double *v, long long *step, int max)
 Test(train_out, folder_and_mlflow_run_hold_the_same_run)
 {
     char *dir = tmpdir_make(), *out, *err;
-    char *folder = path_in(dir, "run"), *mlruns = path_in(dir, "mlruns");
-    char *wandb = path_in(dir, "wandb");
-    char *json_path = path_in(dir, "train-json.json");
+    char *folder = path_join(dir, "run"), *mlruns = path_join(dir, "mlruns");
+    char *wandb = path_join(dir, "wandb");
+    char *json_path = path_join(dir, "train-json.json");
     int rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--batch", "16", "--max-batches",
                  "6", "--threads", "1", "--lr", "0.02", "--warmup", "4", "--out", folder,
                  "--mlflow", mlruns, "--wandb", wandb, "--json", json_path);
@@ -114,11 +107,11 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     /* The system report and the memory report of step 2 (--memory-step's
      * default), also in what was printed. */
     cr_assert(strstr(out, "\nsystem: CPU ") && strstr(out, "memory of training step 2"), "%s", out);
-    char *p0 = path_in(folder, "system.csv"), *t0 = slurp(p0, NULL);
+    char *p0 = path_join(folder, "system.csv"), *t0 = slurp(p0, NULL);
     cr_assert(t0 && strncmp(t0, "time_s,cpu_percent,cpu0_percent,", 32) == 0, "%s", t0);
     free(t0);
     free(p0);
-    p0 = path_in(folder, "memory.json");
+    p0 = path_join(folder, "memory.json");
     json_t *mem = load(p0);
     free(p0);
     json_t *peak = json_object_get(mem, "peak");
@@ -168,7 +161,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     json_decref(js);
     free(json_path);
     json_decref(mem);
-    p0 = path_in(folder, "memory_timeline.csv");
+    p0 = path_join(folder, "memory_timeline.csv");
     t0 = slurp(p0, NULL);
     cr_assert(t0 && strncmp(t0, "time_ms,live_bytes,delta_bytes,label\n", 37) == 0, "%s", t0);
     cr_assert_gt(count_lines(t0), 4, "%s", t0);
@@ -176,7 +169,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     free(p0);
 
     /* summary.txt: what was printed, the configuration first. */
-    char *p = path_in(folder, "summary.txt"), *text = slurp(p, NULL);
+    char *p = path_join(folder, "summary.txt"), *text = slurp(p, NULL);
     cr_assert(text && strncmp(text, "# d5 train", 10) == 0, "%s", text);
     cr_assert(strstr(text, "train loss") && strstr(text, "regions") && strstr(text, "OPTIMIZER"),
               "%s", text);
@@ -184,7 +177,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     free(p);
 
     /* train.json: the --json document with its context. */
-    p = path_in(folder, "train.json");
+    p = path_join(folder, "train.json");
     json_t *doc = load(p);
     free(p);
     cr_assert_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
@@ -200,7 +193,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
 
     /* steps.csv: a row per step, its loss that of train.json, its learning
      * rate the warm-up's lr (k + 1) / 4 and then lr, samples/s = 16 / seconds. */
-    p = path_in(folder, "steps.csv");
+    p = path_join(folder, "steps.csv");
     text = slurp(p, NULL);
     free(p);
     cr_assert(strncmp(text, "step,epoch,loss,lr,seconds,samples_per_second\n", 46) == 0, "%s",
@@ -228,20 +221,20 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     free(text);
 
     /* epochs.csv, regions.csv, trace.json. */
-    p = path_in(folder, "epochs.csv");
+    p = path_join(folder, "epochs.csv");
     text = slurp(p, NULL);
     cr_assert_eq(count_lines(text), 2, "%s", text);
     cr_assert(strncmp(text, "epoch,batches,samples,train_loss", 32) == 0, "%s", text);
     cr_assert(strstr(text, "\n1,6,96,"), "%s", text);
     free(text);
     free(p);
-    p = path_in(folder, "regions.csv");
+    p = path_join(folder, "regions.csv");
     text = slurp(p, NULL);
     cr_assert(strncmp(text, "key,clock,n,", 12) == 0, "%s", text);
     cr_assert(strstr(text, "\nBATCH,") && strstr(text, "\nOPTIMIZER,"), "%s", text);
     free(text);
     free(p);
-    p = path_in(folder, "trace.json");
+    p = path_join(folder, "trace.json");
     json_t *trace = load(p);
     free(p);
     size_t batches = 0, counters = 0, i;
@@ -259,7 +252,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
 
     /* The MLflow run: parameters with every option's value, tags, and the
      * same loss curve as steps.csv. */
-    char *exp = path_in(mlruns, "1"), *run = only_run(exp);
+    char *exp = path_join(mlruns, "1"), *run = only_run(exp);
     char *meta = slurp(strcat(strcpy(want, exp), "/meta.yaml"), NULL);
     cr_assert(strstr(meta, "name: 'd5 train'"), "%s", meta);
     free(meta);
@@ -334,7 +327,7 @@ Test(train_out, folder_and_mlflow_run_hold_the_same_run)
     /* Without the sampler and the memory report, their files are absent. */
     free(out);
     free(err);
-    char *bare = path_in(dir, "bare");
+    char *bare = path_join(dir, "bare");
     rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--max-batches", "3", "--system-hz",
              "0", "--memory-step", "0", "--out", bare);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
@@ -390,7 +383,7 @@ static const char fake_train[] =
 Test(train_out, every_json_has_context_and_schema_version)
 {
     char *dir = tmpdir_make(), *out, *err;
-    char *model = path_in(dir, "lenet.onnx"), *json = path_in(dir, "out.json");
+    char *model = path_join(dir, "lenet.onnx"), *json = path_join(dir, "out.json");
     cr_assert_eq(RUN(&out, &err, "model", "lenet", "--batch", "2", "-o", model), 0, "%s", err);
     free(out);
     free(err);
@@ -435,7 +428,7 @@ Test(train_out, every_json_has_context_and_schema_version)
         free(err);
     }
     /* d5 scaling around a stand-in for d5 train (no MPI needed). */
-    char *fake_dir = path_in(dir, "fake"), *fake = path_in(fake_dir, "d5");
+    char *fake_dir = path_join(dir, "fake"), *fake = path_join(fake_dir, "d5");
     cr_assert_eq(mkdir(fake_dir, 0777), 0);
     FILE *f = fopen(fake, "w");
     cr_assert_not_null(f);

@@ -260,82 +260,67 @@ Test(half, round_trips_and_bulk_loops)
     }
 }
 
+/* Converts n values of type `from` at src to `to` and expects them to be
+ * `want` (n values of `to`) bit for bit, naming the types and the element. */
+static void expect_convert(const void *src, d5_dtype from, d5_dtype to, const void *want, int n)
+{
+    unsigned char got[8 * 16];
+    size_t size = d5_dtype_size(to);
+    cr_assert_leq(size * (size_t)n, sizeof got);
+    cr_assert_eq(d5_convert(src, from, got, to, n), D5_OK, "%s to %s: %s", d5_dtype_name(from),
+                 d5_dtype_name(to), d5_last_error());
+    for (int i = 0; i < n; i++)
+        cr_expect(memcmp(got + (size_t)i * size, (const unsigned char *)want + (size_t)i * size,
+                         size) == 0,
+                  "%s to %s: element %d", d5_dtype_name(from), d5_dtype_name(to), i);
+}
+
 Test(convert, float_to_integer_truncates_and_saturates)
 {
     const double x[] = {127.9, 300, -1e10, NAN, -0.9, INFINITY, -INFINITY, -5, 42.5};
-    int8_t i8[9];
-    uint8_t u8[9];
-    int64_t i64[9];
-    uint64_t u64[9];
-    cr_assert_eq(d5_convert(x, D5_F64, i8, D5_I8, 9), D5_OK);
-    cr_assert_eq(d5_convert(x, D5_F64, u8, D5_U8, 9), D5_OK);
-    cr_assert_eq(d5_convert(x, D5_F64, i64, D5_I64, 9), D5_OK);
-    cr_assert_eq(d5_convert(x, D5_F64, u64, D5_U64, 9), D5_OK);
     const int8_t want8[] = {127, 127, -128, 0, 0, 127, -128, -5, 42};
     const uint8_t wantu8[] = {127, 255, 0, 0, 0, 255, 0, 0, 42};
     const int64_t want64[] = {127, 300, -10000000000, 0, 0, INT64_MAX, INT64_MIN, -5, 42};
     const uint64_t wantu64[] = {127, 300, 0, 0, 0, UINT64_MAX, 0, 0, 42};
-    for (int i = 0; i < 9; i++) {
-        cr_expect_eq(i8[i], want8[i], "int8 of %g: %d", x[i], i8[i]);
-        cr_expect_eq(u8[i], wantu8[i], "uint8 of %g: %d", x[i], u8[i]);
-        cr_expect_eq(i64[i], want64[i], "int64 of %g: %lld", x[i], (long long)i64[i]);
-        cr_expect_eq(u64[i], wantu64[i], "uint64 of %g", x[i]);
-    }
+    expect_convert(x, D5_F64, D5_I8, want8, 9);
+    expect_convert(x, D5_F64, D5_U8, wantu8, 9);
+    expect_convert(x, D5_F64, D5_I64, want64, 9);
+    expect_convert(x, D5_F64, D5_U64, wantu64, 9);
     const double big[] = {0x1p63 + 0x1p11, 2e19, 0x1p63, -0x1p63, 0x1p64};
-    cr_assert_eq(d5_convert(big, D5_F64, u64, D5_U64, 5), D5_OK);
+    const uint64_t wantbig[] = {(UINT64_C(1) << 63) + 2048, UINT64_MAX, UINT64_C(1) << 63, 0,
+                                UINT64_MAX};
+    expect_convert(big, D5_F64, D5_U64, wantbig, 5);
+    int64_t i64[5];
     cr_assert_eq(d5_convert(big, D5_F64, i64, D5_I64, 5), D5_OK);
-    cr_expect_eq(u64[0], (UINT64_C(1) << 63) + 2048);
-    cr_expect_eq(u64[1], UINT64_MAX);
-    cr_expect_eq(u64[2], UINT64_C(1) << 63);
-    cr_expect_eq(u64[3], 0);
-    cr_expect_eq(u64[4], UINT64_MAX);
     cr_expect_eq(i64[0], INT64_MAX);
     cr_expect_eq(i64[2], INT64_MAX);
     cr_expect_eq(i64[3], INT64_MIN);
     /* float16 to integers through its value. */
     const uint16_t h[] = {0x7BFF, 0xFBFF, 0x3E00, 0x7C00, 0x7E00};
-    int16_t i16[5];
-    uint32_t u32[5];
-    cr_assert_eq(d5_convert(h, D5_F16, i16, D5_I16, 5), D5_OK);
-    cr_assert_eq(d5_convert(h, D5_F16, u32, D5_U32, 5), D5_OK);
     const int16_t want16[] = {INT16_MAX, INT16_MIN, 1, INT16_MAX, 0};
     const uint32_t want32[] = {65504, 0, 1, UINT32_MAX, 0};
-    for (int i = 0; i < 5; i++) {
-        cr_expect_eq(i16[i], want16[i], "float16 0x%04x -> int16 %d", h[i], i16[i]);
-        cr_expect_eq(u32[i], want32[i], "float16 0x%04x -> uint32 %u", h[i], u32[i]);
-    }
+    expect_convert(h, D5_F16, D5_I16, want16, 5);
+    expect_convert(h, D5_F16, D5_U32, want32, 5);
 }
 
 Test(convert, integers_saturate)
 {
     const int64_t v[] = {-1, INT64_MIN, INT64_MAX, 70000, -70000, 255};
-    uint64_t u64[6];
-    uint16_t u16[6];
-    int32_t i32[6];
-    uint8_t b[6];
-    cr_assert_eq(d5_convert(v, D5_I64, u64, D5_U64, 6), D5_OK);
-    cr_assert_eq(d5_convert(v, D5_I64, u16, D5_U16, 6), D5_OK);
-    cr_assert_eq(d5_convert(v, D5_I64, i32, D5_I32, 6), D5_OK);
-    cr_assert_eq(d5_convert(v, D5_I64, b, D5_BOOL, 6), D5_OK);
     const uint64_t want64[] = {0, 0, INT64_MAX, 70000, 0, 255};
     const uint16_t want16[] = {0, 0, UINT16_MAX, UINT16_MAX, 0, 255};
     const int32_t want32[] = {-1, INT32_MIN, INT32_MAX, 70000, -70000, 255};
-    for (int i = 0; i < 6; i++) {
-        cr_expect_eq(u64[i], want64[i], "uint64 of %lld", (long long)v[i]);
-        cr_expect_eq(u16[i], want16[i], "uint16 of %lld", (long long)v[i]);
-        cr_expect_eq(i32[i], want32[i], "int32 of %lld", (long long)v[i]);
-        cr_expect_eq(b[i], 1, "bool of %lld", (long long)v[i]);
-    }
+    const uint8_t wantb[] = {1, 1, 1, 1, 1, 1};
+    expect_convert(v, D5_I64, D5_U64, want64, 6);
+    expect_convert(v, D5_I64, D5_U16, want16, 6);
+    expect_convert(v, D5_I64, D5_I32, want32, 6);
+    expect_convert(v, D5_I64, D5_BOOL, wantb, 6);
     const uint64_t u[] = {UINT64_MAX, UINT64_C(1) << 40, 7};
-    int64_t i64[3];
-    uint32_t u32[3];
-    int8_t i8[3];
-    cr_assert_eq(d5_convert(u, D5_U64, i64, D5_I64, 3), D5_OK);
-    cr_assert_eq(d5_convert(u, D5_U64, u32, D5_U32, 3), D5_OK);
-    cr_assert_eq(d5_convert(u, D5_U64, i8, D5_I8, 3), D5_OK);
-    cr_expect(i64[0] == INT64_MAX && i64[1] == INT64_C(1) << 40 && i64[2] == 7);
-    cr_expect(u32[0] == UINT32_MAX && u32[1] == UINT32_MAX && u32[2] == 7);
-    cr_expect(i8[0] == INT8_MAX && i8[1] == INT8_MAX && i8[2] == 7);
+    const int64_t wanti64[] = {INT64_MAX, INT64_C(1) << 40, 7};
+    const uint32_t wantu32[] = {UINT32_MAX, UINT32_MAX, 7};
+    const int8_t wanti8[] = {INT8_MAX, INT8_MAX, 7};
+    expect_convert(u, D5_U64, D5_I64, wanti64, 3);
+    expect_convert(u, D5_U64, D5_U32, wantu32, 3);
+    expect_convert(u, D5_U64, D5_I8, wanti8, 3);
 }
 
 /* Integers of 64 bits round once to the narrower floating-point types: a
@@ -370,16 +355,11 @@ Test(convert, large_integers_round_once)
 Test(convert, bool_and_same_type)
 {
     const float x[] = {NAN, -0.0f, 0.5f, 0};
-    uint8_t b[4];
-    cr_assert_eq(d5_convert(x, D5_F32, b, D5_BOOL, 4), D5_OK);
-    cr_expect(b[0] == 1 && b[1] == 0 && b[2] == 1 && b[3] == 0);
+    expect_convert(x, D5_F32, D5_BOOL, (const uint8_t[]){1, 0, 1, 0}, 4);
+    /* bool reads as 0 or 1. */
     const uint8_t odd[] = {7, 0, 1};
-    float f[3];
-    uint8_t nb[3];
-    cr_assert_eq(d5_convert(odd, D5_BOOL, f, D5_F32, 3), D5_OK);
-    cr_expect(f[0] == 1 && f[1] == 0 && f[2] == 1, "bool reads as 0 or 1");
-    cr_assert_eq(d5_convert(odd, D5_BOOL, nb, D5_BOOL, 3), D5_OK);
-    cr_expect(nb[0] == 1 && nb[1] == 0 && nb[2] == 1);
+    expect_convert(odd, D5_BOOL, D5_F32, (const float[]){1, 0, 1}, 3);
+    expect_convert(odd, D5_BOOL, D5_BOOL, (const uint8_t[]){1, 0, 1}, 3);
     /* In place between types of one size. */
     float inplace[3] = {1.5f, -2.5f, 1e20f};
     cr_assert_eq(d5_convert(inplace, D5_F32, inplace, D5_I32, 3), D5_OK);

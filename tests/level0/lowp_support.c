@@ -8,12 +8,6 @@
 
 TestSuite(dnnl_lowp, .timeout = D5_TIMEOUT(120));
 
-void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 void need_bf16(d5_precision_class *cls, char *text, size_t size)
 {
     cr_assert_eq(d5_dnnl_precision_support("bf16", cls, text, size), D5_OK);

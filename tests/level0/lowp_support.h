@@ -24,8 +24,6 @@
 #define K_SUM(k) ((double)(k)*ldexp(1.0, -23))
 #define BF16_OUT ldexp(1.0, -8)
 
-/* Skips the test where the dnnl backend is not built or not loadable. */
-void need_dnnl(void);
 /* Skips the test where oneDNN cannot compute bfloat16 here; otherwise *cls
  * and text hold d5_dnnl_precision_support's answer for "bf16". */
 void need_bf16(d5_precision_class *cls, char *text, size_t size);

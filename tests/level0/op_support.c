@@ -4,24 +4,37 @@
 #include <math.h>
 #include <string.h>
 
-d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values)
+/* A tensor of `dtype` holding `values` (size bytes each; NULL: zeros). */
+static d5_tensor typed(d5_dtype dtype, size_t size, int32_t ndim, const int64_t *shape,
+                       const void *values)
 {
     d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_desc_make(dtype, ndim, shape, &d), D5_OK);
     d5_tensor t;
     cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(float));
+    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * size);
     return t;
+}
+
+d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values)
+{
+    return typed(D5_F32, sizeof(float), ndim, shape, values);
 }
 
 d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
 {
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_I64, ndim, shape, &d), D5_OK);
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    if (values) memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * sizeof(int64_t));
-    return t;
+    return typed(D5_I64, sizeof(int64_t), ndim, shape, values);
+}
+
+void need_backend(const char *backend)
+{
+    char why[256];
+    if (!d5_backend_available(backend, why, sizeof why)) cr_skip_test("%s", why);
+}
+
+void need_dnnl(void)
+{
+    need_backend("dnnl");
 }
 
 d5_attr attr_int(const char *name, int64_t v)
@@ -39,6 +52,10 @@ d5_attr attr_string(const char *name, const char *v)
 d5_attr attr_ints(const char *name, const int64_t *v, int64_t n)
 {
     return (d5_attr){.name = name, .type = D5_ATTR_INTS, .ints = v, .count = n};
+}
+d5_attr attr_floats(const char *name, const double *v, int64_t n)
+{
+    return (d5_attr){.name = name, .type = D5_ATTR_FLOATS, .floats = v, .count = n};
 }
 
 d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int32_t nin,
@@ -85,19 +102,64 @@ void expect_values(const d5_tensor *got, const float *want, int64_t n, double to
     }
 }
 
-void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
-                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+void expect_op_values(const char *name, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                      const float *want, int64_t n, double tol)
+{
+    d5_tensor y;
+    run_op(name, "ref", in, nin, attrs, &y, 1);
+    expect_values(&y, want, n, tol);
+    d5_tensor_free(&y);
+}
+
+void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
 {
     const d5_op_desc *desc;
     cr_assert_eq(d5_op_find(name, "ref", &desc), D5_OK, "%s", d5_last_error());
     d5_gradient_check g;
     d5_status s = d5_validate_gradient(desc, in, nin, given, attrs, nout, NULL, &g);
-    cr_assert_eq(s, D5_OK, "%s gradient check: %s", name, d5_last_error());
+    cr_assert_eq(s, D5_OK, "%s gradient check: %s", label, d5_last_error());
     cr_assert(g.passed,
               "%s gradient: input %d element %lld analytic %.10g numeric %.10g (error %.3g > %.3g)",
-              name, g.worst_input, (long long)g.worst_index, g.analytic, g.numeric, g.error, g.tol);
-    cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", name,
+              label, g.worst_input, (long long)g.worst_index, g.analytic, g.numeric, g.error,
+              g.tol);
+    cr_assert_gt(g.checked, 0, "%s: no element was checked (%lld skipped)", label,
                  (long long)g.skipped);
+}
+
+void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
+                     const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+{
+    expect_gradient_of(name, name, in, nin, given, attrs, nout);
+}
+
+void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
+                           const d5_tensor *given, const d5_attrs *attrs, int32_t nout)
+{
+    d5_tensor_desc d[2] = {op_fdesc(ndim, shape), given->desc};
+    d5_tensor g[2] = {{.data = NULL}, *given};
+    expect_gradient(name, d, 2, g, attrs, nout);
+}
+
+void expect_same_as_ref(const char *backend, const char *name, const d5_tensor_desc *in,
+                        int32_t nin, const d5_attrs *attrs, const d5_check_params *p)
+{
+    const d5_op_desc *cand, *ref;
+    cr_assert_eq(d5_op_find(name, backend, &cand), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
+    d5_check_params params = p ? *p : d5_check_default_params();
+    d5_forward_check r;
+    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &params, &r), D5_OK,
+                 "%s (%s) forward: %s", name, backend, d5_last_error());
+    cr_assert(r.passed, "%s (%s) forward: linf %.3g > %.3g at %lld (got %g want %g)", name, backend,
+              r.out[0].linf, r.tol[0], (long long)r.out[0].worst, r.out[0].got, r.out[0].want);
+    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &params, &r), D5_OK,
+                 "%s (%s) backward: %s", name, backend, d5_last_error());
+    for (int32_t i = 0; i < nin; i++)
+        cr_assert(r.out[i].linf <= r.tol[i] && !r.out[i].nonfinite,
+                  "%s (%s) gradient of input %d: linf %.3g > %.3g at %lld (got %g want %g)%s", name,
+                  backend, i, r.out[i].linf, r.tol[i], (long long)r.out[i].worst, r.out[i].got,
+                  r.out[i].want, r.out[i].nonfinite ? ", not finite" : "");
 }
 
 /* ---- Shape operators' helpers ---- */

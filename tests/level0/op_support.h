@@ -14,11 +14,17 @@ d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
 #define VALS(...)  ((const float[]){__VA_ARGS__})
 #define IVALS(...) ((const int64_t[]){__VA_ARGS__})
 
+/* Skips the test where `backend` is not built or not loadable, saying why;
+ * need_dnnl is need_backend("dnnl"). */
+void need_backend(const char *backend);
+void need_dnnl(void);
+
 /* Attribute constructors. */
 d5_attr attr_int(const char *name, int64_t v);
 d5_attr attr_float(const char *name, double v);
 d5_attr attr_string(const char *name, const char *v);
 d5_attr attr_ints(const char *name, const int64_t *v, int64_t n);
+d5_attr attr_floats(const char *name, const double *v, int64_t n);
 
 /* Runs `name` on `backend` with inputs; allocates outputs (freed by the caller
  * with d5_tensor_free); asserts success. */
@@ -29,10 +35,29 @@ d5_status try_op(const char *name, const char *backend, const d5_tensor *in, int
                  const d5_attrs *attrs, d5_tensor *out, int32_t nout);
 /* Asserts |got - want| <= tol element-wise, with the index of the first miss. */
 void expect_values(const d5_tensor *got, const float *want, int64_t n, double tol);
+/* Runs the one-output ref operator `name` on `in` and expects its n values
+ * to be `want` (as expect_values); the output freed, the inputs left. */
+void expect_op_values(const char *name, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
+                      const float *want, int64_t n, double tol);
 /* Asserts that the ref operator's backward matches central differences in
  * float64 on inputs drawn in [-1, 1] (or `given` where not NULL). */
 void expect_gradient(const char *name, const d5_tensor_desc *in, int32_t nin,
                      const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+/* expect_gradient of a two-input operator with respect to its float32 input 0
+ * of `shape`, input 1 being `given` (an index, shape or mask tensor; left to
+ * the caller). */
+void expect_gradient_given(const char *name, int32_t ndim, const int64_t *shape,
+                           const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
+/* Checks `name` on `backend` against ref on the same random inputs, forward
+ * and then the gradient of every input, with the tolerances of p (NULL: the
+ * defaults); the messages name the operator, the backend and the worst
+ * element. */
+void expect_same_as_ref(const char *backend, const char *name, const d5_tensor_desc *in,
+                        int32_t nin, const d5_attrs *attrs, const d5_check_params *p);
+/* As expect_gradient, its messages naming `label` (say, the case of a table)
+ * instead of the operator. */
+void expect_gradient_of(const char *label, const char *name, const d5_tensor_desc *in, int32_t nin,
+                        const d5_tensor *given, const d5_attrs *attrs, int32_t nout);
 
 /* The shape operators' tests (test_ref_shape*.c): a float32 descriptor; a
  * float32 tensor holding 0, 1, 2, ...; freeing n tensors; asserting a shape;

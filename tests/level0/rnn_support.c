@@ -30,16 +30,8 @@ const d5_attrs *rnn_case_attrs(const rnn_ref_case *c, rnn_attrs *a)
     rnn_attr_add(a, attr_string("direction", c->direction));
     rnn_attr_add(a, attr_int("layout", c->layout));
     if (c->activations) rnn_attr_add(a, attr_string("activations", c->activations));
-    if (c->nalpha)
-        rnn_attr_add(a, (d5_attr){.name = "activation_alpha",
-                                  .type = D5_ATTR_FLOATS,
-                                  .floats = c->alpha,
-                                  .count = c->nalpha});
-    if (c->nbeta)
-        rnn_attr_add(a, (d5_attr){.name = "activation_beta",
-                                  .type = D5_ATTR_FLOATS,
-                                  .floats = c->beta,
-                                  .count = c->nbeta});
+    if (c->nalpha) rnn_attr_add(a, attr_floats("activation_alpha", c->alpha, c->nalpha));
+    if (c->nbeta) rnn_attr_add(a, attr_floats("activation_beta", c->beta, c->nbeta));
     if (c->clip > 0) rnn_attr_add(a, attr_float("clip", c->clip));
     if (strcmp(c->op, "GRU") == 0) rnn_attr_add(a, attr_int("linear_before_reset", c->lbr));
     if (strcmp(c->op, "LSTM") == 0) rnn_attr_add(a, attr_int("input_forget", c->input_forget));
@@ -195,77 +187,92 @@ void rnn_check_case(const rnn_ref_case *c, const char *backend, d5_dtype dt, dou
 /* One node test (data/node/<test>): its nin inputs (input_k.pb, into slots
  * 0..nin-1) through `op` on `backend` with hidden_size `hidden` and `layout`;
  * output_k.pb is the operator's output outs[k] (nouts of them). */
-static void node_test(const char *test, const char *op, const char *backend, int64_t hidden,
-                      int64_t layout, int32_t nin, const int32_t *outs, int32_t nouts)
+/* An ONNX node test of a recurrent operator: its folder, the operator, its
+ * hidden_size and layout, how many inputs it reads and which outputs
+ * (nouts of them) its files hold. */
+typedef struct node_case {
+    const char *test, *op;
+    int64_t hidden, layout;
+    int32_t nin;
+    const int32_t *outs;
+    int32_t nouts;
+} node_case;
+
+static void node_test(const node_case *c, const char *backend)
 {
     rnn_attrs a = {0};
-    rnn_attr_add(&a, attr_int("hidden_size", hidden));
-    if (layout) rnn_attr_add(&a, attr_int("layout", layout));
+    rnn_attr_add(&a, attr_int("hidden_size", c->hidden));
+    if (c->layout) rnn_attr_add(&a, attr_int("layout", c->layout));
     rnn_attr_add(&a, attr_int("__opset", 14));
     char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/node/%s/test_data_set_0", D5_ONNX_TESTDATA, test);
+    snprintf(dir, sizeof dir, "%s/node/%s/test_data_set_0", D5_ONNX_TESTDATA, c->test);
     if (access(dir, R_OK) != 0) cr_skip_test("%s is not installed", dir);
     d5_tensor in[8], want[3], out[3];
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
-    for (int32_t i = 0; i < nin; i++) {
+    for (int32_t i = 0; i < c->nin; i++) {
         snprintf(path, sizeof path, "%s/input_%d.pb", dir, (int)i);
         cr_assert_eq(d5_onnx_tensor_read(path, &in[i], NULL), D5_OK, "%s", d5_last_error());
     }
-    for (int32_t k = 0; k < nouts; k++) {
+    for (int32_t k = 0; k < c->nouts; k++) {
         snprintf(path, sizeof path, "%s/output_%d.pb", dir, (int)k);
         cr_assert_eq(d5_onnx_tensor_read(path, &want[k], NULL), D5_OK, "%s", d5_last_error());
     }
     const d5_op_desc *desc;
-    cr_assert_eq(d5_op_find(op, backend, &desc), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_op_find(c->op, backend, &desc), D5_OK, "%s", d5_last_error());
     /* Integer inputs (sequence_lens) are known at create, as onnx-test binds them. */
     d5_tensor known[8];
-    for (int32_t i = 0; i < nin; i++) {
+    for (int32_t i = 0; i < c->nin; i++) {
         known[i] = in[i];
         if (in[i].desc.dtype == D5_F32) known[i].data = NULL;
     }
     int32_t nout = 0;
-    for (int32_t k = 0; k < nouts; k++)
-        if (outs[k] + 1 > nout) nout = outs[k] + 1;
+    for (int32_t k = 0; k < c->nouts; k++)
+        if (c->outs[k] + 1 > nout) nout = c->outs[k] + 1;
     d5_op *o = NULL;
-    cr_assert_eq(d5_op_create(desc, known, nin, &a.attrs, nout, &o), D5_OK, "%s on %s: %s", test,
-                 backend, d5_last_error());
+    cr_assert_eq(d5_op_create(desc, known, c->nin, &a.attrs, nout, &o), D5_OK, "%s on %s: %s",
+                 c->test, backend, d5_last_error());
     for (int32_t k = 0; k < nout; k++)
         cr_assert_eq(d5_tensor_alloc(d5_op_output_desc(o, k), &out[k]), D5_OK);
-    cr_assert_eq(d5_op_forward(o, in, out), D5_OK, "%s: %s", test, d5_last_error());
-    for (int32_t k = 0; k < nouts; k++) {
-        const d5_tensor *got = &out[outs[k]];
+    cr_assert_eq(d5_op_forward(o, in, out), D5_OK, "%s: %s", c->test, d5_last_error());
+    for (int32_t k = 0; k < c->nouts; k++) {
+        const d5_tensor *got = &out[c->outs[k]];
         int64_t n = d5_tensor_desc_numel(&want[k].desc);
-        cr_assert_eq(d5_tensor_desc_numel(&got->desc), n, "%s: output %d size", test, (int)k);
+        cr_assert_eq(d5_tensor_desc_numel(&got->desc), n, "%s: output %d size", c->test, (int)k);
         for (int64_t e = 0; e < n; e++) {
             double g = ((const float *)got->data)[e], w = ((const float *)want[k].data)[e];
             /* ONNX's tolerances: rtol 1e-3, atol 1e-7 (1e-5 for tanh on the fast backends). */
             cr_assert(fabs(g - w) <= 1e-5 + 1e-3 * fabs(w),
-                      "%s on %s: output %d element %lld is %.9g, want %.9g", test, backend, (int)k,
-                      (long long)e, g, w);
+                      "%s on %s: output %d element %lld is %.9g, want %.9g", c->test, backend,
+                      (int)k, (long long)e, g, w);
         }
     }
     d5_op_free(o);
-    rnn_free_all(in, nin);
-    rnn_free_all(want, nouts);
+    rnn_free_all(in, c->nin);
+    rnn_free_all(want, c->nouts);
     rnn_free_all(out, nout);
 }
 
 /* The models name Y "" where only Y_h is an output. */
 static const int32_t Y_AND_YH[2] = {0, 1}, YH[1] = {1};
 
+static const node_case node_cases[] = {
+    {"test_simple_rnn_defaults", "RNN", 4, 0, 3, YH, 1},
+    {"test_simple_rnn_with_initial_bias", "RNN", 5, 0, 4, YH, 1},
+    {"test_simple_rnn_batchwise", "RNN", 4, 1, 3, Y_AND_YH, 2},
+    {"test_rnn_seq_length", "RNN", 5, 0, 4, YH, 1},
+    {"test_gru_defaults", "GRU", 5, 0, 3, YH, 1},
+    {"test_gru_with_initial_bias", "GRU", 3, 0, 4, YH, 1},
+    {"test_gru_seq_length", "GRU", 5, 0, 4, YH, 1},
+    {"test_gru_batchwise", "GRU", 6, 1, 3, Y_AND_YH, 2},
+    {"test_lstm_defaults", "LSTM", 3, 0, 3, YH, 1},
+    {"test_lstm_with_initial_bias", "LSTM", 4, 0, 4, YH, 1},
+    {"test_lstm_with_peepholes", "LSTM", 3, 0, 8, YH, 1},
+    {"test_lstm_batchwise", "LSTM", 7, 1, 3, Y_AND_YH, 2},
+};
+
 void rnn_check_onnx_node_tests(const char *backend)
 {
-    node_test("test_simple_rnn_defaults", "RNN", backend, 4, 0, 3, YH, 1);
-    node_test("test_simple_rnn_with_initial_bias", "RNN", backend, 5, 0, 4, YH, 1);
-    node_test("test_simple_rnn_batchwise", "RNN", backend, 4, 1, 3, Y_AND_YH, 2);
-    node_test("test_rnn_seq_length", "RNN", backend, 5, 0, 4, YH, 1);
-    node_test("test_gru_defaults", "GRU", backend, 5, 0, 3, YH, 1);
-    node_test("test_gru_with_initial_bias", "GRU", backend, 3, 0, 4, YH, 1);
-    node_test("test_gru_seq_length", "GRU", backend, 5, 0, 4, YH, 1);
-    node_test("test_gru_batchwise", "GRU", backend, 6, 1, 3, Y_AND_YH, 2);
-    node_test("test_lstm_defaults", "LSTM", backend, 3, 0, 3, YH, 1);
-    node_test("test_lstm_with_initial_bias", "LSTM", backend, 4, 0, 4, YH, 1);
-    node_test("test_lstm_with_peepholes", "LSTM", backend, 3, 0, 8, YH, 1);
-    node_test("test_lstm_batchwise", "LSTM", backend, 7, 1, 3, Y_AND_YH, 2);
+    for (size_t i = 0; i < sizeof node_cases / sizeof node_cases[0]; i++)
+        node_test(&node_cases[i], backend);
 }

@@ -63,14 +63,14 @@ Test(instance, counts_and_shapes_are_checked)
     const d5_op_desc *d;
     cr_assert_eq(d5_op_find("Gemm", "ref", &d), D5_OK);
     d5_tensor_desc in[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(2, 3), &in[0]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 5), &in[1]), D5_OK);
+    in[0] = op_fdesc(2, SHAPE(2, 3));
+    in[1] = op_fdesc(2, SHAPE(4, 5));
     d5_op *op;
     cr_assert_eq(d5_op_create_desc(d, in, 2, NULL, 0, &op), D5_ERR_SHAPE);
     cr_assert(strstr(d5_last_error(), "Gemm: A' is 2x3 but B' is 4x5"), "%s", d5_last_error());
     cr_assert_eq(d5_op_create_desc(d, in, 1, NULL, 0, &op), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "takes 2..3 inputs, got 1"));
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 5), &in[1]), D5_OK);
+    in[1] = op_fdesc(2, SHAPE(3, 5));
     cr_assert_eq(d5_op_create_desc(d, in, 2, NULL, 0, &op), D5_OK);
     cr_assert_eq(d5_op_output_desc(op, 0)->shape[0], 2);
     cr_assert_eq(d5_op_output_desc(op, 0)->shape[1], 5);

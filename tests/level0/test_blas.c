@@ -7,29 +7,10 @@
 static void same_as_ref(const char *name, const char *backend, const d5_tensor_desc *in,
                         int32_t nin, const d5_attrs *attrs)
 {
-    const d5_op_desc *cand, *ref;
-    cr_assert_eq(d5_op_find(name, backend, &cand), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
     d5_check_params p = d5_check_default_params();
     p.atol = 1e-4;
     p.rtol = 1e-4;
-    d5_forward_check r;
-    cr_assert_eq(d5_validate_forward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    cr_assert(r.passed, "%s (%s) forward: linf %.3g > %.3g at %lld", name, backend, r.out[0].linf,
-              r.tol[0], (long long)r.out[0].worst);
-    cr_assert_eq(d5_validate_backward(cand, ref, in, nin, NULL, attrs, 1, &p, &r), D5_OK, "%s",
-                 d5_last_error());
-    for (int32_t i = 0; i < nin; i++)
-        cr_assert(r.passed, "%s (%s) gradient of input %d: linf %.3g > %.3g", name, backend, i,
-                  r.out[i].linf, r.tol[i]);
-}
-
-static d5_tensor_desc f32(int32_t nd, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, nd, shape, &d), D5_OK);
-    return d;
+    expect_same_as_ref(backend, name, in, nin, attrs, &p);
 }
 
 Test(blas, gemm_every_transpose_and_bias_shape)
@@ -39,10 +20,10 @@ Test(blas, gemm_every_transpose_and_bias_shape)
         for (int tb = 0; tb < 2; tb++)
             for (int c = 0; c < 4; c++) {
                 d5_tensor_desc in[3];
-                in[0] = ta ? f32(2, SHAPE(k, m)) : f32(2, SHAPE(m, k));
-                in[1] = tb ? f32(2, SHAPE(n, k)) : f32(2, SHAPE(k, n));
+                in[0] = ta ? op_fdesc(2, SHAPE(k, m)) : op_fdesc(2, SHAPE(m, k));
+                in[1] = tb ? op_fdesc(2, SHAPE(n, k)) : op_fdesc(2, SHAPE(k, n));
                 const int64_t cs[4][2] = {{m, n}, {1, n}, {m, 1}, {1, 1}};
-                in[2] = c == 1 ? f32(1, SHAPE(n)) : f32(2, cs[c]);
+                in[2] = c == 1 ? op_fdesc(1, SHAPE(n)) : op_fdesc(2, cs[c]);
                 d5_attr items[] = {attr_int("transA", ta), attr_int("transB", tb),
                                    attr_float("alpha", 0.75), attr_float("beta", -1.5)};
                 d5_attrs attrs = {items, 4};
@@ -54,11 +35,11 @@ Test(blas, gemm_every_transpose_and_bias_shape)
 Test(blas, matmul_batched_broadcast_and_vectors)
 {
     d5_tensor_desc cases[][2] = {
-        {f32(2, SHAPE(6, 4)), f32(2, SHAPE(4, 3))},
-        {f32(3, SHAPE(2, 6, 4)), f32(2, SHAPE(4, 3))},
-        {f32(4, SHAPE(2, 1, 6, 4)), f32(3, SHAPE(3, 4, 5))},
-        {f32(1, SHAPE(4)), f32(3, SHAPE(2, 4, 3))},
-        {f32(3, SHAPE(2, 6, 4)), f32(1, SHAPE(4))},
+        {op_fdesc(2, SHAPE(6, 4)), op_fdesc(2, SHAPE(4, 3))},
+        {op_fdesc(3, SHAPE(2, 6, 4)), op_fdesc(2, SHAPE(4, 3))},
+        {op_fdesc(4, SHAPE(2, 1, 6, 4)), op_fdesc(3, SHAPE(3, 4, 5))},
+        {op_fdesc(1, SHAPE(4)), op_fdesc(3, SHAPE(2, 4, 3))},
+        {op_fdesc(3, SHAPE(2, 6, 4)), op_fdesc(1, SHAPE(4))},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         same_as_ref("MatMul", "blas", cases[i], 2, NULL);
@@ -78,16 +59,17 @@ Test(blas, float64_is_refused_with_the_reason)
 
 Test(blas, conv_2d_1d_3d_groups_dilations_bias)
 {
-    d5_tensor_desc in[3] = {f32(4, SHAPE(2, 4, 9, 8)), f32(4, SHAPE(6, 2, 3, 2)), f32(1, SHAPE(6))};
+    d5_tensor_desc in[3] = {op_fdesc(4, SHAPE(2, 4, 9, 8)), op_fdesc(4, SHAPE(6, 2, 3, 2)),
+                            op_fdesc(1, SHAPE(6))};
     d5_attr items[] = {attr_ints("strides", SHAPE(2, 1), 2),
                        attr_ints("pads", SHAPE(1, 0, 2, 1), 4),
                        attr_ints("dilations", SHAPE(1, 2), 2), attr_int("group", 2)};
     d5_attrs attrs = {items, 4};
     same_as_ref("Conv", "blas", in, 3, &attrs);
     same_as_ref("Conv", "blas", in, 2, &attrs);
-    d5_tensor_desc c1[2] = {f32(3, SHAPE(2, 3, 11)), f32(3, SHAPE(5, 3, 4))};
+    d5_tensor_desc c1[2] = {op_fdesc(3, SHAPE(2, 3, 11)), op_fdesc(3, SHAPE(5, 3, 4))};
     same_as_ref("Conv", "blas", c1, 2, NULL);
-    d5_tensor_desc c3[2] = {f32(5, SHAPE(1, 2, 5, 4, 6)), f32(5, SHAPE(3, 2, 2, 3, 2))};
+    d5_tensor_desc c3[2] = {op_fdesc(5, SHAPE(1, 2, 5, 4, 6)), op_fdesc(5, SHAPE(3, 2, 2, 3, 2))};
     d5_attr same[] = {attr_string("auto_pad", "SAME_LOWER")};
     d5_attrs sa = {same, 1};
     same_as_ref("Conv", "blas", c3, 2, &sa);

@@ -16,12 +16,6 @@
 
 TestSuite(cuda, .timeout = D5_TIMEOUT(600));
 
-static void need_device(void)
-{
-    char why[256];
-    if (!d5_backend_available("cuda", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* The table itself, found without the availability check of d5_op_find. */
 static const d5_op_desc *table(const char *name)
 {
@@ -33,19 +27,12 @@ static const d5_op_desc *table(const char *name)
     return NULL;
 }
 
-static d5_tensor_desc f32(int32_t nd, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, nd, shape, &d), D5_OK);
-    return d;
-}
-
 /* Forward only (the operators of inference graphs), on the given inputs
  * (NULL: random in [-1, 1]). */
 static void forward_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
                            const d5_tensor *inputs, const d5_attrs *attrs)
 {
-    need_device();
+    need_backend("cuda");
     const d5_op_desc *cand, *ref;
     cr_assert_eq(d5_op_find(name, "cuda", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find(name, "ref", &ref), D5_OK);
@@ -88,7 +75,7 @@ Test(cuda, without_a_device_find_says_no_cuda_device)
     cr_assert(strstr(d5_last_error(), "no CUDA device"), "%s", d5_last_error());
     cr_assert(strstr(d5_last_error(), "Conv"), "%s", d5_last_error());
     /* Creating from the table directly fails the same way, before any CUDA call. */
-    d5_tensor_desc in[2] = {f32(2, SHAPE(4, 3)), f32(2, SHAPE(3, 5))};
+    d5_tensor_desc in[2] = {op_fdesc(2, SHAPE(4, 3)), op_fdesc(2, SHAPE(3, 5))};
     d5_op *op = NULL;
     cr_assert_eq(d5_op_create_desc(table("Gemm"), in, 2, NULL, 0, &op), D5_ERR_NODEVICE);
     cr_assert(strstr(d5_last_error(), "no CUDA device"), "%s", d5_last_error());
@@ -113,13 +100,13 @@ Test(cuda, without_its_plugin_the_backend_says_so)
     const d5_op_desc *d;
     cr_assert_eq(d5_op_find("Conv", "cuda", &d), D5_ERR_NODEVICE);
     cr_assert(strstr(d5_last_error(), expect), "%s", d5_last_error());
-    d5_tensor_desc in[2] = {f32(2, SHAPE(4, 3)), f32(2, SHAPE(3, 5))};
+    d5_tensor_desc in[2] = {op_fdesc(2, SHAPE(4, 3)), op_fdesc(2, SHAPE(3, 5))};
     d5_op *op = NULL;
     cr_assert_eq(d5_op_create_desc(table("Gemm"), in, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), expect), "%s", d5_last_error());
     cr_assert_null(op);
     float x = 1;
-    d5_tensor t = {.desc = f32(1, SHAPE(1)), .data = &x}, dev;
+    d5_tensor t = {.desc = op_fdesc(1, SHAPE(1)), .data = &x}, dev;
     cr_assert_eq(d5__cuda_tensor_upload(&t, &dev), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "device memory: plugin not built"), "%s", d5_last_error());
 }
@@ -147,24 +134,24 @@ Test(cuda, inference_operators_are_device_operators)
         cr_assert(table(names[i])->flags & D5_OP_CUDA, "%s", names[i]);
     cr_assert(table("FusedConv")->flags & D5_OP_Z_IN_PLACE);
     /* Shapes that do not broadcast are refused before any device call. */
-    d5_tensor_desc bad[2] = {f32(2, SHAPE(6, 3)), f32(2, SHAPE(6, 4))};
+    d5_tensor_desc bad[2] = {op_fdesc(2, SHAPE(6, 3)), op_fdesc(2, SHAPE(6, 4))};
     d5_op *op = NULL;
     cr_assert_eq(d5_op_create_desc(table("Sub"), bad, 2, NULL, 0, &op), D5_ERR_SHAPE);
     cr_assert(strstr(d5_last_error(), "do not broadcast"), "%s", d5_last_error());
-    d5_tensor_desc bn[5] = {f32(4, SHAPE(2, 3, 4, 4)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
-                            f32(1, SHAPE(3)), f32(1, SHAPE(3))};
+    d5_tensor_desc bn[5] = {op_fdesc(4, SHAPE(2, 3, 4, 4)), op_fdesc(1, SHAPE(3)),
+                            op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3))};
     d5_attr training[] = {attr_int("training_mode", 1)};
     d5_attrs t = {training, 1};
     cr_assert_eq(d5_op_create_desc(table("BatchNormalization"), bn, 5, &t, 0, &op),
                  D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "inference only"), "%s", d5_last_error());
     cr_assert_null(op);
-    d5_tensor_desc x[1] = {f32(3, SHAPE(2, 3, 4))};
+    d5_tensor_desc x[1] = {op_fdesc(3, SHAPE(2, 3, 4))};
     d5_attr perm_items[] = {attr_ints("perm", SHAPE(0, 0, 1), 3)};
     d5_attrs perm = {perm_items, 1};
     cr_assert_eq(d5_op_create_desc(table("Transpose"), x, 1, &perm, 0, &op), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "not a permutation"), "%s", d5_last_error());
-    d5_tensor_desc g32[2] = {f32(2, SHAPE(10, 4)), f32(1, SHAPE(3))};
+    d5_tensor_desc g32[2] = {op_fdesc(2, SHAPE(10, 4)), op_fdesc(1, SHAPE(3))};
     g32[1].dtype = D5_I32;
     cr_assert_eq(d5_op_create_desc(table("Gather"), g32, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "int64"), "%s", d5_last_error());
@@ -181,11 +168,11 @@ Test(cuda, unsupported_cases_are_declined_before_any_device_call)
     cr_assert_eq(d5_op_create_desc(table("MatMul"), f64, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "float32"), "%s", d5_last_error());
 
-    d5_tensor_desc partial[2] = {f32(4, SHAPE(2, 3, 4, 5)), f32(3, SHAPE(3, 5, 6))};
+    d5_tensor_desc partial[2] = {op_fdesc(4, SHAPE(2, 3, 4, 5)), op_fdesc(3, SHAPE(3, 5, 6))};
     cr_assert_eq(d5_op_create_desc(table("MatMul"), partial, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "strided"), "%s", d5_last_error());
 
-    d5_tensor_desc x[1] = {f32(4, SHAPE(1, 2, 7, 7))};
+    d5_tensor_desc x[1] = {op_fdesc(4, SHAPE(1, 2, 7, 7))};
     d5_attr ceil_items[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_int("ceil_mode", 1)};
     d5_attrs ceil = {ceil_items, 2};
     cr_assert_eq(d5_op_create_desc(table("MaxPool"), x, 1, &ceil, 0, &op), D5_ERR_UNSUPPORTED);
@@ -200,7 +187,8 @@ Test(cuda, unsupported_cases_are_declined_before_any_device_call)
     cr_assert_eq(d5_op_create_desc(table("MaxPool"), x, 1, &k, 2, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "Indices"), "%s", d5_last_error());
 
-    d5_tensor_desc c4[2] = {f32(6, SHAPE(1, 1, 3, 3, 3, 3)), f32(6, SHAPE(1, 1, 2, 2, 2, 2))};
+    d5_tensor_desc c4[2] = {op_fdesc(6, SHAPE(1, 1, 3, 3, 3, 3)),
+                            op_fdesc(6, SHAPE(1, 1, 2, 2, 2, 2))};
     cr_assert_eq(d5_op_create_desc(table("Conv"), c4, 2, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert_null(op);
 }
@@ -238,7 +226,7 @@ Test(cuda, test_operator_command)
 
 Test(cuda, device_tensors_round_trip_and_host_memory_is_refused)
 {
-    need_device();
+    need_backend("cuda");
     d5_tensor h = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)), back = tf32(2, SHAPE(2, 3), NULL);
     d5_tensor dev, y;
     cr_assert_eq(d5__cuda_tensor_upload(&h, &dev), D5_OK, "%s", d5_last_error());
@@ -274,41 +262,43 @@ Test(cuda, gemm_transposes_and_every_broadcast_of_c)
     const int64_t *cshapes[] = {SHAPE(5), SHAPE(1, 5), SHAPE(7, 1), SHAPE(7, 5), SHAPE(1)};
     const int32_t cnd[] = {1, 2, 2, 2, 1};
     for (int i = 0; i < 5; i++) {
-        d5_tensor_desc in[3] = {f32(2, SHAPE(9, 7)), f32(2, SHAPE(5, 9)), f32(cnd[i], cshapes[i])};
+        d5_tensor_desc in[3] = {op_fdesc(2, SHAPE(9, 7)), op_fdesc(2, SHAPE(5, 9)),
+                                op_fdesc(cnd[i], cshapes[i])};
         same_as_ref("Gemm", in, 3, &attrs);
     }
-    d5_tensor_desc scalar_c[3] = {f32(2, SHAPE(7, 9)), f32(2, SHAPE(9, 5)), f32(0, NULL)};
+    d5_tensor_desc scalar_c[3] = {op_fdesc(2, SHAPE(7, 9)), op_fdesc(2, SHAPE(9, 5)),
+                                  op_fdesc(0, NULL)};
     same_as_ref("Gemm", scalar_c, 3, NULL);
-    d5_tensor_desc ab[2] = {f32(2, SHAPE(7, 9)), f32(2, SHAPE(9, 5))};
+    d5_tensor_desc ab[2] = {op_fdesc(2, SHAPE(7, 9)), op_fdesc(2, SHAPE(9, 5))};
     same_as_ref("Gemm", ab, 2, NULL);
     d5_attr ta_items[] = {attr_int("transA", 1)};
     d5_attrs ta = {ta_items, 1};
-    d5_tensor_desc at[2] = {f32(2, SHAPE(9, 7)), f32(2, SHAPE(9, 5))};
+    d5_tensor_desc at[2] = {op_fdesc(2, SHAPE(9, 7)), op_fdesc(2, SHAPE(9, 5))};
     same_as_ref("Gemm", at, 2, &ta);
 }
 
 /* DeepBench's training GEMM M=1760, N=128, K=1760. */
 Test(cuda, gemm_deepbench_1760x128x1760)
 {
-    d5_tensor_desc in[2] = {f32(2, SHAPE(1760, 1760)), f32(2, SHAPE(1760, 128))};
+    d5_tensor_desc in[2] = {op_fdesc(2, SHAPE(1760, 1760)), op_fdesc(2, SHAPE(1760, 128))};
     same_as_ref("Gemm", in, 2, NULL);
 }
 
 Test(cuda, matmul_2d_batched_broadcast_and_1d)
 {
-    d5_tensor_desc two[2] = {f32(2, SHAPE(6, 4)), f32(2, SHAPE(4, 5))};
+    d5_tensor_desc two[2] = {op_fdesc(2, SHAPE(6, 4)), op_fdesc(2, SHAPE(4, 5))};
     same_as_ref("MatMul", two, 2, NULL);
-    d5_tensor_desc both[2] = {f32(4, SHAPE(2, 3, 6, 4)), f32(4, SHAPE(2, 3, 4, 5))};
+    d5_tensor_desc both[2] = {op_fdesc(4, SHAPE(2, 3, 6, 4)), op_fdesc(4, SHAPE(2, 3, 4, 5))};
     same_as_ref("MatMul", both, 2, NULL);
-    d5_tensor_desc batch_single[2] = {f32(3, SHAPE(3, 6, 4)), f32(2, SHAPE(4, 5))};
+    d5_tensor_desc batch_single[2] = {op_fdesc(3, SHAPE(3, 6, 4)), op_fdesc(2, SHAPE(4, 5))};
     same_as_ref("MatMul", batch_single, 2, NULL);
-    d5_tensor_desc single_batch[2] = {f32(2, SHAPE(6, 4)), f32(3, SHAPE(3, 4, 5))};
+    d5_tensor_desc single_batch[2] = {op_fdesc(2, SHAPE(6, 4)), op_fdesc(3, SHAPE(3, 4, 5))};
     same_as_ref("MatMul", single_batch, 2, NULL);
-    d5_tensor_desc ones[2] = {f32(4, SHAPE(1, 1, 6, 4)), f32(3, SHAPE(3, 4, 5))};
+    d5_tensor_desc ones[2] = {op_fdesc(4, SHAPE(1, 1, 6, 4)), op_fdesc(3, SHAPE(3, 4, 5))};
     same_as_ref("MatMul", ones, 2, NULL);
-    d5_tensor_desc vec_a[2] = {f32(1, SHAPE(4)), f32(3, SHAPE(3, 4, 5))};
+    d5_tensor_desc vec_a[2] = {op_fdesc(1, SHAPE(4)), op_fdesc(3, SHAPE(3, 4, 5))};
     same_as_ref("MatMul", vec_a, 2, NULL);
-    d5_tensor_desc vec_b[2] = {f32(3, SHAPE(3, 6, 4)), f32(1, SHAPE(4))};
+    d5_tensor_desc vec_b[2] = {op_fdesc(3, SHAPE(3, 6, 4)), op_fdesc(1, SHAPE(4))};
     same_as_ref("MatMul", vec_b, 2, NULL);
 }
 
@@ -316,23 +306,24 @@ Test(cuda, conv_3x3_bias_strides_dilations_groups)
 {
     d5_attr pad_items[] = {attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     d5_attrs pad = {pad_items, 1};
-    d5_tensor_desc c3x3[3] = {f32(4, SHAPE(8, 16, 14, 14)), f32(4, SHAPE(32, 16, 3, 3)),
-                              f32(1, SHAPE(32))};
+    d5_tensor_desc c3x3[3] = {op_fdesc(4, SHAPE(8, 16, 14, 14)), op_fdesc(4, SHAPE(32, 16, 3, 3)),
+                              op_fdesc(1, SHAPE(32))};
     same_as_ref("Conv", c3x3, 3, &pad);
     d5_attr items[] = {attr_ints("strides", SHAPE(2, 1), 2),
                        attr_ints("pads", SHAPE(1, 0, 1, 0), 4),
                        attr_ints("dilations", SHAPE(1, 2), 2)};
     d5_attrs attrs = {items, 3};
-    d5_tensor_desc in[3] = {f32(4, SHAPE(2, 3, 9, 8)), f32(4, SHAPE(4, 3, 3, 2)), f32(1, SHAPE(4))};
+    d5_tensor_desc in[3] = {op_fdesc(4, SHAPE(2, 3, 9, 8)), op_fdesc(4, SHAPE(4, 3, 3, 2)),
+                            op_fdesc(1, SHAPE(4))};
     same_as_ref("Conv", in, 3, &attrs);
     same_as_ref("Conv", in, 2, &attrs);
     d5_attr gi[] = {attr_int("group", 2), attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     d5_attrs ga = {gi, 2};
-    d5_tensor_desc g[2] = {f32(4, SHAPE(1, 4, 7, 7)), f32(4, SHAPE(6, 2, 3, 3))};
+    d5_tensor_desc g[2] = {op_fdesc(4, SHAPE(1, 4, 7, 7)), op_fdesc(4, SHAPE(6, 2, 3, 3))};
     same_as_ref("Conv", g, 2, &ga);
     d5_attr di[] = {attr_int("group", 3)};
     d5_attrs da = {di, 1};
-    d5_tensor_desc dw[2] = {f32(4, SHAPE(2, 3, 6, 6)), f32(4, SHAPE(3, 1, 3, 3))};
+    d5_tensor_desc dw[2] = {op_fdesc(4, SHAPE(2, 3, 6, 6)), op_fdesc(4, SHAPE(3, 1, 3, 3))};
     same_as_ref("Conv", dw, 2, &da);
 }
 
@@ -340,20 +331,21 @@ Test(cuda, conv_1d_3d_and_asymmetric_pads)
 {
     d5_attr p1[] = {attr_ints("pads", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(2), 1)};
     d5_attrs a1 = {p1, 2};
-    d5_tensor_desc c1[3] = {f32(3, SHAPE(2, 3, 11)), f32(3, SHAPE(5, 3, 4)), f32(1, SHAPE(5))};
+    d5_tensor_desc c1[3] = {op_fdesc(3, SHAPE(2, 3, 11)), op_fdesc(3, SHAPE(5, 3, 4)),
+                            op_fdesc(1, SHAPE(5))};
     same_as_ref("Conv", c1, 3, &a1);
-    d5_tensor_desc c3[2] = {f32(5, SHAPE(1, 2, 5, 4, 6)), f32(5, SHAPE(3, 2, 2, 3, 2))};
+    d5_tensor_desc c3[2] = {op_fdesc(5, SHAPE(1, 2, 5, 4, 6)), op_fdesc(5, SHAPE(3, 2, 2, 3, 2))};
     same_as_ref("Conv", c3, 2, NULL);
     /* Stride 2 over 8 with pads (1, 0): the end pad adds no output position. */
     d5_attr pa[] = {attr_ints("pads", SHAPE(1, 1, 0, 0), 4), attr_ints("strides", SHAPE(2, 2), 2)};
     d5_attrs aa = {pa, 2};
-    d5_tensor_desc asym[2] = {f32(4, SHAPE(1, 2, 8, 8)), f32(4, SHAPE(3, 2, 3, 3))};
+    d5_tensor_desc asym[2] = {op_fdesc(4, SHAPE(1, 2, 8, 8)), op_fdesc(4, SHAPE(3, 2, 3, 3))};
     same_as_ref("Conv", asym, 2, &aa);
 }
 
 Test(cuda, maxpool_and_averagepool)
 {
-    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 3, 9, 8))};
+    d5_tensor_desc x[1] = {op_fdesc(4, SHAPE(2, 3, 9, 8))};
     d5_attr m1[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2),
                     attr_ints("strides", SHAPE(2, 2), 2)};
     d5_attrs a1 = {m1, 2};
@@ -368,12 +360,12 @@ Test(cuda, maxpool_and_averagepool)
                     attr_ints("pads", SHAPE(1, 1, 1, 1), 4), attr_int("count_include_pad", 1)};
     d5_attrs a3 = {m3, 3};
     same_as_ref("AveragePool", x, 1, &a3);
-    d5_tensor_desc x1[1] = {f32(3, SHAPE(2, 3, 10))};
+    d5_tensor_desc x1[1] = {op_fdesc(3, SHAPE(2, 3, 10))};
     d5_attr k1[] = {attr_ints("kernel_shape", SHAPE(3), 1), attr_ints("strides", SHAPE(2), 1)};
     d5_attrs b1 = {k1, 2};
     same_as_ref("MaxPool", x1, 1, &b1);
     same_as_ref("AveragePool", x1, 1, &b1);
-    d5_tensor_desc x3[1] = {f32(5, SHAPE(1, 2, 4, 5, 6))};
+    d5_tensor_desc x3[1] = {op_fdesc(5, SHAPE(1, 2, 4, 5, 6))};
     d5_attr k3[] = {attr_ints("kernel_shape", SHAPE(2, 2, 2), 3)};
     d5_attrs b3 = {k3, 1};
     same_as_ref("MaxPool", x3, 1, &b3);
@@ -382,7 +374,7 @@ Test(cuda, maxpool_and_averagepool)
 
 Test(cuda, activations)
 {
-    d5_tensor_desc x[1] = {f32(3, SHAPE(3, 4, 5))};
+    d5_tensor_desc x[1] = {op_fdesc(3, SHAPE(3, 4, 5))};
     same_as_ref("Relu", x, 1, NULL);
     same_as_ref("Sigmoid", x, 1, NULL);
     same_as_ref("Tanh", x, 1, NULL);
@@ -394,7 +386,7 @@ Test(cuda, activations)
 
 Test(cuda, softmax_and_logsoftmax_on_every_axis)
 {
-    d5_tensor_desc x[1] = {f32(3, SHAPE(2, 5, 3))};
+    d5_tensor_desc x[1] = {op_fdesc(3, SHAPE(2, 5, 3))};
     const int64_t axes[] = {0, 1, 2, -1};
     for (int i = 0; i < 4; i++) {
         d5_attr items[] = {attr_int("axis", axes[i])};
@@ -407,8 +399,8 @@ Test(cuda, softmax_and_logsoftmax_on_every_axis)
 
 Test(cuda, fusedconv_with_bias_sum_and_relu)
 {
-    d5_tensor_desc in[4] = {f32(4, SHAPE(2, 3, 8, 8)), f32(4, SHAPE(4, 3, 3, 3)), f32(1, SHAPE(4)),
-                            f32(4, SHAPE(2, 4, 8, 8))};
+    d5_tensor_desc in[4] = {op_fdesc(4, SHAPE(2, 3, 8, 8)), op_fdesc(4, SHAPE(4, 3, 3, 3)),
+                            op_fdesc(1, SHAPE(4)), op_fdesc(4, SHAPE(2, 4, 8, 8))};
     d5_attr items[] = {attr_ints("pads", SHAPE(1, 1, 1, 1), 4), attr_string("activation", "Relu")};
     d5_attrs relu = {items, 2}, plain = {items, 1};
     forward_as_ref("FusedConv", in, 4, NULL, &relu);
@@ -418,9 +410,9 @@ Test(cuda, fusedconv_with_bias_sum_and_relu)
 
 Test(cuda, batchnormalization_inference)
 {
-    need_device();
-    d5_tensor_desc in[5] = {f32(4, SHAPE(2, 3, 5, 4)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
-                            f32(1, SHAPE(3)), f32(1, SHAPE(3))};
+    need_backend("cuda");
+    d5_tensor_desc in[5] = {op_fdesc(4, SHAPE(2, 3, 5, 4)), op_fdesc(1, SHAPE(3)),
+                            op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3))};
     d5_tensor t[5];
     for (int i = 0; i < 5; i++) {
         cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);
@@ -437,27 +429,27 @@ Test(cuda, batchnormalization_inference)
 
 Test(cuda, global_poolings)
 {
-    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 5, 7, 6))};
+    d5_tensor_desc x[1] = {op_fdesc(4, SHAPE(2, 5, 7, 6))};
     forward_as_ref("GlobalAveragePool", x, 1, NULL, NULL);
     forward_as_ref("GlobalMaxPool", x, 1, NULL, NULL);
-    d5_tensor_desc x3[1] = {f32(3, SHAPE(2, 5, 9))};
+    d5_tensor_desc x3[1] = {op_fdesc(3, SHAPE(2, 5, 9))};
     forward_as_ref("GlobalAveragePool", x3, 1, NULL, NULL);
 }
 
 Test(cuda, add_sub_mul_with_broadcasting)
 {
     static const char *const ops[] = {"Add", "Sub", "Mul"};
-    d5_tensor_desc same[2] = {f32(3, SHAPE(2, 3, 4)), f32(3, SHAPE(2, 3, 4))};
-    d5_tensor_desc bias[2] = {f32(4, SHAPE(2, 3, 4, 5)), f32(3, SHAPE(3, 1, 1))};
-    d5_tensor_desc row[2] = {f32(2, SHAPE(6, 8)), f32(1, SHAPE(8))};
-    d5_tensor_desc first[2] = {f32(1, SHAPE(8)), f32(2, SHAPE(6, 8))};
+    d5_tensor_desc same[2] = {op_fdesc(3, SHAPE(2, 3, 4)), op_fdesc(3, SHAPE(2, 3, 4))};
+    d5_tensor_desc bias[2] = {op_fdesc(4, SHAPE(2, 3, 4, 5)), op_fdesc(3, SHAPE(3, 1, 1))};
+    d5_tensor_desc row[2] = {op_fdesc(2, SHAPE(6, 8)), op_fdesc(1, SHAPE(8))};
+    d5_tensor_desc first[2] = {op_fdesc(1, SHAPE(8)), op_fdesc(2, SHAPE(6, 8))};
     for (int i = 0; i < 3; i++) { /* with their gradients, summed where they broadcast */
         same_as_ref(ops[i], same, 2, NULL);
         same_as_ref(ops[i], bias, 2, NULL);
         same_as_ref(ops[i], row, 2, NULL);
         same_as_ref(ops[i], first, 2, NULL);
     }
-    d5_tensor_desc both[2] = {f32(3, SHAPE(4, 1, 5)), f32(2, SHAPE(3, 1))};
+    d5_tensor_desc both[2] = {op_fdesc(3, SHAPE(4, 1, 5)), op_fdesc(2, SHAPE(3, 1))};
     forward_as_ref("Add", both, 2, NULL, NULL);
     forward_as_ref("Div", bias, 2, NULL, NULL);
 }
@@ -465,7 +457,7 @@ Test(cuda, add_sub_mul_with_broadcasting)
 /* Operators of transformer graphs, on the backend's own kernels. */
 Test(cuda, elementwise_functions_and_pow)
 {
-    d5_tensor_desc x[1] = {f32(3, SHAPE(3, 7, 5))};
+    d5_tensor_desc x[1] = {op_fdesc(3, SHAPE(3, 7, 5))};
     static const char *const ops[] = {"Erf", "Exp", "Neg", "Gelu"};
     for (int i = 0; i < 4; i++) same_as_ref(ops[i], x, 1, NULL);
     d5_attr tanh_items[] = {attr_string("approximate", "tanh")};
@@ -473,7 +465,7 @@ Test(cuda, elementwise_functions_and_pow)
     same_as_ref("Gelu", x, 1, &tanh_form);
     /* Sqrt, Reciprocal and Pow on positive inputs. */
     d5_tensor t[2];
-    d5_tensor_desc two[2] = {f32(2, SHAPE(4, 6)), f32(1, SHAPE(6))};
+    d5_tensor_desc two[2] = {op_fdesc(2, SHAPE(4, 6)), op_fdesc(1, SHAPE(6))};
     for (int i = 0; i < 2; i++) {
         cr_assert_eq(d5_tensor_alloc(&two[i], &t[i]), D5_OK);
         for (int64_t k = 0; k < d5_tensor_desc_numel(&two[i]); k++)
@@ -487,8 +479,9 @@ Test(cuda, elementwise_functions_and_pow)
 
 Test(cuda, where_with_a_broadcast_mask)
 {
-    need_device();
-    d5_tensor_desc in[3] = {f32(2, SHAPE(1, 8)), f32(3, SHAPE(2, 4, 8)), f32(0, NULL)};
+    need_backend("cuda");
+    d5_tensor_desc in[3] = {op_fdesc(2, SHAPE(1, 8)), op_fdesc(3, SHAPE(2, 4, 8)),
+                            op_fdesc(0, NULL)};
     in[0].dtype = D5_BOOL;
     d5_tensor t[3];
     for (int i = 0; i < 3; i++) cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);
@@ -501,11 +494,12 @@ Test(cuda, where_with_a_broadcast_mask)
 
 Test(cuda, layernormalization_on_the_last_axes)
 {
-    d5_tensor_desc in[3] = {f32(3, SHAPE(2, 16, 96)), f32(1, SHAPE(96)), f32(1, SHAPE(96))};
+    d5_tensor_desc in[3] = {op_fdesc(3, SHAPE(2, 16, 96)), op_fdesc(1, SHAPE(96)),
+                            op_fdesc(1, SHAPE(96))};
     forward_as_ref("LayerNormalization", in, 3, NULL, NULL);
     forward_as_ref("LayerNormalization", in, 2, NULL, NULL);
-    d5_tensor_desc in2[3] = {f32(3, SHAPE(3, 4, 700)), f32(2, SHAPE(4, 700)),
-                             f32(2, SHAPE(4, 700))};
+    d5_tensor_desc in2[3] = {op_fdesc(3, SHAPE(3, 4, 700)), op_fdesc(2, SHAPE(4, 700)),
+                             op_fdesc(2, SHAPE(4, 700))};
     d5_attr axis[] = {attr_int("axis", 1), attr_float("epsilon", 1e-3)};
     d5_attrs a = {axis, 2};
     forward_as_ref("LayerNormalization", in2, 3, NULL, &a);
@@ -513,18 +507,18 @@ Test(cuda, layernormalization_on_the_last_axes)
 
 Test(cuda, transpose_concat_and_gather)
 {
-    d5_tensor_desc x[1] = {f32(4, SHAPE(2, 3, 4, 5))};
+    d5_tensor_desc x[1] = {op_fdesc(4, SHAPE(2, 3, 4, 5))};
     d5_attr p1[] = {attr_ints("perm", SHAPE(0, 2, 1, 3), 4)};
     d5_attrs a1 = {p1, 1};
     same_as_ref("Transpose", x, 1, &a1);
     same_as_ref("Transpose", x, 1, NULL);
-    d5_tensor_desc parts[3] = {f32(3, SHAPE(2, 3, 4)), f32(3, SHAPE(2, 5, 4)),
-                               f32(3, SHAPE(2, 1, 4))};
+    d5_tensor_desc parts[3] = {op_fdesc(3, SHAPE(2, 3, 4)), op_fdesc(3, SHAPE(2, 5, 4)),
+                               op_fdesc(3, SHAPE(2, 1, 4))};
     d5_attr ax[] = {attr_int("axis", 1)};
     d5_attrs a2 = {ax, 1};
     same_as_ref("Concat", parts, 3, &a2);
-    need_device();
-    d5_tensor_desc g[2] = {f32(2, SHAPE(50, 16)), f32(2, SHAPE(2, 7))};
+    need_backend("cuda");
+    d5_tensor_desc g[2] = {op_fdesc(2, SHAPE(50, 16)), op_fdesc(2, SHAPE(2, 7))};
     g[1].dtype = D5_I64;
     d5_tensor t[2];
     for (int i = 0; i < 2; i++) cr_assert_eq(d5_tensor_alloc(&g[i], &t[i]), D5_OK);
@@ -541,14 +535,15 @@ Test(cuda, transpose_concat_and_gather)
 /* d5's fused operator of the optimisation passes, as ref computes it. */
 Test(cuda, transposematmul_with_perms_alpha_and_bias)
 {
-    d5_tensor_desc qk[2] = {f32(4, SHAPE(2, 16, 4, 8)), f32(4, SHAPE(2, 16, 4, 8))};
+    d5_tensor_desc qk[2] = {op_fdesc(4, SHAPE(2, 16, 4, 8)), op_fdesc(4, SHAPE(2, 16, 4, 8))};
     d5_attr p1[] = {attr_ints("perm_a", SHAPE(0, 2, 1, 3), 4),
                     attr_ints("perm_b", SHAPE(0, 2, 3, 1), 4), attr_float("alpha", 0.125)};
     d5_attrs a1 = {p1, 3};
     forward_as_ref("TransposeMatMul", qk, 2, NULL, &a1);
-    d5_tensor_desc lin[3] = {f32(3, SHAPE(4, 32, 64)), f32(2, SHAPE(64, 96)), f32(1, SHAPE(96))};
+    d5_tensor_desc lin[3] = {op_fdesc(3, SHAPE(4, 32, 64)), op_fdesc(2, SHAPE(64, 96)),
+                             op_fdesc(1, SHAPE(96))};
     forward_as_ref("TransposeMatMul", lin, 3, NULL, NULL);
-    d5_tensor_desc t2[2] = {f32(2, SHAPE(24, 10)), f32(2, SHAPE(3, 24))};
+    d5_tensor_desc t2[2] = {op_fdesc(2, SHAPE(24, 10)), op_fdesc(2, SHAPE(3, 24))};
     d5_attr p2[] = {attr_ints("perm_a", SHAPE(1, 0), 2), attr_ints("perm_b", SHAPE(1, 0), 2)};
     d5_attrs a2 = {p2, 2};
     forward_as_ref("TransposeMatMul", t2, 2, NULL, &a2);
@@ -558,11 +553,11 @@ Test(cuda, transposematmul_with_perms_alpha_and_bias)
  * and into equal parts. */
 Test(cuda, split_into_parts)
 {
-    need_device();
+    need_backend("cuda");
     const d5_op_desc *cand, *ref;
     cr_assert_eq(d5_op_find("Split", "cuda", &cand), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_op_find("Split", "ref", &ref), D5_OK);
-    d5_tensor_desc in[2] = {f32(3, SHAPE(2, 6, 5)), f32(1, SHAPE(3))};
+    d5_tensor_desc in[2] = {op_fdesc(3, SHAPE(2, 6, 5)), op_fdesc(1, SHAPE(3))};
     in[1].dtype = D5_I64;
     d5_tensor t[2];
     for (int i = 0; i < 2; i++) cr_assert_eq(d5_tensor_alloc(&in[i], &t[i]), D5_OK);

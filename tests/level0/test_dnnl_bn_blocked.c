@@ -17,12 +17,6 @@
 #define W  7
 #define HW (H * W)
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* Channels a block, by the rule of dnnl_util.c: oneDNN's AVX-512 core kernels
  * (F, BW, VL, DQ) unless ONEDNN_MAX_CPU_ISA holds it below them. */
 static int64_t channel_block(void)
@@ -233,12 +227,11 @@ static void declined(const d5_tensor_desc *x, int64_t blocked, const char *text)
 
 Test(dnnl_bn_blocked, declines_what_the_layout_cannot_hold)
 {
-    d5_tensor_desc x;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(N, 6, H, W), &x), D5_OK);
+    d5_tensor_desc x = op_fdesc(4, SHAPE(N, 6, H, W));
     declined(&x, D5_BLOCKED_X, "channels in multiples of");
     declined(&x, D5_BLOCKED_Y, "channels in multiples of");
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(N, 16, HW), &x), D5_OK);
+    x = op_fdesc(3, SHAPE(N, 16, HW));
     declined(&x, D5_BLOCKED_X, "4-d X");
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(N, 16, H, W), &x), D5_OK);
+    x = op_fdesc(4, SHAPE(N, 16, H, W));
     declined(&x, D5_BLOCKED_Z, "only X");
 }

@@ -31,12 +31,6 @@ static const conv_case cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 static void fill(d5_tensor *t, uint64_t seed)
 {
     d5_rng rng;

@@ -12,12 +12,6 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* Channels a block of the executor's blocked layout, chosen as
  * level0_operators/dnnl/dnnl_util.c chooses it. */
 static int64_t channel_block(void)
@@ -204,11 +198,11 @@ Test(dnnl_gap, blocked_declined)
     d5_attrs attrs = {&a, 1};
     d5_tensor_desc x;
     d5_op *op = NULL;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(2, block + 4, 3, 3), &x), D5_OK);
+    x = op_fdesc(4, SHAPE(2, block + 4, 3, 3));
     cr_assert_eq(d5_op_create_desc(desc, &x, 1, &attrs, 1, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "GlobalAveragePool (dnnl)"), "%s", d5_last_error());
     cr_assert(strstr(d5_last_error(), "multiples"), "%s", d5_last_error());
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, block, 9), &x), D5_OK);
+    x = op_fdesc(3, SHAPE(2, block, 9));
     cr_assert_eq(d5_op_create_desc(desc, &x, 1, &attrs, 1, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "GlobalAveragePool (dnnl): the blocked layout is for 2-d"),
               "%s", d5_last_error());
@@ -255,8 +249,7 @@ Test(dnnl_gap, table_entry)
     cr_assert_eq(desc->min_outputs, 1);
     cr_assert_eq(desc->max_outputs, 1);
     /* Work: one addition per input element. */
-    d5_tensor_desc x;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(2, 3, 4, 5), &x), D5_OK);
+    d5_tensor_desc x = op_fdesc(4, SHAPE(2, 3, 4, 5));
     d5_op *op = create(&x, NULL);
     double flops, bytes;
     d5_op_cost(op, &flops, &bytes);

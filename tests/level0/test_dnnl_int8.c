@@ -14,10 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void need_dnnl(void)
+/* need_dnnl, then a generator seeded with `seed`. */
+static d5_rng need_dnnl_rng(uint64_t seed)
 {
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
+    need_dnnl();
+    d5_rng rng;
+    d5_rng_seed(&rng, seed);
+    return rng;
 }
 
 static double get(const d5_tensor *t, int64_t i)
@@ -195,6 +198,44 @@ static void tie_scales(d5_tensor *sa, d5_tensor *sb, d5_tensor *sy, d5_tensor *z
     set(zy, 0, zy->desc.dtype == D5_U8 ? 101 : -3);
 }
 
+/* The first eight inputs of QLinearMatMul and QLinearConv: a of type ta
+ * with a scalar scale and zero point; b of type tb with scales of rank
+ * scale_nd (0 or 1; scale_n of them) and a scalar zero point, 0 when zero_b;
+ * y's scalar scale and zero point (odd ones test the rounding). */
+typedef struct qlinear_inputs {
+    d5_dtype ta;
+    int32_t na;
+    const int64_t *a;
+    d5_dtype tb;
+    int32_t nb;
+    const int64_t *b;
+    int32_t scale_nd;
+    int64_t scale_n;
+    int zero_b;
+    d5_dtype ty;
+} qlinear_inputs;
+
+static void draw_qlinear(d5_tensor *in, d5_rng *rng, const qlinear_inputs *q)
+{
+    in[0] = draw(q->ta, q->na, q->a, rng, lo_of(q->ta), hi_of(q->ta));
+    in[1] = draw(D5_F32, 0, NULL, rng, 0.002, 0.02);
+    in[2] = draw(q->ta, 0, NULL, rng, lo_of(q->ta), hi_of(q->ta));
+    in[3] = draw(q->tb, q->nb, q->b, rng, lo_of(q->tb), hi_of(q->tb));
+    in[4] = draw(D5_F32, q->scale_nd, &q->scale_n, rng, 0.002, 0.02);
+    in[5] =
+        q->zero_b ? full(q->tb, 0, NULL, 0) : draw(q->tb, 0, NULL, rng, lo_of(q->tb), hi_of(q->tb));
+    in[6] = draw(D5_F32, 0, NULL, rng, 0.05, 0.5);
+    in[7] = draw(q->ty, 0, NULL, rng, lo_of(q->ty), hi_of(q->ty));
+}
+
+/* Makes every requantization of draw_qlinear's inputs a tie (see narrow). */
+static void qlinear_ties(d5_tensor *in, d5_rng *rng)
+{
+    tie_scales(&in[1], &in[4], &in[6], &in[7]);
+    narrow(&in[0], get(&in[2], 0), rng);
+    narrow(&in[3], get(&in[5], 0), rng);
+}
+
 /* ---- MatMulInteger and QLinearMatMul ------------------------------------------------ */
 
 /* numpy.matmul of A and B with zero points (per tensor; zb may be per column). */
@@ -267,9 +308,7 @@ static d5_tensor_desc mm_out(const mm_case *c, const d5_tensor *A, const d5_tens
 
 Test(dnnl_int8, matmulinteger)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 11);
+    d5_rng rng = need_dnnl_rng(11);
     for (size_t i = 0; i < NMM * 4; i++) {
         const mm_case *c = &mm_cases[i % NMM];
         d5_dtype ta = i % 2 ? D5_I8 : D5_U8, tb = (i / 2) % 2 ? D5_U8 : D5_I8;
@@ -298,9 +337,7 @@ Test(dnnl_int8, matmulinteger)
 
 Test(dnnl_int8, matmulinteger_zero_point_per_column)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 12);
+    d5_rng rng = need_dnnl_rng(12);
     d5_tensor in[4];
     in[0] = draw(D5_U8, 2, SHAPE(9, 40), &rng, 0, 255);
     in[1] = draw(D5_U8, 2, SHAPE(40, 6), &rng, 100, 200);
@@ -321,9 +358,7 @@ Test(dnnl_int8, matmulinteger_zero_point_per_column)
 
 Test(dnnl_int8, qlinearmatmul)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 13);
+    d5_rng rng = need_dnnl_rng(13);
     for (size_t i = 0; i < NMM * 4; i++) {
         const mm_case *c = &mm_cases[i % NMM];
         d5_dtype ta = i % 2 ? D5_I8 : D5_U8, tb = (i / 2) % 2 ? D5_U8 : D5_I8;
@@ -331,21 +366,10 @@ Test(dnnl_int8, qlinearmatmul)
         int64_t n = c->nb > 1 ? c->b[c->nb - 1] : 1;
         int per_column = i % 3 == 0 && n > 1;
         d5_tensor in[8];
-        in[0] = draw(ta, c->na, c->a, &rng, lo_of(ta), hi_of(ta));
-        in[1] = draw(D5_F32, 0, NULL, &rng, 0.002, 0.02);
-        in[2] = draw(ta, 0, NULL, &rng, lo_of(ta), hi_of(ta));
-        in[3] = draw(tb, c->nb, c->b, &rng, lo_of(tb), hi_of(tb));
-        in[4] = per_column ? draw(D5_F32, 1, SHAPE(n), &rng, 0.002, 0.02)
-                           : draw(D5_F32, 1, SHAPE(1), &rng, 0.002, 0.02);
-        in[5] = draw(tb, 0, NULL, &rng, lo_of(tb), hi_of(tb));
-        in[6] = draw(D5_F32, 0, NULL, &rng, 0.05, 0.5);
-        in[7] = draw(ty, 0, NULL, &rng, lo_of(ty), hi_of(ty)); /* odd ones test the rounding */
-        int ties = i % 5 == 4;                                 /* see narrow() */
-        if (ties) {
-            tie_scales(&in[1], &in[4], &in[6], &in[7]);
-            narrow(&in[0], get(&in[2], 0), &rng);
-            narrow(&in[3], get(&in[5], 0), &rng);
-        }
+        const qlinear_inputs q = {ta, c->na, c->a, tb, c->nb, c->b, 1, per_column ? n : 1, 0, ty};
+        draw_qlinear(in, &rng, &q);
+        int ties = i % 5 == 4; /* see narrow() */
+        if (ties) qlinear_ties(in, &rng);
         d5_tensor_desc y = mm_out(c, &in[0], &in[3], ty);
         double *acc = matmul_acc(&in[0], &in[3], get(&in[2], 0), &in[5], &y);
         int64_t ny = d5_tensor_desc_numel(&y), N = c->nb > 1 ? n : 1;
@@ -491,9 +515,7 @@ Test(dnnl_int8, convinteger_onnx_example)
 
 Test(dnnl_int8, convinteger)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 21);
+    d5_rng rng = need_dnnl_rng(21);
     for (size_t i = 0; i < NCONV * 3; i++) {
         const conv_case *c = &conv_cases[i % NCONV];
         int way = (int)(i / NCONV); /* 0: int8 W at run time; 1: int8 W known; 2: uint8 W, zp 128 */
@@ -518,9 +540,7 @@ Test(dnnl_int8, convinteger)
 
 Test(dnnl_int8, convinteger_weights_zero_point)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 22);
+    d5_rng rng = need_dnnl_rng(22);
     const conv_case *c = &conv_cases[1];
     conv_attrs a;
     d5_tensor in[4];
@@ -544,30 +564,20 @@ Test(dnnl_int8, convinteger_weights_zero_point)
 
 Test(dnnl_int8, qlinearconv)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 23);
+    d5_rng rng = need_dnnl_rng(23);
     for (size_t i = 0; i < NCONV * 2; i++) {
         const conv_case *c = &conv_cases[i % NCONV];
         d5_dtype tx = i % 2 ? D5_I8 : D5_U8, ty = (i / 2) % 2 ? D5_I8 : D5_U8;
         int64_t M = c->w[0];
         int per_channel = i % 3 != 0, bias = i % 4 != 1;
         d5_tensor in[9];
-        in[0] = draw(tx, c->n + 2, c->x, &rng, lo_of(tx), hi_of(tx));
-        in[1] = draw(D5_F32, 0, NULL, &rng, 0.002, 0.02);
-        in[2] = draw(tx, 0, NULL, &rng, lo_of(tx), hi_of(tx));
-        in[3] = draw(D5_I8, c->n + 2, c->w, &rng, -128, 127);
-        in[4] = per_channel ? draw(D5_F32, 1, SHAPE(M), &rng, 0.002, 0.02)
-                            : draw(D5_F32, 0, NULL, &rng, 0.002, 0.02);
-        in[5] = full(D5_I8, 0, NULL, 0);
-        in[6] = draw(D5_F32, 0, NULL, &rng, 0.05, 0.5);
-        in[7] = draw(ty, 0, NULL, &rng, lo_of(ty), hi_of(ty));
+        const qlinear_inputs q = {
+            tx, c->n + 2, c->x, D5_I8, c->n + 2, c->w, per_channel, per_channel ? M : 1, 1, ty};
+        draw_qlinear(in, &rng, &q);
         in[8] = draw(D5_I32, 1, SHAPE(M), &rng, -20000, 20000);
         int ties = i % 5 == 4; /* see narrow() */
         if (ties) {
-            tie_scales(&in[1], &in[4], &in[6], &in[7]);
-            narrow(&in[0], get(&in[2], 0), &rng);
-            narrow(&in[3], 0, &rng);
+            qlinear_ties(in, &rng);
             for (int64_t m = 0; m < M; m++) set(&in[8], m, (double)(m % 5) - 2);
         }
         d5_tensor_desc y;
@@ -619,9 +629,7 @@ static d5_tensor param(d5_dtype dt, int axis, d5_rng *rng, double lo, double hi)
 
 Test(dnnl_int8, quantizelinear)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 31);
+    d5_rng rng = need_dnnl_rng(31);
     for (size_t i = 0; i < 3 * 6; i++) {
         int axis = qaxes[i % 6], ax = axis < 0 ? axis + 4 : axis, per = axis >= -1;
         int zp_kind = (int)(i / 6); /* 0: uint8, 1: int8, 2: none (uint8) */
@@ -656,9 +664,7 @@ Test(dnnl_int8, quantizelinear)
 
 Test(dnnl_int8, dequantizelinear)
 {
-    need_dnnl();
-    d5_rng rng;
-    d5_rng_seed(&rng, 32);
+    d5_rng rng = need_dnnl_rng(32);
     const d5_dtype types[] = {D5_U8, D5_I8, D5_I32};
     for (size_t i = 0; i < 3 * 6; i++) {
         int axis = qaxes[i % 6], ax = axis < 0 ? axis + 4 : axis, per = axis >= -1;

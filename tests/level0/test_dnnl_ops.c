@@ -6,12 +6,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 /* How inputs are drawn: uniform in [-1, 1], inputs whose bit is set in
  * `positive` in [0.2, 1.2] (variances, logarithms), both scaled by `range`
  * when it is set, and with zeros > 0 every zeros-th element of input 0
@@ -76,13 +70,6 @@ static void same_as_ref(const char *name, const d5_tensor_desc *in, int32_t nin,
     same_as_ref_n(name, in, nin, attrs, 1, (draw){0});
 }
 
-static d5_tensor_desc f32(int32_t nd, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, nd, shape, &d), D5_OK);
-    return d;
-}
-
 /* Asserts that creating `name` on dnnl fails with `want` and a message
  * holding `text` and the operator's name. */
 static void refused(const char *name, const d5_tensor_desc *in, int32_t nin, const d5_attrs *attrs,
@@ -111,12 +98,12 @@ static int needs_positive(const char *name)
 
 Test(dnnl_ops, activations_every_rank)
 {
-    const d5_tensor_desc shapes[] = {f32(0, NULL),
-                                     f32(1, SHAPE(37)),
-                                     f32(2, SHAPE(5, 9)),
-                                     f32(4, SHAPE(2, 3, 5, 7)),
-                                     f32(6, SHAPE(2, 1, 3, 2, 2, 3)),
-                                     f32(8, SHAPE(1, 2, 1, 3, 1, 2, 2, 1))};
+    const d5_tensor_desc shapes[] = {op_fdesc(0, NULL),
+                                     op_fdesc(1, SHAPE(37)),
+                                     op_fdesc(2, SHAPE(5, 9)),
+                                     op_fdesc(4, SHAPE(2, 3, 5, 7)),
+                                     op_fdesc(6, SHAPE(2, 1, 3, 2, 2, 3)),
+                                     op_fdesc(8, SHAPE(1, 2, 1, 3, 1, 2, 2, 1))};
     for (size_t k = 0; k < NELTWISE; k++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             same_as_ref_n(eltwise_names[k], &shapes[s], 1, NULL, 1,
@@ -125,7 +112,7 @@ Test(dnnl_ops, activations_every_rank)
 
 Test(dnnl_ops, activations_large_tensor)
 {
-    d5_tensor_desc x = f32(4, SHAPE(4, 16, 17, 19));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(4, 16, 17, 19));
     for (size_t k = 0; k < NELTWISE; k++)
         same_as_ref_n(eltwise_names[k], &x, 1, NULL, 1,
                       (draw){.positive = needs_positive(eltwise_names[k]) ? 1u : 0u});
@@ -133,7 +120,7 @@ Test(dnnl_ops, activations_large_tensor)
 
 Test(dnnl_ops, activations_wide_range)
 {
-    d5_tensor_desc x = f32(2, SHAPE(16, 65));
+    d5_tensor_desc x = op_fdesc(2, SHAPE(16, 65));
     for (size_t k = 0; k < NELTWISE; k++)
         same_as_ref_n(eltwise_names[k], &x, 1, NULL, 1,
                       (draw){.positive = needs_positive(eltwise_names[k]) ? 1u : 0u, .range = 15});
@@ -141,14 +128,14 @@ Test(dnnl_ops, activations_wide_range)
 
 Test(dnnl_ops, log_and_sqrt_of_negatives_are_nan_as_in_ref)
 {
-    d5_tensor_desc x = f32(2, SHAPE(8, 33));
+    d5_tensor_desc x = op_fdesc(2, SHAPE(8, 33));
     same_as_ref("Log", &x, 1, NULL);
     same_as_ref("Sqrt", &x, 1, NULL);
 }
 
 Test(dnnl_ops, activations_with_alpha)
 {
-    d5_tensor_desc x = f32(3, SHAPE(3, 4, 11));
+    d5_tensor_desc x = op_fdesc(3, SHAPE(3, 4, 11));
     const double alphas[] = {0.2, 1.0, -0.3, 2.5};
     for (size_t i = 0; i < sizeof alphas / sizeof alphas[0]; i++) {
         d5_attr a[] = {attr_float("alpha", alphas[i])};
@@ -160,7 +147,7 @@ Test(dnnl_ops, activations_with_alpha)
 
 Test(dnnl_ops, gradients_at_zero_follow_ref)
 {
-    d5_tensor_desc x = f32(2, SHAPE(6, 13));
+    d5_tensor_desc x = op_fdesc(2, SHAPE(6, 13));
     const char *names[] = {"Relu", "LeakyRelu", "Elu", "Abs"};
     for (size_t k = 0; k < 4; k++) same_as_ref_n(names[k], &x, 1, NULL, 1, (draw){.zeros = 3});
     d5_attr a[] = {attr_float("alpha", 0.5)};
@@ -186,7 +173,7 @@ static void both_pools(const d5_tensor_desc *x, const d5_attr *items, int32_t n)
 
 Test(dnnl_ops, pool_2d_strides_pads)
 {
-    d5_tensor_desc x = f32(4, SHAPE(2, 3, 9, 8));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(2, 3, 9, 8));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2), attr_ints("strides", SHAPE(2, 2), 2),
                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     both_pools(&x, a, 3);
@@ -199,7 +186,7 @@ Test(dnnl_ops, pool_2d_strides_pads)
 
 Test(dnnl_ops, pool_1d_dilations)
 {
-    d5_tensor_desc x = f32(3, SHAPE(2, 4, 20));
+    d5_tensor_desc x = op_fdesc(3, SHAPE(2, 4, 20));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3), 1), attr_ints("dilations", SHAPE(2), 1),
                    attr_ints("strides", SHAPE(2), 1), attr_ints("pads", SHAPE(2, 1), 2)};
     both_pools(&x, a, 4);
@@ -209,7 +196,7 @@ Test(dnnl_ops, pool_1d_dilations)
 
 Test(dnnl_ops, pool_3d)
 {
-    d5_tensor_desc x = f32(5, SHAPE(1, 3, 6, 7, 5));
+    d5_tensor_desc x = op_fdesc(5, SHAPE(1, 3, 6, 7, 5));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(2, 3, 2), 3),
                    attr_ints("strides", SHAPE(2, 1, 2), 3),
                    attr_ints("pads", SHAPE(0, 1, 1, 1, 1, 0), 6)};
@@ -221,7 +208,7 @@ Test(dnnl_ops, pool_3d)
 
 Test(dnnl_ops, pool_auto_pad)
 {
-    d5_tensor_desc x = f32(4, SHAPE(1, 2, 7, 8));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(1, 2, 7, 8));
     const char *modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
     for (int m = 0; m < 3; m++) {
         d5_attr a[] = {attr_ints("kernel_shape", SHAPE(2, 3), 2),
@@ -236,9 +223,9 @@ Test(dnnl_ops, pool_auto_pad)
 /* ceil_mode where it adds a window: MaxPool and AveragePool excluding padding. */
 Test(dnnl_ops, pool_ceil_mode)
 {
-    d5_tensor_desc x1 = f32(3, SHAPE(2, 3, 8));
-    d5_tensor_desc x2 = f32(4, SHAPE(1, 2, 10, 9));
-    d5_tensor_desc x3 = f32(5, SHAPE(1, 2, 5, 6, 7));
+    d5_tensor_desc x1 = op_fdesc(3, SHAPE(2, 3, 8));
+    d5_tensor_desc x2 = op_fdesc(4, SHAPE(1, 2, 10, 9));
+    d5_tensor_desc x3 = op_fdesc(5, SHAPE(1, 2, 5, 6, 7));
     d5_attr a1[] = {attr_ints("kernel_shape", SHAPE(3), 1), attr_ints("strides", SHAPE(2), 1),
                     attr_int("ceil_mode", 1)};
     d5_attr a2[] = {attr_ints("kernel_shape", SHAPE(3, 2), 2), attr_ints("strides", SHAPE(2, 2), 2),
@@ -261,7 +248,7 @@ Test(dnnl_ops, pool_ceil_mode)
         same_as_ref("AveragePool", cases[k].x, 1, &avg);
     }
     /* ceil_mode that adds no window: count_include_pad=1 is exact too. */
-    d5_tensor_desc x = f32(4, SHAPE(2, 2, 9, 8));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(2, 2, 9, 8));
     d5_attr b[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2), attr_ints("strides", SHAPE(2, 2), 2),
                    attr_ints("pads", SHAPE(1, 1, 1, 0), 4), attr_int("ceil_mode", 1)};
     both_pools(&x, b, 4);
@@ -269,7 +256,7 @@ Test(dnnl_ops, pool_ceil_mode)
 
 Test(dnnl_ops, pool_global_window_and_stride_beyond_kernel)
 {
-    d5_tensor_desc x = f32(4, SHAPE(3, 5, 6, 6));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(3, 5, 6, 6));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(6, 6), 2)};
     both_pools(&x, a, 1);
     d5_attr b[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(3, 3), 2),
@@ -280,12 +267,12 @@ Test(dnnl_ops, pool_global_window_and_stride_beyond_kernel)
 /* Windows entirely inside the padding: an average counting padding is 0 there. */
 Test(dnnl_ops, averagepool_include_pad_windows_in_padding)
 {
-    d5_tensor_desc x = f32(3, SHAPE(2, 3, 3));
+    d5_tensor_desc x = op_fdesc(3, SHAPE(2, 3, 3));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(2), 1), attr_ints("pads", SHAPE(3, 2), 2),
                    attr_int("count_include_pad", 1)};
     d5_attrs attrs = {a, 3};
     same_as_ref("AveragePool", &x, 1, &attrs);
-    d5_tensor_desc x2 = f32(4, SHAPE(1, 9, 4, 3));
+    d5_tensor_desc x2 = op_fdesc(4, SHAPE(1, 9, 4, 3));
     d5_attr b[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(2, 3), 2),
                    attr_ints("pads", SHAPE(2, 3, 2, 3), 4), attr_int("count_include_pad", 1)};
     d5_attrs battrs = {b, 4};
@@ -300,24 +287,25 @@ Test(dnnl_ops, maxpool_c_and_onednn_forward)
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2),
                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     d5_attrs attrs = {a, 2};
-    d5_tensor_desc small = f32(4, SHAPE(2, 3, 10, 9)), large = f32(4, SHAPE(2, 16, 72, 72));
+    d5_tensor_desc small = op_fdesc(4, SHAPE(2, 3, 10, 9)),
+                   large = op_fdesc(4, SHAPE(2, 16, 72, 72));
     same_as_ref("MaxPool", &small, 1, &attrs);
     same_as_ref("MaxPool", &large, 1, &attrs);
     /* Windows inside the input without padding, odd sizes leaving the last
      * row and column out, a kernel taller than wide. */
     d5_attr b[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_ints("strides", SHAPE(2, 2), 2)};
     d5_attrs battrs = {b, 2};
-    d5_tensor_desc odd = f32(4, SHAPE(3, 2, 7, 9));
+    d5_tensor_desc odd = op_fdesc(4, SHAPE(3, 2, 7, 9));
     same_as_ref("MaxPool", &odd, 1, &battrs);
     d5_attr c[] = {attr_ints("kernel_shape", SHAPE(3, 2), 2), attr_ints("strides", SHAPE(2, 3), 2)};
     d5_attrs cattrs = {c, 2};
-    d5_tensor_desc wide = f32(4, SHAPE(2, 3, 9, 11));
+    d5_tensor_desc wide = op_fdesc(4, SHAPE(2, 3, 9, 11));
     same_as_ref("MaxPool", &wide, 1, &cattrs);
 }
 
 Test(dnnl_ops, maxpool_storage_order_without_indices)
 {
-    d5_tensor_desc x = f32(4, SHAPE(1, 2, 6, 5));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(1, 2, 6, 5));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_int("storage_order", 1)};
     d5_attrs attrs = {a, 2};
     same_as_ref("MaxPool", &x, 1, &attrs);
@@ -329,7 +317,7 @@ static void bn(const d5_tensor_desc *x, int training, int32_t nout, const d5_att
                int32_t nextra)
 {
     int64_t c = x->shape[1];
-    d5_tensor_desc in[5] = {*x, f32(1, &c), f32(1, &c), f32(1, &c), f32(1, &c)};
+    d5_tensor_desc in[5] = {*x, op_fdesc(1, &c), op_fdesc(1, &c), op_fdesc(1, &c), op_fdesc(1, &c)};
     d5_attr a[8];
     a[0] = attr_int("training_mode", training);
     if (nextra) memcpy(a + 1, extra, (size_t)nextra * sizeof *a);
@@ -339,9 +327,9 @@ static void bn(const d5_tensor_desc *x, int training, int32_t nout, const d5_att
 
 Test(dnnl_ops, batchnorm_inference)
 {
-    d5_tensor_desc shapes[] = {f32(2, SHAPE(7, 5)), f32(3, SHAPE(3, 4, 9)),
-                               f32(4, SHAPE(2, 3, 5, 6)), f32(5, SHAPE(2, 3, 2, 3, 4)),
-                               f32(6, SHAPE(2, 3, 2, 1, 3, 2))};
+    d5_tensor_desc shapes[] = {op_fdesc(2, SHAPE(7, 5)), op_fdesc(3, SHAPE(3, 4, 9)),
+                               op_fdesc(4, SHAPE(2, 3, 5, 6)), op_fdesc(5, SHAPE(2, 3, 2, 3, 4)),
+                               op_fdesc(6, SHAPE(2, 3, 2, 1, 3, 2))};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) bn(&shapes[k], 0, 1, NULL, 0);
     d5_attr eps[] = {attr_float("epsilon", 1e-2)};
     bn(&shapes[2], 0, 1, eps, 1);
@@ -349,9 +337,9 @@ Test(dnnl_ops, batchnorm_inference)
 
 Test(dnnl_ops, batchnorm_training)
 {
-    d5_tensor_desc shapes[] = {f32(2, SHAPE(9, 4)), f32(3, SHAPE(3, 4, 9)),
-                               f32(4, SHAPE(2, 3, 5, 6)), f32(5, SHAPE(2, 3, 2, 3, 4)),
-                               f32(7, SHAPE(2, 3, 2, 1, 3, 2, 2))};
+    d5_tensor_desc shapes[] = {op_fdesc(2, SHAPE(9, 4)), op_fdesc(3, SHAPE(3, 4, 9)),
+                               op_fdesc(4, SHAPE(2, 3, 5, 6)), op_fdesc(5, SHAPE(2, 3, 2, 3, 4)),
+                               op_fdesc(7, SHAPE(2, 3, 2, 1, 3, 2, 2))};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         for (int32_t nout = 1; nout <= 3; nout++) bn(&shapes[k], 1, nout, NULL, 0);
     d5_attr more[] = {attr_float("momentum", 0.7), attr_float("epsilon", 1e-3)};
@@ -424,13 +412,13 @@ static void backward_after_other_forward(const char *name, const d5_tensor_desc 
 
 Test(dnnl_ops, backward_is_a_function_of_its_arguments)
 {
-    d5_tensor_desc x = f32(4, SHAPE(2, 3, 8, 8));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(2, 3, 8, 8));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2), attr_ints("strides", SHAPE(2, 2), 2),
                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     d5_attrs attrs = {a, 3};
     backward_after_other_forward("MaxPool", &x, 1, &attrs, 1, 0);
-    d5_tensor_desc in[5] = {x, f32(1, SHAPE(3)), f32(1, SHAPE(3)), f32(1, SHAPE(3)),
-                            f32(1, SHAPE(3))};
+    d5_tensor_desc in[5] = {x, op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(3)),
+                            op_fdesc(1, SHAPE(3))};
     d5_attr t[] = {attr_int("training_mode", 1)};
     d5_attrs ta = {t, 1};
     backward_after_other_forward("BatchNormalization", in, 5, &ta, 3, 1u << 4);
@@ -448,17 +436,17 @@ Test(dnnl_ops, float64_is_refused)
     d5_attrs attrs = {a, 1};
     refused("MaxPool", &x, 1, &attrs, 1, D5_ERR_UNSUPPORTED, "float32 only");
     refused("AveragePool", &x, 1, &attrs, 1, D5_ERR_UNSUPPORTED, "float32 only");
-    d5_tensor_desc in[5] = {x, f32(1, SHAPE(2)), f32(1, SHAPE(2)), f32(1, SHAPE(2)),
-                            f32(1, SHAPE(2))};
+    d5_tensor_desc in[5] = {x, op_fdesc(1, SHAPE(2)), op_fdesc(1, SHAPE(2)), op_fdesc(1, SHAPE(2)),
+                            op_fdesc(1, SHAPE(2))};
     refused("BatchNormalization", in, 5, NULL, 1, D5_ERR_UNSUPPORTED, "float32 only");
-    in[0] = f32(4, SHAPE(1, 2, 4, 4));
+    in[0] = op_fdesc(4, SHAPE(1, 2, 4, 4));
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 1, SHAPE(2), &in[3]), D5_OK);
     refused("BatchNormalization", in, 5, NULL, 1, D5_ERR_UNSUPPORTED, "float32 only");
 }
 
 Test(dnnl_ops, pooling_combinations_onednn_cannot_express_are_refused)
 {
-    d5_tensor_desc x = f32(4, SHAPE(1, 2, 8, 8));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(1, 2, 8, 8));
     d5_attr k[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2)};
     d5_attrs ka = {k, 1};
     refused("MaxPool", &x, 1, &ka, 2, D5_ERR_UNSUPPORTED, "Indices");
@@ -471,14 +459,14 @@ Test(dnnl_ops, pooling_combinations_onednn_cannot_express_are_refused)
     c[3] = attr_int("count_include_pad", 0);
     same_as_ref("AveragePool", &x, 1, &ca);
     /* A dilation larger than the input, excluding padding. */
-    d5_tensor_desc x1 = f32(3, SHAPE(1, 2, 3));
+    d5_tensor_desc x1 = op_fdesc(3, SHAPE(1, 2, 3));
     d5_attr d[] = {attr_ints("kernel_shape", SHAPE(2), 1), attr_ints("dilations", SHAPE(4), 1),
                    attr_ints("pads", SHAPE(0, 2), 2)};
     d5_attrs da = {d, 3};
     refused("AveragePool", &x1, 1, &da, 1, D5_ERR_UNSUPPORTED, "dilation");
     same_as_ref("MaxPool", &x1, 1, &da);
     /* Four spatial axes. */
-    d5_tensor_desc x4 = f32(6, SHAPE(1, 1, 3, 3, 3, 3));
+    d5_tensor_desc x4 = op_fdesc(6, SHAPE(1, 1, 3, 3, 3, 3));
     d5_attr k4[] = {attr_ints("kernel_shape", SHAPE(2, 2, 2, 2), 4)};
     d5_attrs k4a = {k4, 1};
     refused("MaxPool", &x4, 1, &k4a, 1, D5_ERR_UNSUPPORTED, "spatial axes");
@@ -487,7 +475,7 @@ Test(dnnl_ops, pooling_combinations_onednn_cannot_express_are_refused)
 
 Test(dnnl_ops, bad_arguments_name_the_operator)
 {
-    d5_tensor_desc x = f32(4, SHAPE(1, 2, 4, 4));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(1, 2, 4, 4));
     refused("MaxPool", &x, 1, NULL, 1, D5_ERR_INVALID, "kernel_shape");
     d5_attr k[] = {attr_ints("kernel_shape", SHAPE(2, 2), 2), attr_int("storage_order", 2)};
     d5_attrs ka = {k, 2};
@@ -496,16 +484,16 @@ Test(dnnl_ops, bad_arguments_name_the_operator)
                    attr_ints("pads", SHAPE(2, 0, 0, 0), 4)};
     d5_attrs pa = {p, 2};
     refused("MaxPool", &x, 1, &pa, 1, D5_ERR_INVALID, "covers only padding");
-    d5_tensor_desc in[5] = {x, f32(1, SHAPE(2)), f32(1, SHAPE(3)), f32(1, SHAPE(2)),
-                            f32(1, SHAPE(2))};
+    d5_tensor_desc in[5] = {x, op_fdesc(1, SHAPE(2)), op_fdesc(1, SHAPE(3)), op_fdesc(1, SHAPE(2)),
+                            op_fdesc(1, SHAPE(2))};
     refused("BatchNormalization", in, 5, NULL, 1, D5_ERR_SHAPE, "one value per channel");
-    in[2] = f32(1, SHAPE(2));
+    in[2] = op_fdesc(1, SHAPE(2));
     refused("BatchNormalization", in, 5, NULL, 3, D5_ERR_INVALID, "training_mode=1");
 }
 
 Test(dnnl_ops, larger_sizes_with_channel_tails)
 {
-    d5_tensor_desc x = f32(4, SHAPE(2, 20, 33, 31));
+    d5_tensor_desc x = op_fdesc(4, SHAPE(2, 20, 33, 31));
     d5_attr a[] = {attr_ints("kernel_shape", SHAPE(3, 3), 2), attr_ints("strides", SHAPE(2, 2), 2),
                    attr_ints("pads", SHAPE(1, 1, 1, 1), 4)};
     both_pools(&x, a, 3);
@@ -518,7 +506,7 @@ Test(dnnl_ops, larger_sizes_with_channel_tails)
     ce[3] = attr_int("count_include_pad", 0);
     ca.count = 4;
     same_as_ref("AveragePool", &x, 1, &ca);
-    d5_tensor_desc x5 = f32(5, SHAPE(2, 16, 6, 7, 8));
+    d5_tensor_desc x5 = op_fdesc(5, SHAPE(2, 16, 6, 7, 8));
     d5_attr b[] = {attr_ints("kernel_shape", SHAPE(2, 3, 2), 3),
                    attr_ints("strides", SHAPE(1, 2, 2), 3),
                    attr_ints("pads", SHAPE(0, 1, 0, 1, 1, 1), 6)};
@@ -550,10 +538,10 @@ static void forward_as_ref(const char *name, const d5_tensor_desc *in, draw how)
 Test(dnnl_ops, binary_same_shape_and_broadcast)
 {
     const int64_t full[] = {4, 3, 5, 6}, row[] = {6}, chan[] = {3, 1, 1}, one[] = {1};
-    d5_tensor_desc same[2] = {f32(4, full), f32(4, full)};
-    d5_tensor_desc bias[2] = {f32(4, full), f32(1, row)};
-    d5_tensor_desc per_channel[2] = {f32(4, full), f32(3, chan)};
-    d5_tensor_desc scalar_first[2] = {f32(1, one), f32(4, full)};
+    d5_tensor_desc same[2] = {op_fdesc(4, full), op_fdesc(4, full)};
+    d5_tensor_desc bias[2] = {op_fdesc(4, full), op_fdesc(1, row)};
+    d5_tensor_desc per_channel[2] = {op_fdesc(4, full), op_fdesc(3, chan)};
+    d5_tensor_desc scalar_first[2] = {op_fdesc(1, one), op_fdesc(4, full)};
     const char *ab[] = {"Add", "Sub"};
     for (int k = 0; k < 2; k++) {
         same_as_ref(ab[k], same, 2, NULL);

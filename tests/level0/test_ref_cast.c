@@ -48,6 +48,28 @@ static void expect_bytes(d5_tensor *y, d5_dtype dt, int64_t n, const void *want,
 /* ONNX's number of each d5 type, in d5's order. */
 static const int64_t onnx_of[D5_DTYPE_COUNT] = {0, 1, 11, 10, 16, 3, 2, 5, 6, 7, 9, 4, 12, 13};
 
+/* Casts the n values of type `from` at src to `to` and asserts the bytes
+ * of `want`, the message naming both types. */
+static void expect_cast(d5_dtype from, int64_t n, const void *src, d5_dtype to, const void *want)
+{
+    d5_tensor y = cast(raw(from, n, src), onnx_of[to]);
+    char what[64];
+    snprintf(what, sizeof what, "%s -> %s", d5_dtype_name(from), d5_dtype_name(to));
+    expect_bytes(&y, to, n, want, what);
+}
+
+/* A type to cast to and the values expected there. */
+typedef struct cast_to {
+    d5_dtype type;
+    const void *want;
+} cast_to;
+
+/* expect_cast from the same values to each of `count` types. */
+static void expect_casts(d5_dtype from, int64_t n, const void *src, const cast_to *to, size_t count)
+{
+    for (size_t i = 0; i < count; i++) expect_cast(from, n, src, to[i].type, to[i].want);
+}
+
 /* Writes the small integer v (0..100) as element i of a buffer of type dt. */
 static void put(void *buf, d5_dtype dt, int i, int v)
 {
@@ -78,11 +100,7 @@ Test(ref_cast, every_pair_keeps_small_values)
                 put(in, (d5_dtype)from, i, from == D5_BOOL ? v[i] != 0 : v[i]);
                 put(want, (d5_dtype)to, i, from == D5_BOOL ? v[i] != 0 : v[i]);
             }
-            d5_tensor y = cast(raw((d5_dtype)from, 6, in), onnx_of[to]);
-            char what[64];
-            snprintf(what, sizeof what, "%s -> %s", d5_dtype_name((d5_dtype)from),
-                     d5_dtype_name((d5_dtype)to));
-            expect_bytes(&y, (d5_dtype)to, 6, want, what);
+            expect_cast((d5_dtype)from, 6, in, (d5_dtype)to, want);
         }
 }
 
@@ -107,35 +125,18 @@ Test(ref_cast, float64_to_integers_as_numpy)
     const int64_t i64[] = {-1,        -3000000000, 3000000000, 5000000000, INT64_MIN, INT64_MIN,
                            INT64_MIN, INT64_MIN,   INT64_MIN,  INT64_MIN,  70000,     -70000};
     const uint8_t b[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    d5_tensor y;
-    y = cast(raw(D5_F64, 12, special), 2);
-    expect_bytes(&y, D5_U8, 12, u8, "float64 -> uint8");
-    y = cast(raw(D5_F64, 12, special), 3);
-    expect_bytes(&y, D5_I8, 12, i8, "float64 -> int8");
-    y = cast(raw(D5_F64, 12, special), 4);
-    expect_bytes(&y, D5_U16, 12, u16, "float64 -> uint16");
-    y = cast(raw(D5_F64, 12, special), 5);
-    expect_bytes(&y, D5_I16, 12, i16, "float64 -> int16");
-    y = cast(raw(D5_F64, 12, special), 12);
-    expect_bytes(&y, D5_U32, 12, u32, "float64 -> uint32");
-    y = cast(raw(D5_F64, 12, special), 6);
-    expect_bytes(&y, D5_I32, 12, i32, "float64 -> int32");
-    y = cast(raw(D5_F64, 12, special), 13);
-    expect_bytes(&y, D5_U64, 12, u64, "float64 -> uint64");
-    y = cast(raw(D5_F64, 12, special), 7);
-    expect_bytes(&y, D5_I64, 12, i64, "float64 -> int64");
-    y = cast(raw(D5_F64, 12, special), 9);
-    expect_bytes(&y, D5_BOOL, 12, b, "float64 -> bool");
+    const cast_to f64_to[] = {{D5_U8, u8},   {D5_I8, i8},   {D5_U16, u16},
+                              {D5_I16, i16}, {D5_U32, u32}, {D5_I32, i32},
+                              {D5_U64, u64}, {D5_I64, i64}, {D5_BOOL, b}};
+    expect_casts(D5_F64, 12, special, f64_to, sizeof f64_to / sizeof f64_to[0]);
     /* From float32 the same, but 1e19 is 9999999980506447872 in float32. */
     float f[12];
     for (int i = 0; i < 12; i++) f[i] = (float)special[i];
     uint64_t u64f[12];
     memcpy(u64f, u64, sizeof u64f);
     u64f[4] = 9999999980506447872u;
-    y = cast(raw(D5_F32, 12, f), 13);
-    expect_bytes(&y, D5_U64, 12, u64f, "float32 -> uint64");
-    y = cast(raw(D5_F32, 12, f), 12);
-    expect_bytes(&y, D5_U32, 12, u32, "float32 -> uint32");
+    expect_cast(D5_F32, 12, f, D5_U64, u64f);
+    expect_cast(D5_F32, 12, f, D5_U32, u32);
 }
 
 /* numpy: np.array([65504, -65504, 1000.5, -3.5, nan, inf], np.float16).astype(T). */
@@ -151,24 +152,13 @@ Test(ref_cast, float16_and_bfloat16_to_integers_through_float)
     const uint64_t u64[] = {
         65504, 18446744073709486112u, 1000, 18446744073709551613u, 9223372036854775808u, 0};
     const int64_t i64[] = {65504, -65504, 1000, -3, INT64_MIN, INT64_MIN};
-    d5_tensor y;
-    y = cast(raw(D5_F16, 6, h), 2);
-    expect_bytes(&y, D5_U8, 6, u8, "float16 -> uint8");
-    y = cast(raw(D5_F16, 6, h), 3);
-    expect_bytes(&y, D5_I8, 6, i8, "float16 -> int8");
-    y = cast(raw(D5_F16, 6, h), 4);
-    expect_bytes(&y, D5_U16, 6, u16, "float16 -> uint16");
-    y = cast(raw(D5_F16, 6, h), 12);
-    expect_bytes(&y, D5_U32, 6, u32, "float16 -> uint32");
-    y = cast(raw(D5_F16, 6, h), 13);
-    expect_bytes(&y, D5_U64, 6, u64, "float16 -> uint64");
-    y = cast(raw(D5_F16, 6, h), 7);
-    expect_bytes(&y, D5_I64, 6, i64, "float16 -> int64");
+    const cast_to f16_to[] = {{D5_U8, u8},   {D5_I8, i8},   {D5_U16, u16},
+                              {D5_U32, u32}, {D5_U64, u64}, {D5_I64, i64}};
+    expect_casts(D5_F16, 6, h, f16_to, sizeof f16_to / sizeof f16_to[0]);
     /* bfloat16 -3.5 (0xC060) and 300 (0x4396) to int8: -3 and 300 mod 256 = 44. */
     const uint16_t bf[] = {0xC060, 0x4396};
     const int8_t bi8[] = {-3, 44};
-    y = cast(raw(D5_BF16, 2, bf), 3);
-    expect_bytes(&y, D5_I8, 2, bi8, "bfloat16 -> int8");
+    expect_cast(D5_BF16, 2, bf, D5_I8, bi8);
 }
 
 /* numpy: integers wrap (two's complement); to float16 they round, 2^40 to inf. */
@@ -180,32 +170,19 @@ Test(ref_cast, integers_wrap)
     const uint32_t u32[] = {4294967295u, 4294967293u, 5, 300};
     const uint64_t u64[] = {UINT64_MAX, UINT64_MAX - 2, (UINT64_C(1) << 40) + 5, 300};
     const uint16_t h[] = {0xBC00, 0xC200, 0x7C00, 0x5CB0};
-    d5_tensor y;
-    y = cast(raw(D5_I64, 4, v), 2);
-    expect_bytes(&y, D5_U8, 4, u8, "int64 -> uint8");
-    y = cast(raw(D5_I64, 4, v), 4);
-    expect_bytes(&y, D5_U16, 4, u16, "int64 -> uint16");
-    y = cast(raw(D5_I64, 4, v), 12);
-    expect_bytes(&y, D5_U32, 4, u32, "int64 -> uint32");
-    y = cast(raw(D5_I64, 4, v), 13);
-    expect_bytes(&y, D5_U64, 4, u64, "int64 -> uint64");
-    y = cast(raw(D5_I64, 4, v), 10);
-    expect_bytes(&y, D5_F16, 4, h, "int64 -> float16");
+    const cast_to i64_to[] = {
+        {D5_U8, u8}, {D5_U16, u16}, {D5_U32, u32}, {D5_U64, u64}, {D5_F16, h}};
+    expect_casts(D5_I64, 4, v, i64_to, sizeof i64_to / sizeof i64_to[0]);
     const uint64_t u[] = {UINT64_MAX, (UINT64_C(1) << 63) + 7};
     const int64_t i64[] = {-1, INT64_MIN + 7};
     const int32_t i32[] = {-1, 7};
     const float f[] = {0x1p64f, 0x1p63f};
-    y = cast(raw(D5_U64, 2, u), 7);
-    expect_bytes(&y, D5_I64, 2, i64, "uint64 -> int64");
-    y = cast(raw(D5_U64, 2, u), 6);
-    expect_bytes(&y, D5_I32, 2, i32, "uint64 -> int32");
-    y = cast(raw(D5_U64, 2, u), 1);
-    expect_bytes(&y, D5_F32, 2, f, "uint64 -> float32");
+    const cast_to u64_to[] = {{D5_I64, i64}, {D5_I32, i32}, {D5_F32, f}};
+    expect_casts(D5_U64, 2, u, u64_to, sizeof u64_to / sizeof u64_to[0]);
     /* int64 to double is exact below 2^53 and to uint64 bit for bit above it. */
     const int64_t big[] = {INT64_MIN + 1, INT64_MAX};
     const uint64_t bigu[] = {(UINT64_C(1) << 63) + 1, INT64_MAX};
-    y = cast(raw(D5_I64, 2, big), 13);
-    expect_bytes(&y, D5_U64, 2, bigu, "int64 -> uint64 exactly");
+    expect_cast(D5_I64, 2, big, D5_U64, bigu);
 }
 
 /* float16: nearest even, once, from float32 and float64; 65520 is infinity. */
@@ -213,14 +190,12 @@ Test(ref_cast, to_float16_rounds_to_nearest_even)
 {
     const float f[] = {65504, 65520, 1 + 0x1p-11f, 0x3p-25f, -0.0f, 1e-9f};
     const uint16_t h[] = {0x7BFF, 0x7C00, 0x3C00, 0x0002, 0x8000, 0x0000};
-    d5_tensor y = cast(raw(D5_F32, 6, f), 10);
-    expect_bytes(&y, D5_F16, 6, h, "float32 -> float16");
+    expect_cast(D5_F32, 6, f, D5_F16, h);
     const double d[] = {1 + 0x1p-11 + 0x1p-40, 65519.99, -1e6};
     const uint16_t hd[] = {0x3C01, 0x7BFF, 0xFC00};
-    y = cast(raw(D5_F64, 3, d), 10);
-    expect_bytes(&y, D5_F16, 3, hd, "float64 -> float16");
+    expect_cast(D5_F64, 3, d, D5_F16, hd);
     const float nan = NAN;
-    y = cast(raw(D5_F32, 1, &nan), 10);
+    d5_tensor y = cast(raw(D5_F32, 1, &nan), 10);
     cr_expect((((uint16_t *)y.data)[0] & 0x7E00) == 0x7E00, "NaN stays a quiet NaN");
     d5_tensor_free(&y);
 }
@@ -234,27 +209,23 @@ Test(ref_cast, to_bfloat16_truncates_as_onnx)
     const float f[] = {0.48033666610717773f, 1 + 0x1p-8f + 0x1p-9f, -1 - 0x1p-8f - 0x1p-9f,
                        INFINITY, 3.4e38f};
     const uint16_t b[] = {0x3EF5, 0x3F80, 0xBF80, 0x7F80, 0x7F7F};
-    d5_tensor y = cast(raw(D5_F32, 5, f), 16);
-    expect_bytes(&y, D5_BF16, 5, b, "float32 -> bfloat16");
+    expect_cast(D5_F32, 5, f, D5_BF16, b);
     /* Other types go to float32 first (rounded), then are truncated. */
     const double d[] = {1e39, 1 + 0x1p-8 + 0x1p-9};
     const uint16_t bd[] = {0x7F80, 0x3F80};
-    y = cast(raw(D5_F64, 2, d), 16);
-    expect_bytes(&y, D5_BF16, 2, bd, "float64 -> bfloat16");
+    expect_cast(D5_F64, 2, d, D5_BF16, bd);
     const int64_t v[] = {(INT64_C(1) << 60) + (INT64_C(1) << 52) + 1, -3};
     const uint16_t bv[] = {0x5D80, 0xC040};
-    y = cast(raw(D5_I64, 2, v), 16);
-    expect_bytes(&y, D5_BF16, 2, bv, "int64 -> bfloat16");
+    expect_cast(D5_I64, 2, v, D5_BF16, bv);
     /* A NaN whose payload lies in the low half stays NaN, quiet. */
     const uint32_t snan = 0x7F800001u;
-    y = cast(raw(D5_F32, 1, &snan), 16);
+    d5_tensor y = cast(raw(D5_F32, 1, &snan), 16);
     cr_expect_eq(((uint16_t *)y.data)[0], 0x7FC0);
     d5_tensor_free(&y);
     /* bfloat16 widens exactly: 0x3EF5 is 0.478515625. */
     const uint16_t back[] = {0x3EF5, 0xFF80};
     const double wide[] = {0.478515625, -INFINITY};
-    y = cast(raw(D5_BF16, 2, back), 11);
-    expect_bytes(&y, D5_F64, 2, wide, "bfloat16 -> float64");
+    expect_cast(D5_BF16, 2, back, D5_F64, wide);
 }
 
 Test(ref_cast, types_d5_does_not_have)

@@ -41,13 +41,6 @@ static d5_tensor ones(int32_t ndim, const int64_t *shape)
     return t;
 }
 
-static d5_tensor_desc desc(int32_t ndim, const int64_t *shape)
-{
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
-    return d;
-}
-
 #define ATTRS(...)                                                                                 \
     (&(d5_attrs){(d5_attr[]){__VA_ARGS__},                                                         \
                  (int32_t)(sizeof((d5_attr[]){__VA_ARGS__}) / sizeof(d5_attr))})
@@ -223,8 +216,8 @@ Test(conv, output_shape_and_flops)
 {
     /* (2,6,9,9) * (4,3,3,3), group 2, stride 2, pads 1: 5x5 outputs; flops
      * 2 * N * M * 25 * (C/group) * 9 = 2 * 2 * 4 * 25 * 3 * 9. */
-    d5_tensor_desc in[3] = {desc(4, SHAPE(2, 6, 9, 9)), desc(4, SHAPE(4, 3, 3, 3)),
-                            desc(1, SHAPE(4))};
+    d5_tensor_desc in[3] = {op_fdesc(4, SHAPE(2, 6, 9, 9)), op_fdesc(4, SHAPE(4, 3, 3, 3)),
+                            op_fdesc(1, SHAPE(4))};
     d5_tensor_desc y;
     double flops = flops_of("Conv", in, 3,
                             ATTRS(attr_int("group", 2), INTS("strides", 2, 2),
@@ -289,8 +282,8 @@ Test(conv, bad_inputs)
 
 Test(conv, gradient_2d_grouped_strided_dilated_padded)
 {
-    d5_tensor_desc in[3] = {desc(4, SHAPE(2, 4, 5, 5)), desc(4, SHAPE(4, 2, 2, 2)),
-                            desc(1, SHAPE(4))};
+    d5_tensor_desc in[3] = {op_fdesc(4, SHAPE(2, 4, 5, 5)), op_fdesc(4, SHAPE(4, 2, 2, 2)),
+                            op_fdesc(1, SHAPE(4))};
     expect_gradient("Conv", in, 3, NULL,
                     ATTRS(attr_int("group", 2), INTS("strides", 2, 1), INTS("dilations", 1, 2),
                           INTS("pads", 1, 0, 0, 1)),
@@ -299,10 +292,11 @@ Test(conv, gradient_2d_grouped_strided_dilated_padded)
 
 Test(conv, gradient_1d_same_lower_and_3d_depthwise)
 {
-    d5_tensor_desc in1[3] = {desc(3, SHAPE(1, 2, 6)), desc(3, SHAPE(3, 2, 3)), desc(1, SHAPE(3))};
+    d5_tensor_desc in1[3] = {op_fdesc(3, SHAPE(1, 2, 6)), op_fdesc(3, SHAPE(3, 2, 3)),
+                             op_fdesc(1, SHAPE(3))};
     expect_gradient("Conv", in1, 3, NULL,
                     ATTRS(attr_string("auto_pad", "SAME_LOWER"), INTS("strides", 2)), 1);
-    d5_tensor_desc in3[2] = {desc(5, SHAPE(1, 2, 3, 3, 3)), desc(5, SHAPE(2, 1, 2, 2, 2))};
+    d5_tensor_desc in3[2] = {op_fdesc(5, SHAPE(1, 2, 3, 3, 3)), op_fdesc(5, SHAPE(2, 1, 2, 2, 2))};
     expect_gradient(
         "Conv", in3, 2, NULL,
         ATTRS(attr_int("group", 2), INTS("strides", 2, 2, 2), INTS("pads", 1, 1, 1, 1, 1, 1)), 1);
@@ -438,7 +432,7 @@ Test(convtranspose, output_shape_and_flops)
 {
     /* (2,4,3,3) through (4,3,2,2), group 2: M = 3 * 2 = 6, out 2 * (3 - 1) + 2 = 6; flops
      * 2 * N * C * 9 * (M/group) * 4 = 2 * 2 * 4 * 9 * 3 * 4. */
-    d5_tensor_desc in[2] = {desc(4, SHAPE(2, 4, 3, 3)), desc(4, SHAPE(4, 3, 2, 2))};
+    d5_tensor_desc in[2] = {op_fdesc(4, SHAPE(2, 4, 3, 3)), op_fdesc(4, SHAPE(4, 3, 2, 2))};
     d5_tensor_desc y;
     double flops =
         flops_of("ConvTranspose", in, 2, ATTRS(attr_int("group", 2), INTS("strides", 2, 2)), &y);
@@ -477,8 +471,8 @@ Test(convtranspose, bad_inputs)
 
 Test(convtranspose, gradient_2d_grouped_with_pads_and_output_padding)
 {
-    d5_tensor_desc in[3] = {desc(4, SHAPE(1, 4, 3, 3)), desc(4, SHAPE(4, 2, 3, 2)),
-                            desc(1, SHAPE(4))};
+    d5_tensor_desc in[3] = {op_fdesc(4, SHAPE(1, 4, 3, 3)), op_fdesc(4, SHAPE(4, 2, 3, 2)),
+                            op_fdesc(1, SHAPE(4))};
     expect_gradient("ConvTranspose", in, 3, NULL,
                     ATTRS(attr_int("group", 2), INTS("strides", 2, 1), INTS("pads", 1, 0, 0, 1),
                           INTS("output_padding", 1, 0), INTS("dilations", 1, 2)),
@@ -487,10 +481,11 @@ Test(convtranspose, gradient_2d_grouped_with_pads_and_output_padding)
 
 Test(convtranspose, gradient_1d_output_shape_and_3d)
 {
-    d5_tensor_desc in1[3] = {desc(3, SHAPE(2, 2, 4)), desc(3, SHAPE(2, 3, 3)), desc(1, SHAPE(3))};
+    d5_tensor_desc in1[3] = {op_fdesc(3, SHAPE(2, 2, 4)), op_fdesc(3, SHAPE(2, 3, 3)),
+                             op_fdesc(1, SHAPE(3))};
     expect_gradient("ConvTranspose", in1, 3, NULL,
                     ATTRS(INTS("strides", 2), INTS("output_shape", 8)), 1);
-    d5_tensor_desc in3[2] = {desc(5, SHAPE(1, 2, 2, 2, 2)), desc(5, SHAPE(2, 1, 2, 2, 2))};
+    d5_tensor_desc in3[2] = {op_fdesc(5, SHAPE(1, 2, 2, 2, 2)), op_fdesc(5, SHAPE(2, 1, 2, 2, 2))};
     expect_gradient("ConvTranspose", in3, 2, NULL,
                     ATTRS(INTS("strides", 2, 1, 2), INTS("pads", 1, 0, 0, 0, 1, 1)), 1);
 }

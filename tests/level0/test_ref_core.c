@@ -25,9 +25,9 @@ Test(gemm, forward_with_transposes_alpha_beta_and_bias)
 Test(gemm, gradient)
 {
     d5_tensor_desc in[3];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 3), &in[0]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(5, 4), &in[1]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(5), &in[2]), D5_OK);
+    in[0] = op_fdesc(2, SHAPE(4, 3));
+    in[1] = op_fdesc(2, SHAPE(5, 4));
+    in[2] = op_fdesc(1, SHAPE(5));
     d5_attr items[] = {attr_int("transA", 1), attr_int("transB", 1), attr_float("alpha", 0.7),
                        attr_float("beta", 1.3)};
     d5_attrs attrs = {items, 4};
@@ -36,13 +36,10 @@ Test(gemm, gradient)
 
 Test(relu, forward_and_gradient)
 {
-    d5_tensor x = tf32(1, SHAPE(4), VALS(-1, 0, 2, -3)), y;
-    run_op("Relu", "ref", &x, 1, NULL, &y, 1);
-    expect_values(&y, VALS(0, 0, 2, 0), 4, 0);
-    d5_tensor_free(&y);
+    d5_tensor x = tf32(1, SHAPE(4), VALS(-1, 0, 2, -3));
+    expect_op_values("Relu", &x, 1, NULL, VALS(0, 0, 2, 0), 4, 0);
     d5_tensor_free(&x);
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 4), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(3, SHAPE(2, 3, 4));
     expect_gradient("Relu", &d, 1, NULL, NULL, 1);
 }
 
@@ -51,16 +48,14 @@ Test(add, broadcast_forward_and_gradient)
     d5_tensor a = tf32(2, SHAPE(2, 3), VALS(1, 2, 3, 4, 5, 6)),
               b = tf32(1, SHAPE(3), VALS(10, 20, 30)), y;
     d5_tensor in[2] = {a, b};
-    run_op("Add", "ref", in, 2, NULL, &y, 1);
-    expect_values(&y, VALS(11, 22, 33, 14, 25, 36), 6, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Add", in, 2, NULL, VALS(11, 22, 33, 14, 25, 36), 6, 0);
     d5_tensor_free(&a);
     d5_tensor_free(&b);
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 1, 4), &d[0]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 1), &d[1]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(2, 1, 4));
+    d[1] = op_fdesc(2, SHAPE(3, 1));
     expect_gradient("Add", d, 2, NULL, NULL, 1);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(3, 2), &d[1]), D5_OK);
+    d[1] = op_fdesc(2, SHAPE(3, 2));
     d5_tensor x = tf32(3, SHAPE(2, 1, 4), NULL), z = tf32(2, SHAPE(3, 2), NULL);
     d5_tensor in2[2] = {x, z};
     cr_assert_eq(try_op("Add", "ref", in2, 2, NULL, &y, 1), D5_ERR_SHAPE);
@@ -140,8 +135,7 @@ Test(validate, the_gradient_check_holds_at_a_million_outputs)
 {
     const d5_op_desc *identity;
     cr_assert_eq(d5_op_find("Identity", "ref", &identity), D5_OK);
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(1 << 20), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(1, SHAPE(1 << 20));
     d5_tensor x;
     cr_assert_eq(d5_tensor_alloc(&d, &x), D5_OK);
     d5_rng rng;
@@ -193,8 +187,8 @@ Test(validate, forward_check_compares_backends)
     const d5_op_desc *gemm;
     cr_assert_eq(d5_op_find("Gemm", "ref", &gemm), D5_OK);
     d5_tensor_desc in[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(8, 16), &in[0]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(16, 4), &in[1]), D5_OK);
+    in[0] = op_fdesc(2, SHAPE(8, 16));
+    in[1] = op_fdesc(2, SHAPE(16, 4));
     d5_forward_check r;
     cr_assert_eq(d5_validate_forward(gemm, gemm, in, 2, NULL, NULL, 1, NULL, &r), D5_OK);
     cr_assert(r.passed);
@@ -207,8 +201,7 @@ Test(validate, max_elements_bounds_the_check)
 {
     const d5_op_desc *relu;
     cr_assert_eq(d5_op_find("Relu", "ref", &relu), D5_OK);
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(10000), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(1, SHAPE(10000));
     d5_gradient_params p = d5_gradient_default_params();
     p.max_elements = 100;
     d5_gradient_check g;
@@ -225,8 +218,7 @@ Test(validate, float32_kinks_are_skipped)
 {
     const d5_op_desc *relu;
     if (d5_op_find("Relu", "dnnl", &relu) != D5_OK) cr_skip_test("no dnnl Relu");
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 64), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(2, SHAPE(4, 64));
     for (uint64_t seed = 1; seed <= 20; seed++) {
         d5_gradient_params p = d5_gradient_default_params();
         p.seed = seed;

@@ -153,20 +153,13 @@ Test(variadic, sum_and_mean_forward)
     cr_assert(y.desc.shape[0] == 2 && y.desc.shape[1] == 3);
     expect_values(&y, VALS(111, 122, 133, 214, 225, 236), 6, 0);
     d5_tensor_free(&y);
-    run_op("Mean", "ref", in, 3, NULL, &y, 1);
-    expect_values(&y, VALS(37, 40.666667, 44.333333, 71.333333, 75, 78.666667), 6, 1e-5);
-    d5_tensor_free(&y);
+    expect_op_values("Mean", in, 3, NULL, VALS(37, 40.666667, 44.333333, 71.333333, 75, 78.666667),
+                     6, 1e-5);
     /* Broadcasting [3] and [2, 1] alone gives [2, 3]. */
-    run_op("Sum", "ref", in + 1, 2, NULL, &y, 1);
-    expect_values(&y, VALS(110, 120, 130, 210, 220, 230), 6, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Sum", in + 1, 2, NULL, VALS(110, 120, 130, 210, 220, 230), 6, 0);
     /* One input: a copy. */
-    run_op("Sum", "ref", in, 1, NULL, &y, 1);
-    expect_values(&y, VALS(1, 2, 3, 4, 5, 6), 6, 0);
-    d5_tensor_free(&y);
-    run_op("Mean", "ref", in + 1, 1, NULL, &y, 1);
-    expect_values(&y, VALS(10, 20, 30), 3, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Sum", in, 1, NULL, VALS(1, 2, 3, 4, 5, 6), 6, 0);
+    expect_op_values("Mean", in + 1, 1, NULL, VALS(10, 20, 30), 3, 0);
     d5_tensor_free(&a);
     d5_tensor_free(&b);
     d5_tensor_free(&c);
@@ -296,12 +289,10 @@ Test(unary, bad_inputs)
 static void expect_clip(const float *lo, const float *hi, const float *want)
 {
     d5_tensor x = tf32(1, SHAPE(5), XS), none = {0};
-    d5_tensor l = lo ? tf32(0, NULL, lo) : none, h = hi ? tf32(0, NULL, hi) : none, y;
+    d5_tensor l = lo ? tf32(0, NULL, lo) : none, h = hi ? tf32(0, NULL, hi) : none;
     d5_tensor in[3] = {x, l, h};
     int32_t nin = hi ? 3 : lo ? 2 : 1;
-    run_op("Clip", "ref", in, nin, NULL, &y, 1);
-    expect_values(&y, want, 5, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Clip", in, nin, NULL, want, 5, 0);
     d5_tensor_free(&x);
     d5_tensor_free(&l);
     d5_tensor_free(&h);
@@ -457,23 +448,16 @@ Test(clip, min_and_max_attributes_before_opset_11)
     /* By hand on x = [-2, -0.5, 0, 0.5, 2]; ONNX's test_operator_clip has min -0.5, max 0.5. */
     opset_attrs o;
     d5_attr both[2] = {attr_float("min", -0.5), attr_float("max", 0.5)};
-    d5_tensor x = tf32(1, SHAPE(5), XS), y;
-    run_op("Clip", "ref", &x, 1, with_opset(&o, 6, both, 2), &y, 1);
-    expect_values(&y, VALS(-0.5, -0.5, 0, 0.5, 0.5), 5, 0);
-    d5_tensor_free(&y);
+    d5_tensor x = tf32(1, SHAPE(5), XS);
+    expect_op_values("Clip", &x, 1, with_opset(&o, 6, both, 2), VALS(-0.5, -0.5, 0, 0.5, 0.5), 5,
+                     0);
     /* One bound: the other is infinite. */
     d5_attr max = attr_float("max", 0);
-    run_op("Clip", "ref", &x, 1, with_opset(&o, 1, &max, 1), &y, 1);
-    expect_values(&y, VALS(-2, -0.5, 0, 0, 0), 5, 0);
-    d5_tensor_free(&y);
-    run_op("Clip", "ref", &x, 1, with_opset(&o, 10, NULL, 0), &y, 1);
-    expect_values(&y, XS, 5, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Clip", &x, 1, with_opset(&o, 1, &max, 1), VALS(-2, -0.5, 0, 0, 0), 5, 0);
+    expect_op_values("Clip", &x, 1, with_opset(&o, 10, NULL, 0), XS, 5, 0);
     /* Opset 11 takes the bounds as inputs. */
     d5_tensor lo = tf32(0, NULL, VALS(-1)), none = {0}, in[3] = {x, lo, none};
-    run_op("Clip", "ref", in, 2, with_opset(&o, 11, NULL, 0), &y, 1);
-    expect_values(&y, VALS(-1, -0.5, 0, 0.5, 2), 5, 0);
-    d5_tensor_free(&y);
+    expect_op_values("Clip", in, 2, with_opset(&o, 11, NULL, 0), VALS(-1, -0.5, 0, 0.5, 2), 5, 0);
     op_expect_fails("Clip", in, 2, with_opset(&o, 10, both, 2), 1, D5_ERR_INVALID,
                     "Clip: opset 10 takes 1 input (min and max are attributes), got 2");
     op_expect_fails("Clip", &x, 1, with_opset(&o, 11, both, 2), 1, D5_ERR_INVALID,

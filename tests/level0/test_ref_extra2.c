@@ -70,30 +70,28 @@ Test(resize_cubic, exclude_outside_with_a_minus_half_against_onnx_numpy)
                     7.21367146391195, 15.282505417226963, 15.708282737040063, 9.106981249693673));
 }
 
-Test(resize_crop, tf_crop_and_resize_with_extrapolation_against_onnx_numpy)
+/* interpolate_nd(X, linear_coeffs / cubic_coeffs, output_size=[1, 1, 3, 4],
+ * roi=[0, 0, 0.2, -0.3, 1, 1, 0.9, 0.8],
+ * coordinate_transformation_mode='tf_crop_and_resize',
+ * extrapolation_value=-7) in `mode`: the first column maps left of the input. */
+static void crop_and_resize(const char *mode, const double *want)
 {
-    /* interpolate_nd(X, linear_coeffs / cubic_coeffs, output_size=[1, 1, 3,
-     * 4], roi=[0, 0, 0.2, -0.3, 1, 1, 0.9, 0.8],
-     * coordinate_transformation_mode='tf_crop_and_resize',
-     * extrapolation_value=-7): the first column maps left of the input. */
     const double roi[] = {0, 0, 0.2, -0.3, 1, 1, 0.9, 0.8};
     d5_tensor in[4] = {resize_x(), f64(1, SHAPE(8), roi), omitted(),
                        ti64(1, SHAPE(4), IVALS(1, 1, 3, 4))};
     resize_check(in, 4,
-                 ATTRS(attr_string("mode", "linear"),
+                 ATTRS(attr_string("mode", mode),
                        attr_string("coordinate_transformation_mode", "tf_crop_and_resize"),
                        attr_float("extrapolation_value", -7)),
-                 SHAPE(1, 1, 3, 4),
-                 DV(-7.0, 1.8, 4.58, 7.36, -7.0, 4.6, 9.48, 14.36, -7.0, 7.4, 9.34, 11.28));
-    d5_tensor in2[4] = {resize_x(), f64(1, SHAPE(8), roi), omitted(),
-                        ti64(1, SHAPE(4), IVALS(1, 1, 3, 4))};
-    resize_check(in2, 4,
-                 ATTRS(attr_string("mode", "cubic"),
-                       attr_string("coordinate_transformation_mode", "tf_crop_and_resize"),
-                       attr_float("extrapolation_value", -7)),
-                 SHAPE(1, 1, 3, 4),
-                 DV(-7.0, 1.26144, 4.70705, 8.3968, -7.0, 4.39414, 10.383440625, 16.9328, -7.0,
-                    7.4768, 9.6475, 11.904));
+                 SHAPE(1, 1, 3, 4), want);
+}
+
+Test(resize_crop, tf_crop_and_resize_with_extrapolation_against_onnx_numpy)
+{
+    crop_and_resize("linear",
+                    DV(-7.0, 1.8, 4.58, 7.36, -7.0, 4.6, 9.48, 14.36, -7.0, 7.4, 9.34, 11.28));
+    crop_and_resize("cubic", DV(-7.0, 1.26144, 4.70705, 8.3968, -7.0, 4.39414, 10.383440625,
+                                16.9328, -7.0, 7.4768, 9.6475, 11.904));
 }
 
 Test(resize_crop, roi_of_the_wrong_length_is_named)

@@ -118,10 +118,8 @@ Test(topk, largest_smallest_axes)
 Test(topk, gradient_and_errors)
 {
     d5_tensor k = ti64(1, SHAPE(1), IVALS(2));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 5, 3)), k.desc};
-    d5_tensor given[2] = {{.data = NULL}, k};
-    expect_gradient("TopK", d, 2, given, ATTRS(attr_int("axis", 1)), 2);
-    expect_gradient("TopK", d, 2, given, ATTRS(attr_int("largest", 0)), 2);
+    expect_gradient_given("TopK", 3, SHAPE(2, 5, 3), &k, ATTRS(attr_int("axis", 1)), 2);
+    expect_gradient_given("TopK", 3, SHAPE(2, 5, 3), &k, ATTRS(attr_int("largest", 0)), 2);
     d5_tensor_free(&k);
     d5_tensor in[2] = {f64(2, SHAPE(2, 3), NULL), ti64(1, SHAPE(1), IVALS(4))};
     op_expect_fails("TopK", in, 2, NULL, 2, D5_ERR_INVALID,
@@ -166,14 +164,10 @@ Test(gathernd, gradient_and_errors)
 {
     /* Tuple (1, 0) twice: its slice's gradient adds up. */
     d5_tensor ind = ti64(2, SHAPE(3, 2), IVALS(1, 0, 0, 2, 1, 0));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 2)), ind.desc};
-    d5_tensor given[2] = {{.data = NULL}, ind};
-    expect_gradient("GatherND", d, 2, given, NULL, 1);
+    expect_gradient_given("GatherND", 3, SHAPE(2, 3, 2), &ind, NULL, 1);
     d5_tensor_free(&ind);
     d5_tensor b = ti64(2, SHAPE(2, 1), IVALS(2, 0));
-    d5_tensor_desc db[2] = {op_fdesc(3, SHAPE(2, 3, 2)), b.desc};
-    d5_tensor gb[2] = {{.data = NULL}, b};
-    expect_gradient("GatherND", db, 2, gb, ATTRS(attr_int("batch_dims", 1)), 1);
+    expect_gradient_given("GatherND", 3, SHAPE(2, 3, 2), &b, ATTRS(attr_int("batch_dims", 1)), 1);
     d5_tensor_free(&b);
     d5_tensor r[2] = {f64(2, SHAPE(2, 2), NULL), ti64(2, SHAPE(1, 2), IVALS(0, 2))};
     check_run_fails("GatherND", r, 2, NULL, D5_ERR_RANGE,
@@ -302,10 +296,8 @@ Test(compress, axes_and_flattened)
 Test(compress, gradient_and_errors)
 {
     d5_tensor cond = tmake(D5_BOOL, 1, SHAPE(3), DV(1, 0, 1));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 4, 3)), cond.desc};
-    d5_tensor given[2] = {{.data = NULL}, cond};
-    expect_gradient("Compress", d, 2, given, ATTRS(attr_int("axis", 2)), 1);
-    expect_gradient("Compress", d, 2, given, NULL, 1);
+    expect_gradient_given("Compress", 3, SHAPE(2, 4, 3), &cond, ATTRS(attr_int("axis", 2)), 1);
+    expect_gradient_given("Compress", 3, SHAPE(2, 4, 3), &cond, NULL, 1);
     d5_tensor known[2] = {f64(3, SHAPE(2, 4, 3), NULL), cond};
     cr_assert_eq(create_unknown("Compress", known, 2, NULL), D5_ERR_UNSUPPORTED);
     d5_tensor_free(&known[0]);
@@ -394,9 +386,7 @@ Test(reversesequence, time_batch_gradient_errors)
     check("ReverseSequence", b, 2, ATTRS(attr_int("time_axis", 1), attr_int("batch_axis", 0)),
           D5_I64, 3, SHAPE(2, 3, 2), DV(2, 3, 0, 1, 4, 5, 10, 11, 8, 9, 6, 7));
     d5_tensor lens = ti64(1, SHAPE(3), IVALS(2, 0, 4));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(4, 3, 2)), lens.desc};
-    d5_tensor given[2] = {{.data = NULL}, lens};
-    expect_gradient("ReverseSequence", d, 2, given, NULL, 1);
+    expect_gradient_given("ReverseSequence", 3, SHAPE(4, 3, 2), &lens, NULL, 1);
     d5_tensor_free(&lens);
     d5_tensor r[2] = {op_iota(2, SHAPE(2, 2)), ti64(1, SHAPE(2), IVALS(3, 1))};
     check_run_fails("ReverseSequence", r, 2, NULL, D5_ERR_RANGE,
@@ -436,9 +426,7 @@ Test(maxunpool, examples_gradient_errors)
               attr_ints("pads", IVALS(1, 0), 2));
     check("MaxUnpool", c, 2, k3, D5_F64, 3, SHAPE(1, 2, 6), DV(1, 0, 0, 0, 0, 3, 4, 0, 5, 0, 0, 6));
     d5_tensor ind = ti64(3, SHAPE(1, 2, 3), IVALS(0, 5, 5, 6, 8, 11));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(1, 2, 3)), ind.desc};
-    d5_tensor given[2] = {{.data = NULL}, ind};
-    expect_gradient("MaxUnpool", d, 2, given, k3, 1);
+    expect_gradient_given("MaxUnpool", 3, SHAPE(1, 2, 3), &ind, k3, 1);
     /* By hand: element 1 lost position 5 to element 2 and gets no gradient. */
     d5_tensor in[2] = {f64(3, SHAPE(1, 2, 3), DV(1, 2, 3, 4, 5, 6)), ind}, y, gin[2];
     double gv[12];

@@ -221,15 +221,11 @@ Test(gather, gradient_scatters_and_adds)
 {
     /* Index 1 is taken twice: its gradient is the sum of both. */
     d5_tensor idx = ti64(2, SHAPE(2, 2), IVALS(1, -1, 0, 1));
-    d5_tensor_desc d[2] = {op_fdesc(2, SHAPE(3, 4)), idx.desc};
-    d5_tensor given[2] = {{.data = NULL}, idx};
-    expect_gradient("Gather", d, 2, given, NULL, 1);
+    expect_gradient_given("Gather", 2, SHAPE(3, 4), &idx, NULL, 1);
     d5_attr a = attr_int("axis", 1);
     d5_attrs s = {&a, 1};
     d5_tensor idx2 = ti64(1, SHAPE(3), IVALS(3, 3, 0));
-    d5_tensor_desc d2[2] = {op_fdesc(3, SHAPE(2, 4, 2)), idx2.desc};
-    d5_tensor given2[2] = {{.data = NULL}, idx2};
-    expect_gradient("Gather", d2, 2, given2, &s, 1);
+    expect_gradient_given("Gather", 3, SHAPE(2, 4, 2), &idx2, &s, 1);
     d5_tensor_free(&idx);
     d5_tensor_free(&idx2);
 
@@ -357,9 +353,7 @@ Test(expand, errors)
 Test(expand, gradient_sums_over_broadcast)
 {
     d5_tensor shape = ti64(1, SHAPE(3), IVALS(2, 3, 4));
-    d5_tensor_desc d[2] = {op_fdesc(2, SHAPE(3, 1)), shape.desc};
-    d5_tensor given[2] = {{.data = NULL}, shape};
-    expect_gradient("Expand", d, 2, given, NULL, 1);
+    expect_gradient_given("Expand", 2, SHAPE(3, 1), &shape, NULL, 1);
     d5_tensor_free(&shape);
 }
 

@@ -117,9 +117,7 @@ Test(tile, values_gradient_errors)
     d5_tensor in2[2] = {tmake(D5_I64, 2, SHAPE(2, 1), DV(7, 8)), ti64(1, SHAPE(2), IVALS(1, 3))};
     check("Tile", in2, 2, NULL, D5_I64, 2, SHAPE(2, 3), DV(7, 7, 7, 8, 8, 8));
     d5_tensor reps = ti64(1, SHAPE(3), IVALS(2, 1, 3));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 2)), reps.desc};
-    d5_tensor given[2] = {{.data = NULL}, reps};
-    expect_gradient("Tile", d, 2, given, NULL, 1);
+    expect_gradient_given("Tile", 3, SHAPE(2, 3, 2), &reps, NULL, 1);
     d5_tensor_free(&reps);
     d5_tensor in3[2] = {f64(2, SHAPE(2, 3), NULL), ti64(1, SHAPE(2), IVALS(1, -1))};
     check_fails("Tile", in3, 2, NULL, D5_ERR_INVALID, "Tile: repeats[1] is -1, expected >= 0");
@@ -242,9 +240,7 @@ Test(trilu, upper_lower_k)
     d5_tensor t5 = f64(3, SHAPE(2, 2, 2), x);
     check("Trilu", &t5, 1, NULL, D5_F64, 3, SHAPE(2, 2, 2), DV(1, 2, 0, 4, 5, 6, 0, 8));
     d5_tensor k = ti64(0, NULL, IVALS(-1));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 4)), k.desc};
-    d5_tensor given[2] = {{.data = NULL}, k};
-    expect_gradient("Trilu", d, 2, given, ATTRS(attr_int("upper", 0)), 1);
+    expect_gradient_given("Trilu", 3, SHAPE(2, 3, 4), &k, ATTRS(attr_int("upper", 0)), 1);
     d5_tensor_free(&k);
     d5_tensor v = f64(1, SHAPE(4), NULL);
     check_fails("Trilu", &v, 1, NULL, D5_ERR_SHAPE, "Trilu: input has 1 dims, expected at least 2");
@@ -269,9 +265,7 @@ Test(gatherelements, values_gradient_errors)
           DV(2, 2, 1, 6, 4, 6));
     /* Repeated indices add up in the gradient. */
     d5_tensor idx = ti64(3, SHAPE(2, 2, 3), IVALS(0, 1, 1, 1, 1, 0, 3, 3, 2, 0, -1, 1));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 4, 3)), idx.desc};
-    d5_tensor given[2] = {{.data = NULL}, idx};
-    expect_gradient("GatherElements", d, 2, given, ATTRS(attr_int("axis", 1)), 1);
+    expect_gradient_given("GatherElements", 3, SHAPE(2, 4, 3), &idx, ATTRS(attr_int("axis", 1)), 1);
     d5_tensor_free(&idx);
     d5_tensor in3[2] = {f64(2, SHAPE(3, 3), ge_data), ti64(2, SHAPE(1, 2), IVALS(0, 3))};
     check_fails("GatherElements", in3, 2, NULL, D5_ERR_RANGE,

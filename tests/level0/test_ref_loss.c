@@ -39,44 +39,39 @@ static d5_tensor reduce(const char *op, const int64_t *axes, int64_t naxes, cons
     return y;
 }
 
+/* reduce, then its shape (unless ndim < 0) and its n values within tol. */
+static void expect_reduce(const char *op, const int64_t *axes, int64_t naxes, const d5_attr *items,
+                          int32_t nitems, int32_t ndim, const int64_t *shape, const float *want,
+                          int64_t n, double tol)
+{
+    d5_tensor y = reduce(op, axes, naxes, items, nitems);
+    if (ndim >= 0) expect_shape(&y, ndim, shape);
+    expect_values(&y, want, n, tol);
+    d5_tensor_free(&y);
+}
+
 Test(reducesum, negative_axis_keepdims)
 {
-    d5_tensor y = reduce("ReduceSum", IVALS(-2), 1, NULL, 0);
-    expect_shape(&y, 3, SHAPE(3, 1, 2));
-    expect_values(&y, VALS(4, 6, 12, 14, 20, 22), 6, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", IVALS(-2), 1, NULL, 0, 3, SHAPE(3, 1, 2), VALS(4, 6, 12, 14, 20, 22),
+                  6, 0);
 }
 
 Test(reducesum, two_axes_without_keepdims)
 {
     d5_attr k0 = attr_int("keepdims", 0);
-    d5_tensor y = reduce("ReduceSum", IVALS(0, 2), 2, &k0, 1);
-    expect_shape(&y, 1, SHAPE(2));
-    expect_values(&y, VALS(33, 45), 2, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", IVALS(0, 2), 2, &k0, 1, 1, SHAPE(2), VALS(33, 45), 2, 0);
 }
 
 Test(reducesum, empty_axes_reduce_all_or_nothing)
 {
     /* Omitted axes input, and an empty one: every axis is reduced. */
-    d5_tensor y = reduce("ReduceSum", NULL, 0, NULL, 0);
-    expect_shape(&y, 3, SHAPE(1, 1, 1));
-    expect_values(&y, VALS(78), 1, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", NULL, 0, NULL, 0, 3, SHAPE(1, 1, 1), VALS(78), 1, 0);
     d5_attr k0 = attr_int("keepdims", 0);
-    y = reduce("ReduceSum", IVALS(0), 0, &k0, 1);
-    expect_shape(&y, 0, NULL);
-    expect_values(&y, VALS(78), 1, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", IVALS(0), 0, &k0, 1, 0, NULL, VALS(78), 1, 0);
     /* noop_with_empty_axes = 1: the identity. */
     d5_attr noop = attr_int("noop_with_empty_axes", 1);
-    y = reduce("ReduceSum", IVALS(0), 0, &noop, 1);
-    expect_shape(&y, 3, SHAPE(3, 2, 2));
-    expect_values(&y, data12, 12, 0);
-    d5_tensor_free(&y);
-    y = reduce("ReduceSum", NULL, 0, &noop, 1);
-    expect_values(&y, data12, 12, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", IVALS(0), 0, &noop, 1, 3, SHAPE(3, 2, 2), data12, 12, 0);
+    expect_reduce("ReduceSum", NULL, 0, &noop, 1, -1, NULL, data12, 12, 0);
 }
 
 Test(reducesum, empty_set)
@@ -121,7 +116,7 @@ Test(reducesum, bad_axes)
     const d5_op_desc *desc;
     cr_assert_eq(d5_op_find("ReduceSum", "ref", &desc), D5_OK);
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(3, 2, 2));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(1), &d[1]), D5_OK);
     d5_op *op = NULL;
     cr_assert_eq(d5_op_create_desc(desc, d, 2, NULL, 1, &op), D5_ERR_UNSUPPORTED);
@@ -133,7 +128,7 @@ Test(reducesum, bad_axes)
 Test(reducesum, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 4), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(2, 3, 4));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(2), &d[1]), D5_OK);
     d5_tensor given[2] = {{.data = NULL}, ti64(1, SHAPE(2), IVALS(1, -1))};
     d5_attr k0 = attr_int("keepdims", 0);
@@ -146,47 +141,28 @@ Test(reducesum, gradient)
 Test(reducemean, axes_attribute)
 {
     d5_attr ax = attr_ints("axes", IVALS(1), 1);
-    d5_tensor y = reduce("ReduceMean", NULL, 0, &ax, 1);
-    expect_shape(&y, 3, SHAPE(3, 1, 2));
-    expect_values(&y, VALS(2, 3, 6, 7, 10, 11), 6, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", NULL, 0, &ax, 1, 3, SHAPE(3, 1, 2), VALS(2, 3, 6, 7, 10, 11), 6,
+                  1e-6);
     d5_attr items[] = {attr_ints("axes", IVALS(-1, 0), 2), attr_int("keepdims", 0)};
-    y = reduce("ReduceMean", NULL, 0, items, 2);
-    expect_shape(&y, 1, SHAPE(2));
-    expect_values(&y, VALS(5.5, 7.5), 2, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", NULL, 0, items, 2, 1, SHAPE(2), VALS(5.5, 7.5), 2, 1e-6);
 }
 
 Test(reducemean, no_axes_reduce_all)
 {
     d5_attr k0 = attr_int("keepdims", 0);
-    d5_tensor y = reduce("ReduceMean", NULL, 0, &k0, 1);
-    expect_shape(&y, 0, NULL);
-    expect_values(&y, VALS(6.5), 1, 1e-6);
-    d5_tensor_free(&y);
-    y = reduce("ReduceMean", NULL, 0, NULL, 0);
-    expect_shape(&y, 3, SHAPE(1, 1, 1));
-    expect_values(&y, VALS(6.5), 1, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", NULL, 0, &k0, 1, 0, NULL, VALS(6.5), 1, 1e-6);
+    expect_reduce("ReduceMean", NULL, 0, NULL, 0, 3, SHAPE(1, 1, 1), VALS(6.5), 1, 1e-6);
 }
 
 Test(reducemean, axes_input_as_in_opset_18)
 {
     d5_attr k0 = attr_int("keepdims", 0);
-    d5_tensor y = reduce("ReduceMean", IVALS(-1), 1, &k0, 1);
-    expect_shape(&y, 2, SHAPE(3, 2));
-    expect_values(&y, VALS(1.5, 3.5, 5.5, 7.5, 9.5, 11.5), 6, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", IVALS(-1), 1, &k0, 1, 2, SHAPE(3, 2),
+                  VALS(1.5, 3.5, 5.5, 7.5, 9.5, 11.5), 6, 1e-6);
     /* Empty axes: every axis, or none with noop_with_empty_axes. */
-    y = reduce("ReduceMean", IVALS(0), 0, NULL, 0);
-    expect_shape(&y, 3, SHAPE(1, 1, 1));
-    expect_values(&y, VALS(6.5), 1, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", IVALS(0), 0, NULL, 0, 3, SHAPE(1, 1, 1), VALS(6.5), 1, 1e-6);
     d5_attr noop = attr_int("noop_with_empty_axes", 1);
-    y = reduce("ReduceMean", IVALS(0), 0, &noop, 1);
-    expect_shape(&y, 3, SHAPE(3, 2, 2));
-    expect_values(&y, data12, 12, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", IVALS(0), 0, &noop, 1, 3, SHAPE(3, 2, 2), data12, 12, 0);
 }
 
 Test(reducemean, axes_twice_is_an_error)
@@ -209,7 +185,7 @@ Test(reducemean, axes_twice_is_an_error)
 Test(reducemean, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 4), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(3, 2, 4));
     d5_attr ax = attr_ints("axes", IVALS(0, -1), 2);
     d5_attrs attrs = {&ax, 1};
     expect_gradient("ReduceMean", d, 1, NULL, &attrs, 1);
@@ -242,20 +218,14 @@ Test(reducesum, axes_attribute_before_opset_13)
 {
     opset_attrs o;
     d5_attr extra[2] = {attr_ints("axes", IVALS(1), 1), attr_int("keepdims", 0)};
-    d5_tensor y = reduce("ReduceSum", NULL, 0, with_opset(&o, 11, extra, 2)->items, 3);
-    expect_shape(&y, 2, SHAPE(3, 2));
-    expect_values(&y, VALS(4, 6, 12, 14, 20, 22), 6, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", NULL, 0, with_opset(&o, 11, extra, 2)->items, 3, 2, SHAPE(3, 2),
+                  VALS(4, 6, 12, 14, 20, 22), 6, 0);
     /* No axes: every axis. */
-    y = reduce("ReduceSum", NULL, 0, with_opset(&o, 1, NULL, 0)->items, 1);
-    expect_shape(&y, 3, SHAPE(1, 1, 1));
-    expect_values(&y, VALS(78), 1, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", NULL, 0, with_opset(&o, 1, NULL, 0)->items, 1, 3, SHAPE(1, 1, 1),
+                  VALS(78), 1, 0);
     /* Opset 13 takes the axes as an input. */
-    y = reduce("ReduceSum", IVALS(-1), 1, with_opset(&o, 13, NULL, 0)->items, 1);
-    expect_shape(&y, 3, SHAPE(3, 2, 1));
-    expect_values(&y, VALS(3, 7, 11, 15, 19, 23), 6, 0);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceSum", IVALS(-1), 1, with_opset(&o, 13, NULL, 0)->items, 1, 3,
+                  SHAPE(3, 2, 1), VALS(3, 7, 11, 15, 19, 23), 6, 0);
     expect_reduce_error("ReduceSum", IVALS(1), 1, with_opset(&o, 12, NULL, 0)->items, 1,
                         "ReduceSum: opset 12 takes 1 input (axes is an attribute), got 2");
     expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 13, extra, 1)->items, 2,
@@ -264,8 +234,7 @@ Test(reducesum, axes_attribute_before_opset_13)
     expect_reduce_error("ReduceSum", NULL, 0, with_opset(&o, 11, &noop, 1)->items, 2,
                         "ReduceSum: noop_with_empty_axes is an attribute of opset 13 and later, "
                         "not of opset 11");
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(3, 2, 4), &d), D5_OK);
+    d5_tensor_desc d = op_fdesc(3, SHAPE(3, 2, 4));
     d5_attrs attrs = {with_opset(&o, 11, extra, 2)->items, 3};
     expect_gradient("ReduceSum", &d, 1, NULL, &attrs, 1);
 }
@@ -274,14 +243,10 @@ Test(reducemean, axes_attribute_until_opset_17_and_input_from_18)
 {
     opset_attrs o;
     d5_attr ax = attr_ints("axes", IVALS(-1, 0), 2);
-    d5_tensor y = reduce("ReduceMean", NULL, 0, with_opset(&o, 17, &ax, 1)->items, 2);
-    expect_shape(&y, 3, SHAPE(1, 2, 1));
-    expect_values(&y, VALS(5.5, 7.5), 2, 1e-6);
-    d5_tensor_free(&y);
-    y = reduce("ReduceMean", IVALS(-1, 0), 2, with_opset(&o, 18, NULL, 0)->items, 1);
-    expect_shape(&y, 3, SHAPE(1, 2, 1));
-    expect_values(&y, VALS(5.5, 7.5), 2, 1e-6);
-    d5_tensor_free(&y);
+    expect_reduce("ReduceMean", NULL, 0, with_opset(&o, 17, &ax, 1)->items, 2, 3, SHAPE(1, 2, 1),
+                  VALS(5.5, 7.5), 2, 1e-6);
+    expect_reduce("ReduceMean", IVALS(-1, 0), 2, with_opset(&o, 18, NULL, 0)->items, 1, 3,
+                  SHAPE(1, 2, 1), VALS(5.5, 7.5), 2, 1e-6);
     expect_reduce_error("ReduceMean", IVALS(0), 1, with_opset(&o, 13, NULL, 0)->items, 1,
                         "ReduceMean: opset 13 takes 1 input (axes is an attribute), got 2");
     expect_reduce_error("ReduceMean", NULL, 0, with_opset(&o, 18, &ax, 1)->items, 2,
@@ -451,9 +416,9 @@ Test(softmaxcrossentropyloss, gradient_2d)
 {
     /* With respect to scores and weights (labels are given), both outputs. */
     d5_tensor_desc d[3];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, SHAPE(4, 3), &d[0]), D5_OK);
+    d[0] = op_fdesc(2, SHAPE(4, 3));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 1, SHAPE(4), &d[1]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(3), &d[2]), D5_OK);
+    d[2] = op_fdesc(1, SHAPE(3));
     d5_tensor given[3] = {{.data = NULL},
                           ti64(1, SHAPE(4), IVALS(2, 0, 1, 0)),
                           tf32(1, SHAPE(3), VALS(0.6, 1.7, 1.1))};
@@ -473,9 +438,9 @@ Test(softmaxcrossentropyloss, gradient_2d)
 Test(softmaxcrossentropyloss, gradient_k_dimensional)
 {
     d5_tensor_desc d[3];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, SHAPE(2, 3, 2, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(4, SHAPE(2, 3, 2, 2));
     cr_assert_eq(d5_tensor_desc_make(D5_I64, 3, SHAPE(2, 2, 2), &d[1]), D5_OK);
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, SHAPE(3), &d[2]), D5_OK);
+    d[2] = op_fdesc(1, SHAPE(3));
     d5_tensor given[3] = {{.data = NULL},
                           ti64(3, SHAPE(2, 2, 2), IVALS(0, 2, 1, -1, 2, 2, -1, 0)),
                           tf32(1, SHAPE(3), VALS(0.7, 1.3, 2.0))};
@@ -534,7 +499,7 @@ Test(meansquarederror, bad_inputs)
 Test(meansquarederror, gradient)
 {
     d5_tensor_desc d[2];
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, SHAPE(2, 3, 2), &d[0]), D5_OK);
+    d[0] = op_fdesc(3, SHAPE(2, 3, 2));
     d[1] = d[0];
     const char *reductions[] = {"none", "sum", "mean"};
     for (int r = 0; r < 3; r++) {

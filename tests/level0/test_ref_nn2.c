@@ -75,13 +75,11 @@ static void expect_failure(const char *name, const d5_tensor *in, int32_t nin,
 
 Test(erf, values_and_gradient)
 {
-    d5_tensor x = tf32(1, SHAPE(8), ACTIVATION_INPUTS), y;
-    run_op("Erf", "ref", &x, 1, NULL, &y, 1);
-    expect_values(&y,
-                  VALS(-0.99959305f, -0.91031398f, -0.67780119f, -0.11246292f, 0.0f, 0.32862676f,
-                       0.91031398f, 0.99959305f),
-                  8, 1e-6);
-    op_free_all(&y, 1);
+    d5_tensor x = tf32(1, SHAPE(8), ACTIVATION_INPUTS);
+    expect_op_values("Erf", &x, 1, NULL,
+                     VALS(-0.99959305f, -0.91031398f, -0.67780119f, -0.11246292f, 0.0f, 0.32862676f,
+                          0.91031398f, 0.99959305f),
+                     8, 1e-6);
     d5_tensor_free(&x);
     d5_tensor_desc d = op_fdesc(2, SHAPE(3, 5));
     expect_gradient("Erf", &d, 1, NULL, NULL, 1);
@@ -89,21 +87,17 @@ Test(erf, values_and_gradient)
 
 Test(gelu, exact_and_tanh_values_and_gradients)
 {
-    d5_tensor x = tf32(1, SHAPE(8), ACTIVATION_INPUTS), y;
-    run_op("Gelu", "ref", &x, 1, NULL, &y, 1);
-    expect_values(&y,
-                  VALS(-0.015524163f, -0.1380836f, -0.16937456f, -0.046017216f, 0.0f, 0.18537343f,
-                       1.0619164f, 2.4844758f),
-                  8, 1e-6);
-    op_free_all(&y, 1);
+    d5_tensor x = tf32(1, SHAPE(8), ACTIVATION_INPUTS);
+    expect_op_values("Gelu", &x, 1, NULL,
+                     VALS(-0.015524163f, -0.1380836f, -0.16937456f, -0.046017216f, 0.0f,
+                          0.18537343f, 1.0619164f, 2.4844758f),
+                     8, 1e-6);
     d5_attr tanh_item = attr_string("approximate", "tanh");
     d5_attrs tanh_attrs = {&tanh_item, 1};
-    run_op("Gelu", "ref", &x, 1, &tanh_attrs, &y, 1);
-    expect_values(&y,
-                  VALS(-0.015084266f, -0.13829723f, -0.16942987f, -0.046017249f, 0.0f, 0.18537092f,
-                       1.0617028f, 2.4849157f),
-                  8, 1e-6);
-    op_free_all(&y, 1);
+    expect_op_values("Gelu", &x, 1, &tanh_attrs,
+                     VALS(-0.015084266f, -0.13829723f, -0.16942987f, -0.046017249f, 0.0f,
+                          0.18537092f, 1.0617028f, 2.4849157f),
+                     8, 1e-6);
     d5_tensor_free(&x);
     /* Inputs in [-3, 3] reach the tails of both forms. */
     d5_tensor wide = tf32(1, SHAPE(8), VALS(-3, -2, -1.5, -0.5, 0.25, 1, 2, 3));
@@ -126,15 +120,13 @@ Test(gelu, unknown_approximation_is_invalid)
 
 Test(hardsigmoid, defaults_custom_attributes_and_gradient)
 {
-    d5_tensor x = tf32(1, SHAPE(8), VALS(-4, -2.5, -1, -0.1, 0, 0.7, 2.4, 3)), y;
-    run_op("HardSigmoid", "ref", &x, 1, NULL, &y, 1);
-    expect_values(&y, VALS(0.0f, 0.0f, 0.3f, 0.48f, 0.5f, 0.64f, 0.98f, 1.0f), 8, 1e-6);
-    op_free_all(&y, 1);
+    d5_tensor x = tf32(1, SHAPE(8), VALS(-4, -2.5, -1, -0.1, 0, 0.7, 2.4, 3));
+    expect_op_values("HardSigmoid", &x, 1, NULL,
+                     VALS(0.0f, 0.0f, 0.3f, 0.48f, 0.5f, 0.64f, 0.98f, 1.0f), 8, 1e-6);
     d5_attr items[] = {attr_float("alpha", 0.9), attr_float("beta", 0.4)};
     d5_attrs attrs = {items, 2};
-    run_op("HardSigmoid", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y, VALS(0.0f, 0.0f, 0.0f, 0.31f, 0.4f, 1.0f, 1.0f, 1.0f), 8, 1e-6);
-    op_free_all(&y, 1);
+    expect_op_values("HardSigmoid", &x, 1, &attrs,
+                     VALS(0.0f, 0.0f, 0.0f, 0.31f, 0.4f, 1.0f, 1.0f, 1.0f), 8, 1e-6);
     d5_tensor_free(&x);
     /* alpha 0.9, beta 0.4 on [-1, 1]: both flat parts and the slope are hit. */
     d5_tensor_desc d = op_fdesc(2, SHAPE(4, 5));
@@ -349,9 +341,7 @@ Test(resize, onnx_conformance_cases)
     in[3] = ti64(1, SHAPE(4), IVALS(1, 1, 3, 1));
     items[0] = attr_string("coordinate_transformation_mode", "pytorch_half_pixel");
     items[1] = attr_string("mode", "linear");
-    run_op("Resize", "ref", in, 4, &attrs, &y, 1);
-    expect_values(&y, VALS(1.6666666f, 7, 12.333333f), 3, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("Resize", in, 4, &attrs, VALS(1.6666666f, 7, 12.333333f), 3, 1e-6);
     d5_tensor_free(&in[3]);
     d5_tensor_free(&empty);
     d5_tensor_free(&x);

@@ -112,34 +112,27 @@ Test(batchnormalization, gradient_inference_and_training)
 
 Test(lrn, odd_and_even_sizes_and_defaults)
 {
-    d5_tensor x = tf32(3, SHAPE(1, 5, 2),
-                       VALS(0.5, -1.0, 2.0, 0.0, 1.5, -0.5, -2.0, 1.0, 0.25, 3.0)),
-              y;
+    d5_tensor x =
+        tf32(3, SHAPE(1, 5, 2), VALS(0.5, -1.0, 2.0, 0.0, 1.5, -0.5, -2.0, 1.0, 0.25, 3.0));
     d5_attr items[] = {attr_int("size", 3), attr_float("alpha", 0.5), attr_float("beta", 0.75),
                        attr_float("bias", 2)};
     d5_attrs attrs = {items, 4};
-    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y,
-                  VALS(0.2368337, -0.5599586, 0.8595371, 0, 0.5613157, -0.2760079, -0.8661292,
-                       0.3742105, 0.119452, 1.132186),
-                  10, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("LRN", &x, 1, &attrs,
+                     VALS(0.2368337, -0.5599586, 0.8595371, 0, 0.5613157, -0.2760079, -0.8661292,
+                          0.3742105, 0.119452, 1.132186),
+                     10, 1e-6);
     /* size 4: channels c - 1 .. c + 2 (the spec's window, not PyTorch's c - 2 .. c + 1). */
     items[0] = attr_int("size", 4);
-    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y,
-                  VALS(0.230224, -0.5619862, 0.8145412, 0, 0.614168, -0.2050881, -0.9266939,
-                       0.4101762, 0.1254494, 1.239392),
-                  10, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("LRN", &x, 1, &attrs,
+                     VALS(0.230224, -0.5619862, 0.8145412, 0, 0.614168, -0.2050881, -0.9266939,
+                          0.4101762, 0.1254494, 1.239392),
+                     10, 1e-6);
     items[0] = attr_int("size", 2);
     attrs.count = 1;
-    run_op("LRN", "ref", &x, 1, &attrs, &y, 1);
-    expect_values(&y,
-                  VALS(0.4999203, -0.9999625, 1.999531, 0, 1.499649, -0.4999766, -1.999695,
-                       0.9996252, 0.2499994, 2.998988),
-                  10, 1e-6);
-    d5_tensor_free(&y);
+    expect_op_values("LRN", &x, 1, &attrs,
+                     VALS(0.4999203, -0.9999625, 1.999531, 0, 1.499649, -0.4999766, -1.999695,
+                          0.9996252, 0.2499994, 2.998988),
+                     10, 1e-6);
     attrs.count = 0;
     op_expect_fails("LRN", &x, 1, &attrs, 1, D5_ERR_INVALID, "LRN: attribute size is required");
     items[0] = attr_int("size", 0);

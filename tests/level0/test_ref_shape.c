@@ -156,9 +156,7 @@ Test(reshape, shape_must_be_known_at_create)
 Test(reshape, gradient)
 {
     d5_tensor shape = ti64(1, SHAPE(3), IVALS(0, -1, 2));
-    d5_tensor_desc in[2] = {op_fdesc(3, SHAPE(2, 3, 4)), shape.desc};
-    d5_tensor given[2] = {{.data = NULL}, shape};
-    expect_gradient("Reshape", in, 2, given, NULL, 1);
+    expect_gradient_given("Reshape", 3, SHAPE(2, 3, 4), &shape, NULL, 1);
     d5_tensor_free(&shape);
 }
 
@@ -336,9 +334,7 @@ Test(split, gradient)
     d5_tensor split = ti64(1, SHAPE(3), IVALS(2, 0, 3));
     d5_attr a = attr_int("axis", 1);
     d5_attrs attrs = {&a, 1};
-    d5_tensor_desc in[2] = {op_fdesc(3, SHAPE(2, 5, 2)), split.desc};
-    d5_tensor given[2] = {{.data = NULL}, split};
-    expect_gradient("Split", in, 2, given, &attrs, 3);
+    expect_gradient_given("Split", 3, SHAPE(2, 5, 2), &split, &attrs, 3);
     d5_tensor_free(&split);
     d5_tensor_desc x = op_fdesc(2, SHAPE(4, 3));
     expect_gradient("Split", &x, 1, NULL, NULL, 2);
@@ -451,9 +447,7 @@ Test(squeeze, bad_axes_and_gradient)
     op_check_fails("Squeeze", in2, 2, NULL, 1, D5_ERR_INVALID,
                    "Squeeze: axis 3 is outside [-3, 2] for a 3-d input");
     d5_tensor axes = ti64(1, SHAPE(1), IVALS(-1));
-    d5_tensor_desc d[2] = {op_fdesc(3, SHAPE(2, 3, 1)), axes.desc};
-    d5_tensor given[2] = {{.data = NULL}, axes};
-    expect_gradient("Squeeze", d, 2, given, NULL, 1);
+    expect_gradient_given("Squeeze", 3, SHAPE(2, 3, 1), &axes, NULL, 1);
     d5_tensor_free(&axes);
 }
 
@@ -476,9 +470,7 @@ Test(unsqueeze, bad_axes_and_gradient)
     op_check_fails("Unsqueeze", in2, 2, NULL, 1, D5_ERR_INVALID,
                    "Unsqueeze: axis 3 is outside [-3, 2] for a 3-d output");
     d5_tensor axes = ti64(1, SHAPE(2), IVALS(1, 3));
-    d5_tensor_desc d[2] = {op_fdesc(2, SHAPE(2, 3)), axes.desc};
-    d5_tensor given[2] = {{.data = NULL}, axes};
-    expect_gradient("Unsqueeze", d, 2, given, NULL, 1);
+    expect_gradient_given("Unsqueeze", 2, SHAPE(2, 3), &axes, NULL, 1);
     d5_tensor_free(&axes);
 }
 

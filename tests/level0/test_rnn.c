@@ -70,6 +70,16 @@ static void gradient(const cfg *c, const d5_attrs *attrs, int32_t nout)
     d5_tensor_free(&given[4]);
 }
 
+/* direction "reverse", layout 1 and clip, with the flag of one operator
+ * (LSTM's input_forget, GRU's linear_before_reset) set. */
+static void reverse_layout1_clip(rnn_attrs *a, const char *flag, double clip)
+{
+    rnn_attr_add(a, attr_string("direction", "reverse"));
+    rnn_attr_add(a, attr_int("layout", 1));
+    rnn_attr_add(a, attr_int(flag, 1));
+    rnn_attr_add(a, attr_float("clip", clip));
+}
+
 static const int32_t lens_302[3] = {3, 0, 2}, lens_23[2] = {2, 3}, lens_31[2] = {3, 1};
 
 Test(rnn_ref, lstm_gradient_bidirectional_peepholes_lengths)
@@ -84,10 +94,7 @@ Test(rnn_ref, lstm_gradient_input_forget_clip_reverse_layout1)
 {
     cfg c = {"LSTM", 3, 2, 3, 2, 1, 1, 1, 1, 1, 1, lens_23};
     rnn_attrs a = {0};
-    rnn_attr_add(&a, attr_string("direction", "reverse"));
-    rnn_attr_add(&a, attr_int("layout", 1));
-    rnn_attr_add(&a, attr_int("input_forget", 1));
-    rnn_attr_add(&a, attr_float("clip", 0.9));
+    reverse_layout1_clip(&a, "input_forget", 0.9);
     gradient(&c, &a.attrs, 3);
 }
 
@@ -97,12 +104,8 @@ Test(rnn_ref, lstm_gradient_activations)
     cfg c = {"LSTM", 3, 2, 2, 3, 1, 0, 1, 1, 1, 1, NULL};
     rnn_attrs a = {0};
     rnn_attr_add(&a, attr_string("activations", "ScaledTanh, Affine, Elu"));
-    rnn_attr_add(
-        &a,
-        (d5_attr){.name = "activation_alpha", .type = D5_ATTR_FLOATS, .floats = alpha, .count = 3});
-    rnn_attr_add(
-        &a,
-        (d5_attr){.name = "activation_beta", .type = D5_ATTR_FLOATS, .floats = beta, .count = 2});
+    rnn_attr_add(&a, attr_floats("activation_alpha", alpha, 3));
+    rnn_attr_add(&a, attr_floats("activation_beta", beta, 2));
     gradient(&c, &a.attrs, 3);
 }
 
@@ -118,10 +121,7 @@ Test(rnn_ref, gru_gradient_linear_before_reset_clip_layout1)
 {
     cfg c = {"GRU", 3, 2, 2, 3, 1, 1, 1, 1, 0, 0, NULL};
     rnn_attrs a = {0};
-    rnn_attr_add(&a, attr_string("direction", "reverse"));
-    rnn_attr_add(&a, attr_int("layout", 1));
-    rnn_attr_add(&a, attr_int("linear_before_reset", 1));
-    rnn_attr_add(&a, attr_float("clip", 0.8));
+    reverse_layout1_clip(&a, "linear_before_reset", 0.8);
     gradient(&c, &a.attrs, 2);
 }
 
@@ -142,9 +142,7 @@ Test(rnn_ref, rnn_gradient_leaky_relu_layout1_lengths)
     rnn_attr_add(&a, attr_string("direction", "bidirectional"));
     rnn_attr_add(&a, attr_int("layout", 1));
     rnn_attr_add(&a, attr_string("activations", "LeakyRelu,Tanh"));
-    rnn_attr_add(
-        &a,
-        (d5_attr){.name = "activation_alpha", .type = D5_ATTR_FLOATS, .floats = alpha, .count = 1});
+    rnn_attr_add(&a, attr_floats("activation_alpha", alpha, 1));
     gradient(&c, &a.attrs, 2);
 }
 

@@ -8,12 +8,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-static void need_dnnl(void)
-{
-    char why[256];
-    if (!d5_backend_available("dnnl", why, sizeof why)) cr_skip_test("%s", why);
-}
-
 TestSuite(rnn_dnnl, .init = need_dnnl, .timeout = 120);
 
 #define NCASES ((int)(sizeof rnn_ref_cases / sizeof rnn_ref_cases[0]))

@@ -1,4 +1,5 @@
 #include "data_support.h"
+#include "support.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,4 +87,11 @@ int64_t counting_index(const float *x)
 {
     long lo = lrintf(x[0] * 255.0f), hi = lrintf(x[1] * 255.0f);
     return (int64_t)(hi * 256 + lo);
+}
+
+void dataset_done(d5_dataset *ds, char *dir)
+{
+    d5_dataset_free(ds);
+    rmtree(dir);
+    free(dir);
 }

@@ -28,4 +28,8 @@ d5_dataset *counting_dataset(const char *dir, uint32_t n, uint32_t classes);
 /* The index a sample of counting_dataset came from. */
 int64_t counting_index(const float *x);
 
+/* The end of a test that opened ds in a folder of its own: frees ds, removes
+ * the folder and frees its name. */
+void dataset_done(d5_dataset *ds, char *dir);
+
 #endif

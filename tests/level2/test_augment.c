@@ -87,9 +87,7 @@ Test(augment, flip_is_a_mirror)
     cr_expect(mirrored > 8 && mirrored < N - 8, "%d of %d mirrored", mirrored, N);
     free(x);
     free(again);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(augment, crop_stays_in_the_padded_window)
@@ -128,9 +126,7 @@ Test(augment, crop_stays_in_the_padded_window)
         for (int j = 0; j < 5; j++) distinct += shifts[i][j] > 0;
     cr_expect_gt(distinct, 5, "only %d distinct offsets in %d crops", distinct, N);
     free(x);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(augment, normalize_then_cutout_zeroes_a_square)
@@ -185,9 +181,7 @@ Test(augment, normalize_then_cutout_zeroes_a_square)
     }
     cr_expect(clipped > 0 && clipped < N, "%d of %d squares clipped", clipped, N);
     free(x);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(augment, seeded_and_checked)
@@ -232,9 +226,7 @@ Test(augment, seeded_and_checked)
     cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID);
     cr_expect(strstr(d5_last_error(), "4 channels"), "%s", d5_last_error());
     cr_expect_null(s);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 /* Opens a dataset of kind k (0 idx, 1 mnist, 2 cifar, 3 synthetic,

@@ -90,9 +90,7 @@ Test(datasets_idx, four_dimensional_images)
     int64_t bad = 3;
     cr_expect_eq(d5_dataset_get(ds, &bad, 1, x, NULL), D5_ERR_RANGE);
     cr_expect(strstr(d5_last_error(), "index 3"), "%s", d5_last_error());
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(datasets_idx, mnist_folder_plain_or_gz)

@@ -102,9 +102,7 @@ Test(datasets_cifar, cifar10_batches_and_subfolder)
     write_cifar(p, 0, 4, 1, label10);
     cr_assert_eq(d5_dataset_open_cifar(dir, 0, 10, &ds), D5_OK, "%s", d5_last_error());
     expect_cifar(ds, 4, want10);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(datasets_cifar, cifar100_fine_labels)
@@ -117,9 +115,7 @@ Test(datasets_cifar, cifar100_fine_labels)
     cr_assert_eq(d5_dataset_open_cifar(dir, 1, 100, &ds), D5_OK, "%s", d5_last_error());
     expect_cifar(ds, 6, want100);
     cr_expect_eq(d5_dataset_classes(ds), 100);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 static void coarse_25(int r, uint8_t *out)
@@ -284,9 +280,7 @@ Test(datasets_tensorpairs, labels_batches_and_single_samples)
     const int64_t want_lab[4] = {3, 0, 5, 1};
     for (int i = 0; i < 12; i++) cr_expect_eq(x[i], want[i], "element %d", i);
     for (int i = 0; i < 4; i++) cr_expect_eq(lab[i], want_lab[i], "label %d", i);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    dataset_done(ds, dir);
 }
 
 Test(datasets_tensorpairs, scores_and_errors)

@@ -162,15 +162,6 @@ Test(mixed_precision, optimizer_skip)
     d5_optimizer_free(o);
 }
 
-static d5_optimizer *momentum(double lr)
-{
-    d5_optimizer_params p = d5_optimizer_default_params();
-    p.lr = lr;
-    d5_optimizer *o = NULL;
-    cr_assert_eq(d5_optimizer_create("momentum", &p, &o), D5_OK, "%s", d5_last_error());
-    return o;
-}
-
 /* The gradients of parameter 0 that after_backward saw, per step. */
 typedef struct grads_seen {
     float *g;  /* steps * n */
@@ -202,7 +193,7 @@ Test(mixed_precision, scaling_in_float32_is_exact)
     for (int k = 0; k < 2; k++) {
         d5_network *net = mlp(16);
         d5_dataset *train = synthetic(160, 4);
-        d5_optimizer *opt = momentum(0.05);
+        d5_optimizer *opt = optimizer_of("momentum", 0.05);
         d5_trainer_params p = d5_trainer_default_params();
         if (k == 1) {
             p.loss_scaling = D5_LOSS_SCALING_ON;
@@ -291,7 +282,7 @@ static d5_status run_injected(inject *in, double init, int check, d5_train_resul
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(256, 5);
-    d5_optimizer *opt = momentum(0.05);
+    d5_optimizer *opt = optimizer_of("momentum", 0.05);
     d5_trainer_params p = d5_trainer_default_params();
     p.loss_scaling = D5_LOSS_SCALING_ON;
     p.loss_scale.init = init;
@@ -390,11 +381,7 @@ Test(mixed_precision, bad_trainer_parameters)
  * synthetic data: the loss goes down and the result says what ran. */
 static void lenet_run(const char *precision, d5_train_result *r)
 {
-    d5_model_params mp = d5_model_default_params();
-    mp.batch = 32;
-    mp.seed = 1;
-    d5_network *net = NULL;
-    cr_assert_eq(d5_model_build("lenet", &mp, &net), D5_OK, "%s", d5_last_error());
+    d5_network *net = model_of("lenet", 32, 1);
     d5_dataset *train = synthetic(2048, 6);
     d5_optimizer_params op = d5_optimizer_default_params();
     op.lr = 0.002;

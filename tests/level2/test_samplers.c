@@ -66,13 +66,35 @@ static d5_sampler *sampler(const d5_dataset *ds, int32_t kind, int64_t batch, ui
     return sampler_of(ds, &p);
 }
 
-/* Asserts that creating a sampler with `p` fails with D5_ERR_INVALID and a
- * message containing `text`. */
-static void expect_refused(const d5_dataset *ds, const d5_sampler_params *p, const char *text)
+/* Asserts that creating a sampler with these parameters (the rest default)
+ * fails with D5_ERR_INVALID and a message containing `text`. */
+static void expect_refused(const d5_dataset *ds, int32_t kind, int64_t batch, int32_t rank,
+                           int32_t world, const char *text)
 {
+    d5_sampler_params p = params(kind, batch, 0, rank, world);
     d5_sampler *s = NULL;
-    cr_expect_eq(d5_sampler_create(ds, p, &s), D5_ERR_INVALID, "%s", text);
+    cr_expect_eq(d5_sampler_create(ds, &p, &s), D5_ERR_INVALID, "%s", text);
     cr_expect(strstr(d5_last_error(), text), "%s", d5_last_error());
+}
+
+/* A counting dataset in a temporary folder of its own. */
+typedef struct {
+    char *dir;
+    d5_dataset *ds;
+} counting;
+
+static counting counting_open(uint32_t n, uint32_t classes)
+{
+    counting c = {tmpdir_make(), NULL};
+    c.ds = counting_dataset(c.dir, n, classes);
+    cr_assert_not_null(c.ds, "%s", d5_last_error());
+    return c;
+}
+
+/* Frees the dataset and removes its folder. */
+static void counting_close(counting *c)
+{
+    dataset_done(c->ds, c->dir);
 }
 
 /* 1 when a[0..n-1] holds every value of 0..n-1 exactly once. */
@@ -90,9 +112,8 @@ static int is_permutation(const int64_t *a, int64_t n)
 
 Test(samplers, ordered_and_drop_last)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 103, 7);
-    cr_assert_not_null(ds, "%s", d5_last_error());
+    counting set = counting_open(103, 7);
+    d5_dataset *ds = set.ds;
     d5_sampler *s = sampler(ds, D5_SAMPLER_ORDERED, 10, 0);
     cr_expect_eq(d5_sampler_batches(s), 11);
     cr_expect_eq(d5_sampler_epoch_size(s), 103);
@@ -121,15 +142,13 @@ Test(samplers, ordered_and_drop_last)
     cr_assert_eq(count, 100);
     for (int64_t i = 0; i < 100; i++) cr_expect_eq(seen[i], i);
     d5_sampler_free(s);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    counting_close(&set);
 }
 
 Test(samplers, shuffled_is_a_seeded_permutation)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 500, 3);
+    counting set = counting_open(500, 3);
+    d5_dataset *ds = set.ds;
     int64_t a[500], b[500], c[500], e1[500], count;
     d5_sampler *sa = sampler(ds, D5_SAMPLER_SHUFFLED, 32, 42);
     d5_sampler *sb = sampler(ds, D5_SAMPLER_SHUFFLED, 7, 42); /* another batch size */
@@ -158,9 +177,7 @@ Test(samplers, shuffled_is_a_seeded_permutation)
     d5_sampler_free(sa);
     d5_sampler_free(sb);
     d5_sampler_free(sc);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    counting_close(&set);
 }
 
 /* Runs `world` partitioned samplers over n samples; returns how many indices
@@ -196,8 +213,8 @@ static int64_t partition(const d5_dataset *ds, int64_t n, int32_t world, int64_t
 
 Test(samplers, partitioned_ranks_are_disjoint_and_cover)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 40, 5);
+    counting set = counting_open(40, 5);
+    d5_dataset *ds = set.ds;
     int64_t shuffled[40], count;
     d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 40, 9);
     draw_epoch(s, 40, 5, shuffled, 40, &count);
@@ -205,35 +222,24 @@ Test(samplers, partitioned_ranks_are_disjoint_and_cover)
     cr_expect_eq(partition(ds, 40, 4, 0, shuffled), 40);
     cr_expect_eq(partition(ds, 40, 3, 2, NULL), 39); /* 40 % 3 left out */
     cr_expect_eq(partition(ds, 40, 1, 0, shuffled), 40);
-    d5_dataset_free(ds);
-    ds = counting_dataset(dir, 42, 5);
+    d5_dataset_free(set.ds);
+    ds = set.ds = counting_dataset(set.dir, 42, 5);
+    cr_assert_not_null(ds, "%s", d5_last_error());
     cr_expect_eq(partition(ds, 42, 4, 0, NULL), 40);
-    /* Bad parameters are named. */
-    d5_sampler_params p = d5_sampler_default_params();
-    p.kind = D5_SAMPLER_PARTITIONED;
-    p.rank = 4;
-    p.world = 4;
-    expect_refused(ds, &p, "rank 4 of world 4");
-    p.rank = 0;
-    p.world = 50;
-    expect_refused(ds, &p, "50 workers");
-    p = d5_sampler_default_params();
-    p.batch = 0;
-    expect_refused(ds, &p, "batch 0");
-    p.batch = 1;
-    p.kind = 7;
-    expect_refused(ds, &p, "kind 7");
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    /* Bad parameters are named (64 is the default batch). */
+    expect_refused(ds, D5_SAMPLER_PARTITIONED, 64, 4, 4, "rank 4 of world 4");
+    expect_refused(ds, D5_SAMPLER_PARTITIONED, 64, 0, 50, "50 workers");
+    expect_refused(ds, D5_SAMPLER_ORDERED, 0, 0, 1, "batch 0");
+    expect_refused(ds, 7, 1, 0, 1, "kind 7");
+    counting_close(&set);
 }
 
 /* Sharded-batch: the workers' batches of step k, side by side, are batch k
  * of one shuffled sampler with the global batch; no sample comes twice. */
 Test(samplers, sharded_batch_splits_each_global_batch)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 50, 5);
+    counting set = counting_open(50, 5);
+    d5_dataset *ds = set.ds;
     int64_t whole[50], count;
     d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 12, 9);
     d5_sampler_set_epoch(s, 1);
@@ -257,20 +263,14 @@ Test(samplers, sharded_batch_splits_each_global_batch)
         }
     }
     /* A global batch larger than the dataset is refused by name. */
-    d5_sampler_params p = d5_sampler_default_params();
-    p.kind = D5_SAMPLER_SHARDED_BATCH;
-    p.batch = 13;
-    p.world = 4;
-    expect_refused(ds, &p, "global batch of 4 x 13");
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    expect_refused(ds, D5_SAMPLER_SHARDED_BATCH, 13, 0, 4, "global batch of 4 x 13");
+    counting_close(&set);
 }
 
 Test(samplers, histogram_counts_what_was_drawn)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 103, 7);
+    counting set = counting_open(103, 7);
+    d5_dataset *ds = set.ds;
     int64_t want[7] = {0}, got[7], whole[7];
     for (int i = 0; i < 103; i++) want[i % 7]++;
     d5_dataset_histogram(ds, whole);
@@ -291,16 +291,14 @@ Test(samplers, histogram_counts_what_was_drawn)
     d5_sampler_histogram(s, got);
     for (int c = 0; c < 7; c++) cr_expect_eq(got[c], want[c], "class %d", c);
     d5_sampler_free(s);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    counting_close(&set);
 }
 
 /* What a sampler was made from: its parameters and its dataset. */
 Test(samplers, parameters_and_dataset_read_back)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 20, 3);
+    counting set = counting_open(20, 3);
+    d5_dataset *ds = set.ds;
     d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 6, 42);
     const d5_sampler_params *p = d5_sampler_get_params(s);
     cr_assert_not_null(p);
@@ -311,15 +309,13 @@ Test(samplers, parameters_and_dataset_read_back)
     cr_assert_null(d5_sampler_get_params(NULL));
     cr_assert_null(d5_sampler_dataset(NULL));
     d5_sampler_free(s);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    counting_close(&set);
 }
 
 Test(samplers, io_timer_counts_reads)
 {
-    char *dir = tmpdir_make();
-    d5_dataset *ds = counting_dataset(dir, 103, 7);
+    counting set = counting_open(103, 7);
+    d5_dataset *ds = set.ds;
     d5_sampler *s = sampler(ds, D5_SAMPLER_SHUFFLED, 10, 3);
     d5_timer *t = NULL;
     cr_assert_eq(d5_timer_create(NULL, &t), D5_OK);
@@ -342,7 +338,5 @@ Test(samplers, io_timer_counts_reads)
     cr_expect_eq(d5_timer_count(t, D5_KEY_ID_IO, D5_TIMER_CPU), 12);
     d5_timer_free(t);
     d5_sampler_free(s);
-    d5_dataset_free(ds);
-    rmtree(dir);
-    free(dir);
+    counting_close(&set);
 }

@@ -7,22 +7,13 @@
 #include <math.h>
 #include <string.h>
 
-static d5_optimizer *sgd(double lr)
-{
-    d5_optimizer_params p = d5_optimizer_default_params();
-    p.lr = lr;
-    d5_optimizer *o = NULL;
-    cr_assert_eq(d5_optimizer_create("momentum", &p, &o), D5_OK, "%s", d5_last_error());
-    return o;
-}
-
 TestSuite(trainer, .timeout = D5_TIMEOUT(300));
 
 Test(trainer, learns_and_reports_every_epoch)
 {
     d5_network *net = mlp(32);
     d5_dataset *train = synthetic(1024, 1), *test = synthetic(256, 2);
-    d5_optimizer *opt = sgd(0.01);
+    d5_optimizer *opt = optimizer_of("momentum", 0.01);
     d5_timer *timer = NULL;
     cr_assert_eq(d5_timer_create(NULL, &timer), D5_OK);
     d5_trainer_params p = d5_trainer_default_params();
@@ -65,7 +56,7 @@ Test(trainer, deterministic_with_a_seed)
     for (int k = 0; k < 2; k++) {
         d5_network *net = mlp(16);
         d5_dataset *train = synthetic(256, 4);
-        d5_optimizer *opt = sgd(0.02);
+        d5_optimizer *opt = optimizer_of("momentum", 0.02);
         d5_trainer_params p = d5_trainer_default_params();
         cr_assert_eq(d5_train(net, train, NULL, opt, &p, 11, NULL, &r[k]), D5_OK, "%s",
                      d5_last_error());
@@ -86,7 +77,7 @@ Test(trainer, stops_on_batches_target_and_non_finite_losses)
 {
     d5_network *net = mlp(32);
     d5_dataset *train = synthetic(1024, 1), *test = synthetic(128, 2);
-    d5_optimizer *opt = sgd(0.01);
+    d5_optimizer *opt = optimizer_of("momentum", 0.01);
     d5_trainer_params p = d5_trainer_default_params();
     p.epochs = 5;
     p.max_batches = 10;
@@ -97,7 +88,7 @@ Test(trainer, stops_on_batches_target_and_non_finite_losses)
     d5_train_result_free(&r);
     d5_optimizer_free(opt);
 
-    opt = sgd(0.01);
+    opt = optimizer_of("momentum", 0.01);
     p.max_batches = 0;
     p.target_accuracy = 0.3;
     p.eval_every = 4;
@@ -108,7 +99,7 @@ Test(trainer, stops_on_batches_target_and_non_finite_losses)
     d5_train_result_free(&r);
     d5_optimizer_free(opt);
 
-    opt = sgd(1e30);
+    opt = optimizer_of("momentum", 1e30);
     p = d5_trainer_default_params();
     cr_assert_eq(d5_train(net, train, NULL, opt, &p, 1, NULL, &r), D5_ERR_NUMERIC);
     cr_assert(strstr(d5_last_error(), "step "), "%s", d5_last_error());
@@ -125,7 +116,7 @@ Test(trainer, refuses_mismatched_data_and_used_optimizers)
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){3, 32, 32}, &sample), D5_OK);
     d5_dataset *cifar_like = NULL, *ok = synthetic(64, 1);
     cr_assert_eq(d5_dataset_synthetic(&sample, 64, 10, 1, &cifar_like), D5_OK);
-    d5_optimizer *opt = sgd(0.01);
+    d5_optimizer *opt = optimizer_of("momentum", 0.01);
     d5_train_result r;
     cr_assert_eq(d5_train(net, cifar_like, NULL, opt, NULL, 1, NULL, &r), D5_ERR_SHAPE);
     cr_assert(strstr(d5_last_error(), "float32[3,32,32]"), "%s", d5_last_error());

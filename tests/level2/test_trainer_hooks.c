@@ -8,15 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-static d5_optimizer *optimizer(const char *name, double lr)
-{
-    d5_optimizer_params p = d5_optimizer_default_params();
-    p.lr = lr;
-    d5_optimizer *o = NULL;
-    cr_assert_eq(d5_optimizer_create(name, &p, &o), D5_OK, "%s", d5_last_error());
-    return o;
-}
-
 static d5_trainer *trainer(d5_network *net, int64_t max_batches)
 {
     d5_trainer_params p = d5_trainer_default_params();
@@ -112,7 +103,7 @@ Test(trainer_hooks, zero_gradients_leave_the_parameters_unchanged)
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(256, 1);
-    d5_optimizer *opt = optimizer("momentum", 0.1);
+    d5_optimizer *opt = optimizer_of("momentum", 0.1);
     d5_trainer *t = trainer(net, 5);
     cr_assert_eq(d5_trainer_set_optimizer(t, opt), D5_OK, "%s", d5_last_error());
     int32_t n = d5_trainer_param_count(t);
@@ -166,7 +157,7 @@ Test(trainer_hooks, before_first_step_overwrites_the_parameters)
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(64, 1);
-    d5_optimizer *opt = optimizer("sgd", 0.1);
+    d5_optimizer *opt = optimizer_of("sgd", 0.1);
     d5_trainer *t = trainer(net, 2);
     seen s = {0};
     d5_trainer_hooks broadcast = {.before_first_step = set_weights};
@@ -204,7 +195,7 @@ Test(trainer_hooks, a_failing_hook_stops_training_with_its_status_and_name)
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(256, 1);
-    d5_optimizer *opt = optimizer("sgd", 0.01);
+    d5_optimizer *opt = optimizer_of("sgd", 0.01);
     d5_trainer *t = trainer(net, 0);
     seen s = {0};
     s.fail_at = 3;
@@ -227,7 +218,7 @@ Test(trainer_hooks, a_failing_hook_stops_training_with_its_status_and_name)
     d5_optimizer_free(opt);
 
     /* end_of_epoch, with a status and no message. */
-    opt = optimizer("sgd", 0.01);
+    opt = optimizer_of("sgd", 0.01);
     t = trainer(net, 0);
     d5_trainer_hooks epoch = {.end_of_epoch = fail_epoch};
     cr_assert_eq(d5_trainer_add_hooks(t, "logger", &epoch), D5_OK);
@@ -247,7 +238,7 @@ static void losses(int32_t kind, uint64_t seed, int64_t steps, float *out)
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(256, 4);
-    d5_optimizer *opt = optimizer("momentum", 0.02);
+    d5_optimizer *opt = optimizer_of("momentum", 0.02);
     d5_trainer *t = trainer(net, steps);
     d5_sampler *smp = NULL;
     if (kind >= 0) {
@@ -300,7 +291,7 @@ static double untrained_test_loss(float m, float sd)
 {
     d5_network *net = mlp(16);
     d5_dataset *train = synthetic(64, 1), *test = synthetic(64, 2);
-    d5_optimizer *opt = optimizer("sgd", 0.1);
+    d5_optimizer *opt = optimizer_of("sgd", 0.1);
     d5_trainer *t = trainer(net, 1);
     d5_sampler_params sp = d5_sampler_default_params();
     sp.batch = 16;
@@ -452,7 +443,7 @@ Test(trainer_hooks, setters_and_runs_refuse_what_they_cannot_use)
     cr_assert_eq(d5_sampler_create(train, &sp, &ok), D5_OK);
     cr_assert_eq(d5_trainer_set_sampler(t, ok), D5_OK);
 
-    d5_optimizer *used = optimizer("sgd", 0.1), *fresh = optimizer("sgd", 0.1);
+    d5_optimizer *used = optimizer_of("sgd", 0.1), *fresh = optimizer_of("sgd", 0.1);
     float w = 0;
     cr_assert_eq(d5_optimizer_add_param(used, "w", &w, 1, NULL), D5_OK);
     cr_assert_eq(d5_trainer_set_optimizer(t, used), D5_ERR_STATE);
@@ -559,13 +550,9 @@ static d5_status check_ready(d5_trainer *t, void *user, const d5_step_grads *g)
 
 Test(trainer_hooks, gradient_ready_announces_final_gradients_layers_backwards)
 {
-    d5_model_params mp = d5_model_default_params();
-    mp.batch = 8;
-    mp.seed = 3;
-    d5_network *net = NULL;
-    cr_assert_eq(d5_model_build("lenet", &mp, &net), D5_OK, "%s", d5_last_error());
+    d5_network *net = model_of("lenet", 8, 3);
     d5_dataset *ds = synthetic(64, 5);
-    d5_optimizer *o = optimizer("momentum", 0.01);
+    d5_optimizer *o = optimizer_of("momentum", 0.01);
     d5_trainer *t = trainer(net, 4);
     ready_seen r;
     memset(&r, 0, sizeof r);

@@ -2,14 +2,28 @@
 
 #include <criterion/criterion.h>
 
-d5_network *mlp(int64_t batch)
+d5_network *model_of(const char *name, int64_t batch, uint64_t seed)
 {
     d5_model_params mp = d5_model_default_params();
     mp.batch = batch;
-    mp.seed = 7;
+    mp.seed = seed;
     d5_network *net = NULL;
-    cr_assert_eq(d5_model_build("mlp", &mp, &net), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_model_build(name, &mp, &net), D5_OK, "%s: %s", name, d5_last_error());
     return net;
+}
+
+d5_network *mlp(int64_t batch)
+{
+    return model_of("mlp", batch, 7);
+}
+
+d5_optimizer *optimizer_of(const char *name, double lr)
+{
+    d5_optimizer_params p = d5_optimizer_default_params();
+    p.lr = lr;
+    d5_optimizer *o = NULL;
+    cr_assert_eq(d5_optimizer_create(name, &p, &o), D5_OK, "%s: %s", name, d5_last_error());
+    return o;
 }
 
 d5_dataset *synthetic(int64_t n, uint64_t seed)

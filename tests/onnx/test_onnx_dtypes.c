@@ -70,14 +70,21 @@ static d5_onnx_test_result run(const char *dir, const char *name)
     return r;
 }
 
+/* Two Cast tests of int64 [-1, 300, 5] to uint8: `ok` expects what ONNX
+ * gives ([255, 44, 5]), `off` a last element off by one. */
+static void write_uint8_cases(const char *dir, const char *ok, const char *off)
+{
+    const int64_t x[] = {-1, 300, 5};
+    write_cast_test(dir, ok, D5_I64, D5_U8, raw(D5_I64, 3, x),
+                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 5}));
+    write_cast_test(dir, off, D5_I64, D5_U8, raw(D5_I64, 3, x),
+                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 6}));
+}
+
 Test(onnx_dtypes, integers_compare_exactly)
 {
     char *dir = tmpdir_make();
-    const int64_t x[] = {-1, 300, 5};
-    write_cast_test(dir, "u8_ok", D5_I64, D5_U8, raw(D5_I64, 3, x),
-                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 5}));
-    write_cast_test(dir, "u8_off", D5_I64, D5_U8, raw(D5_I64, 3, x),
-                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 6}));
+    write_uint8_cases(dir, "u8_ok", "u8_off");
     /* 2^64 - 1 and 2^64 - 2 are the same double. */
     write_cast_test(dir, "u64_ok", D5_I64, D5_U64, raw(D5_I64, 1, (const int64_t[]){-1}),
                     raw(D5_U64, 1, (const uint64_t[]){UINT64_MAX}));
@@ -183,11 +190,7 @@ Test(onnx_dtypes, testdata_cast)
 Test(onnx_dtypes, cli_counts_by_dtype)
 {
     char *dir = tmpdir_make();
-    const int64_t x[] = {-1, 300, 5};
-    write_cast_test(dir, "a_u8_ok", D5_I64, D5_U8, raw(D5_I64, 3, x),
-                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 5}));
-    write_cast_test(dir, "b_u8_off", D5_I64, D5_U8, raw(D5_I64, 3, x),
-                    raw(D5_U8, 3, (const uint8_t[]){255, 44, 6}));
+    write_uint8_cases(dir, "a_u8_ok", "b_u8_off");
     write_cast_test(dir, "c_h_ok", D5_F32, D5_F16, raw(D5_F32, 1, (const float[]){1}),
                     raw(D5_F16, 1, (const uint16_t[]){0x3C00}));
     char json[600];

@@ -223,6 +223,13 @@ Test(onnx_tensor, raw_data_of_every_type)
     free(dir);
 }
 
+/* A file that must not read: the status and a part of the message. */
+typedef struct bad_file {
+    const char *file;
+    d5_status status;
+    const char *what;
+} bad_file;
+
 /* The file fails with `status`, and the message names the file and says `what`. */
 static void expect_bad(const char *file, d5_status status, const char *what)
 {
@@ -239,33 +246,42 @@ static void expect_bad(const char *file, d5_status status, const char *what)
     cr_expect_null(t.data);
 }
 
+/* expect_bad for each of n cases. */
+static void expect_all_bad(const bad_file *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) expect_bad(cases[i].file, cases[i].status, cases[i].what);
+}
+
+static const bad_file bad_tensors[] = {
+    {"bad_string.pb", D5_ERR_UNSUPPORTED,
+     "tensor 'str' has data type STRING, which d5 does not support"},
+    {"bad_complex.pb", D5_ERR_UNSUPPORTED, "COMPLEX64"},
+    {"bad_float8.pb", D5_ERR_UNSUPPORTED,
+     "tensor 'f8' has data type FLOAT8E4M3FN, which d5 does not support"},
+    {"bad_range_uint8.pb", D5_ERR_FORMAT,
+     "tensor 'u8' uint8[3] has int32_data[1] = 300, outside uint8's range 0..255"},
+    {"bad_range_float16.pb", D5_ERR_FORMAT,
+     "int32_data[1] = 70000, outside float16's range 0..65535 (bit patterns)"},
+    {"bad_range_uint32.pb", D5_ERR_FORMAT, "uint64_data[1] = 4294967296, outside uint32's range"},
+    {"bad_uint64_field.pb", D5_ERR_FORMAT,
+     "has its 2 values in int64_data, expected 2 in raw_data or uint64_data"},
+    {"bad_9dims.pb", D5_ERR_UNSUPPORTED, "9 dimensions; d5 supports at most 8"},
+    {"bad_raw_size.pb", D5_ERR_FORMAT, "12 bytes of raw_data, expected 16"},
+    {"bad_count.pb", D5_ERR_FORMAT, "4 values in float_data, expected 5"},
+    {"bad_wrong_field.pb", D5_ERR_FORMAT,
+     "values in float_data, expected 2 in raw_data or int64_data"},
+    {"bad_negative_dim.pb", D5_ERR_FORMAT, "negative size -1 in dimension 0"},
+    {"bad_no_type.pb", D5_ERR_FORMAT, "no data type"},
+    /* Sizes are checked before anything is allocated. */
+    {"bad_huge.pb", D5_ERR_FORMAT, "1 values in float_data, expected 1099511627776"},
+    {"bad_overflow.pb", D5_ERR_FORMAT, "is larger than the address space"},
+    /* Protobuf cannot tell messages apart: a model reads as an untyped tensor. */
+    {"../models/attrs.onnx", D5_ERR_FORMAT, "has no data type"},
+};
+
 Test(onnx_tensor, bad_tensors)
 {
-    expect_bad("bad_string.pb", D5_ERR_UNSUPPORTED,
-               "tensor 'str' has data type STRING, which d5 does not support");
-    expect_bad("bad_complex.pb", D5_ERR_UNSUPPORTED, "COMPLEX64");
-    expect_bad("bad_float8.pb", D5_ERR_UNSUPPORTED,
-               "tensor 'f8' has data type FLOAT8E4M3FN, which d5 does not support");
-    expect_bad("bad_range_uint8.pb", D5_ERR_FORMAT,
-               "tensor 'u8' uint8[3] has int32_data[1] = 300, outside uint8's range 0..255");
-    expect_bad("bad_range_float16.pb", D5_ERR_FORMAT,
-               "int32_data[1] = 70000, outside float16's range 0..65535 (bit patterns)");
-    expect_bad("bad_range_uint32.pb", D5_ERR_FORMAT,
-               "uint64_data[1] = 4294967296, outside uint32's range");
-    expect_bad("bad_uint64_field.pb", D5_ERR_FORMAT,
-               "has its 2 values in int64_data, expected 2 in raw_data or uint64_data");
-    expect_bad("bad_9dims.pb", D5_ERR_UNSUPPORTED, "9 dimensions; d5 supports at most 8");
-    expect_bad("bad_raw_size.pb", D5_ERR_FORMAT, "12 bytes of raw_data, expected 16");
-    expect_bad("bad_count.pb", D5_ERR_FORMAT, "4 values in float_data, expected 5");
-    expect_bad("bad_wrong_field.pb", D5_ERR_FORMAT,
-               "values in float_data, expected 2 in raw_data or int64_data");
-    expect_bad("bad_negative_dim.pb", D5_ERR_FORMAT, "negative size -1 in dimension 0");
-    expect_bad("bad_no_type.pb", D5_ERR_FORMAT, "no data type");
-    /* Sizes are checked before anything is allocated. */
-    expect_bad("bad_huge.pb", D5_ERR_FORMAT, "1 values in float_data, expected 1099511627776");
-    expect_bad("bad_overflow.pb", D5_ERR_FORMAT, "is larger than the address space");
-    /* Protobuf cannot tell messages apart: a model reads as an untyped tensor. */
-    expect_bad("../models/attrs.onnx", D5_ERR_FORMAT, "has no data type");
+    expect_all_bad(bad_tensors, sizeof bad_tensors / sizeof bad_tensors[0]);
 }
 
 Test(onnx_tensor, not_protobuf)
@@ -290,16 +306,19 @@ Test(onnx_tensor, not_protobuf)
     free(dir);
 }
 
+static const bad_file bad_external[] = {
+    {"ext_escape.pb", D5_ERR_FORMAT, "'../tensors/weights.bin' leaves the model's folder"},
+    {"ext_absolute.pb", D5_ERR_FORMAT, "'/etc/hostname' is an absolute path"},
+    {"ext_missing.pb", D5_ERR_IO, "missing.bin"},
+    {"ext_short.pb", D5_ERR_FORMAT, "has 28 bytes; the tensor needs 16 at offset 20"},
+    {"ext_length.pb", D5_ERR_FORMAT, "length 12, expected 16 bytes"},
+    {"ext_no_location.pb", D5_ERR_FORMAT, "without a 'location' key"},
+};
+
 Test(onnx_tensor, external_data)
 {
     EXPECT_VALUES("ext_ok.pb", D5_F32, float, 1, -2, 0.5f, 8);
-    expect_bad("ext_escape.pb", D5_ERR_FORMAT,
-               "'../tensors/weights.bin' leaves the model's folder");
-    expect_bad("ext_absolute.pb", D5_ERR_FORMAT, "'/etc/hostname' is an absolute path");
-    expect_bad("ext_missing.pb", D5_ERR_IO, "missing.bin");
-    expect_bad("ext_short.pb", D5_ERR_FORMAT, "has 28 bytes; the tensor needs 16 at offset 20");
-    expect_bad("ext_length.pb", D5_ERR_FORMAT, "length 12, expected 16 bytes");
-    expect_bad("ext_no_location.pb", D5_ERR_FORMAT, "without a 'location' key");
+    expect_all_bad(bad_external, sizeof bad_external / sizeof bad_external[0]);
 }
 
 /* Copies a fixture into dir. */

@@ -246,15 +246,11 @@ Test(compare, google_benchmark_json_is_read_in_ns)
     d5_bench_set_free(g);
 }
 
+/* write_text, returning the file's path (free it). */
 static char *write_file(const char *dir, const char *name, const char *text)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
+    write_text(dir, name, text);
+    return path_join(dir, name);
 }
 
 static d5_status load_text(const char *dir, const char *text, d5_bench_set **out)

@@ -22,9 +22,7 @@ static d5_timer *known_timer(void)
 
 static char *path_in(const char *name)
 {
-    char *p;
-    cr_assert_geq(asprintf(&p, "%s/%s", test_dir, name), 0);
-    return p;
+    return path_join(test_dir, name);
 }
 
 /* The JSON document in `path`, asserting that it parses. Free with json_decref. */
@@ -46,6 +44,31 @@ static int files_in(const char *d)
         if (e->d_name[0] != '.') n++;
     closedir(h);
     return n;
+}
+
+/* Writes the known timer through `report` to test_dir/name and returns the
+ * file's text (free it). */
+static char *report_text(d5_status (*report)(d5_timer *, const char *), const char *name)
+{
+    d5_timer *t = known_timer();
+    char *p = path_in(name);
+    cr_assert_eq(report(t, p), D5_OK, "%s: %s", name, d5_last_error());
+    char *text = slurp(p, NULL);
+    cr_assert_not_null(text, "%s", name);
+    free(p);
+    d5_timer_free(t);
+    return text;
+}
+
+/* As report_text, the text parsed as JSON (free with json_decref). */
+static json_t *report_json(d5_status (*report)(d5_timer *, const char *), const char *name)
+{
+    char *text = report_text(report, name);
+    json_error_t err;
+    json_t *doc = json_loads(text, 0, &err);
+    cr_assert_not_null(doc, "%s: %s", name, err.text);
+    free(text);
+    return doc;
 }
 
 TestSuite(report, .init = test_dir_make, .fini = test_dir_remove);
@@ -109,10 +132,7 @@ Test(report, table_has_one_row_per_key_with_samples)
 
 Test(report, json_reads_back)
 {
-    d5_timer *t = known_timer();
-    char *p = path_in("timer.json");
-    cr_assert_eq(d5_report_json(t, p), D5_OK);
-    json_t *doc = load_json(p);
+    json_t *doc = report_json(d5_report_json, "timer.json");
     json_t *ctx = json_object_get(doc, "context");
     cr_assert_eq(json_integer_value(json_object_get(ctx, "json_schema_version")), 1);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(ctx, "d5"), "version")),
@@ -133,17 +153,11 @@ Test(report, json_reads_back)
                      "odd, \"key\"");
     json_decref(doc);
     cr_assert_eq(files_in(test_dir), 1);
-    free(p);
-    d5_timer_free(t);
 }
 
 Test(report, csv_parses)
 {
-    d5_timer *t = known_timer();
-    char *p = path_in("timer.csv"), *ps = path_in("samples.csv");
-    cr_assert_eq(d5_report_csv(t, p), D5_OK);
-    cr_assert_eq(d5_report_csv_samples(t, ps), D5_OK);
-    char *csv = slurp(p, NULL);
+    char *csv = report_text(d5_report_csv, "timer.csv");
     cr_assert_eq(count_lines(csv), 3);
     cr_assert(strncmp(csv, "key,clock,n,min_ns,p5_ns,q1_ns,median_ns,ci_low_ns,ci_high_ns,", 62) ==
               0);
@@ -157,22 +171,16 @@ Test(report, csv_parses)
     cr_assert_eq(n, 3);
     cr_assert(fabs(med - 3000) < 1 && fabs(mn - 1500) < 1);
     cr_assert(strstr(csv, "\"odd, \"\"key\"\"\","), "%s", csv); /* RFC 4180 quoting */
-    char *samples = slurp(ps, NULL);
+    char *samples = report_text(d5_report_csv_samples, "samples.csv");
     cr_assert_eq(count_lines(samples), 1 + 4);
     cr_assert(strstr(samples, "key,clock,index,start_ns,duration_ns\n"));
     free(csv);
     free(samples);
-    free(p);
-    free(ps);
-    d5_timer_free(t);
 }
 
 Test(report, chrome_trace_events_are_valid)
 {
-    d5_timer *t = known_timer();
-    char *p = path_in("trace.json");
-    cr_assert_eq(d5_report_trace(t, p), D5_OK);
-    json_t *doc = load_json(p);
+    json_t *doc = report_json(d5_report_trace, "trace.json");
     json_t *ev = json_object_get(doc, "traceEvents");
     cr_assert(json_is_array(ev));
     int complete = 0, process_name = 0, thread_name = 0;
@@ -210,8 +218,6 @@ Test(report, chrome_trace_events_are_valid)
     cr_assert_eq(process_name, 1);
     cr_assert_eq(thread_name, 1);
     json_decref(doc);
-    free(p);
-    d5_timer_free(t);
 }
 
 /* Two processes' events on one time line: the second one's timer started
@@ -275,10 +281,7 @@ Test(report, trace_events_of_two_processes_combine_into_one_file)
 
 Test(report, jsonl_history)
 {
-    d5_timer *t = known_timer();
-    char *p = path_in("history.jsonl");
-    cr_assert_eq(d5_report_jsonl(t, p), D5_OK);
-    char *text = slurp(p, NULL);
+    char *text = report_text(d5_report_jsonl, "history.jsonl");
     cr_assert_eq(count_lines(text), 1 + 4 + 2);
     int samples = 0, summaries = 0, line = 0;
     for (char *s = strtok(text, "\n"); s; s = strtok(NULL, "\n"), line++) {
@@ -303,8 +306,6 @@ Test(report, jsonl_history)
     cr_assert_eq(samples, 4);
     cr_assert_eq(summaries, 2);
     free(text);
-    free(p);
-    d5_timer_free(t);
 }
 
 static char *read_text(const char *fmt, const char *a, const char *b, const char *c)

@@ -147,6 +147,20 @@ static char *write_run(d5_runlog *log, int failed, char id[16])
     return run_dir;
 }
 
+/* A run `name` (skipped without python) of one loss value at its start,
+ * written with `failed` and accepted by the reader; returns its folder
+ * (free it) and its id. */
+static char *loss_run(const char *name, double loss, int failed, char id[16])
+{
+    skip_without_python();
+    d5_runlog *log = new_log(name);
+    metric(log, "loss", loss, 0, d5_runlog_start_ms(log));
+    char *run_dir = write_run(log, failed, id);
+    cr_assert_eq(run_reader(run_dir), 0, "the reader rejected %s", run_dir);
+    d5_runlog_free(log);
+    return run_dir;
+}
+
 /* ---- Runs read back ---- */
 
 Test(wandb, config_history_summary_and_exit_read_back)
@@ -183,17 +197,12 @@ Test(wandb, config_history_summary_and_exit_read_back)
 
 Test(wandb, failed_run_has_exit_code_1)
 {
-    skip_without_python();
-    d5_runlog *log = new_log("diverged");
-    metric(log, "loss", 1e308, 0, d5_runlog_start_ms(log));
     char id[16];
-    char *run_dir = write_run(log, 1, id);
-    cr_assert_eq(run_reader(run_dir), 0);
+    char *run_dir = loss_run("diverged", 1e308, 1, id);
     /* The same directory read as a finished run: the reader sees exit code 1. */
     json_object_set_new(expected, "failed", json_false());
     cr_assert_eq(run_reader_quiet(run_dir, 1), 1);
     free(run_dir);
-    d5_runlog_free(log);
 }
 
 Test(wandb, empty_log_is_a_run_with_a_summary)
@@ -378,12 +387,8 @@ Test(wandb, records_at_a_block_boundary)
 /* One changed payload byte: the reader must notice (the CRC). */
 Test(wandb, reader_detects_a_corrupt_byte)
 {
-    skip_without_python();
-    d5_runlog *log = new_log("corrupt");
-    metric(log, "loss", 1.0, 0, d5_runlog_start_ms(log));
     char id[16];
-    char *run_dir = write_run(log, 0, id);
-    cr_assert_eq(run_reader(run_dir), 0);
+    char *run_dir = loss_run("corrupt", 1.0, 0, id);
     char *path;
     cr_assert_geq(asprintf(&path, "%s/run-%s.wandb", run_dir, id), 0);
     FILE *f = fopen(path, "r+b");
@@ -396,7 +401,6 @@ Test(wandb, reader_detects_a_corrupt_byte)
     cr_assert_eq(run_reader_quiet(run_dir, 1), 1);
     free(path);
     free(run_dir);
-    d5_runlog_free(log);
 }
 
 /* ---- Refusals: a status, a message, nothing left behind ---- */
