@@ -24,16 +24,27 @@ static const char *bytes_unit(double max, double *scale)
     return "KiB";
 }
 
-/* The table `name` of src, written by `producer`, with the columns
- * need[0] and need[1] (their indices in col): 1 when it is open in *c with
- * rows; 0 when it is not (*s says why: D5_OK when p now says the table is
- * absent or empty, an error otherwise). */
-static int open_table(const report_src *src, const char *name, const char *producer,
-                      const char *const need[2], long col[2], report_csv *c, report_plot *p,
-                      d5_status *s)
+/* A table of a results folder: its file, what writes it, the two columns
+ * the figure needs. */
+typedef struct table_spec {
+    const char *name, *producer;
+    const char *need[2];
+} table_spec;
+
+static const table_spec memory_table = {
+    "memory_timeline.csv", "the memory report of d5 train or d5 run", {"time_ms", "live_bytes"}};
+static const table_spec system_table = {
+    "system.csv", "the system sampler of d5 bench, d5 run and d5 train", {"time_s", "cpu_percent"}};
+
+/* The table t of src with its two columns (their indices in col): 1 when it
+ * is open in *c with rows; 0 when it is not (*s says why: D5_OK when p now
+ * says the table is absent or empty, an error otherwise). */
+static int open_table(const report_src *src, const table_spec *t, long col[2], report_csv *c,
+                      report_plot *p, d5_status *s)
 {
+    const char *name = t->name;
     if (!report_has(src, name)) {
-        *s = report_absent(p, "no %s (%s) in %s", name, producer, src->dir);
+        *s = report_absent(p, "no %s (%s) in %s", name, t->producer, src->dir);
         return 0;
     }
     char *path = report_path(src, name);
@@ -44,7 +55,7 @@ static int open_table(const report_src *src, const char *name, const char *produ
     *s = report_csv_read(path, c);
     free(path);
     if (*s != D5_OK) return 0;
-    *s = report_csv_require(c, need, 2, col);
+    *s = report_csv_require(c, t->need, 2, col);
     if (*s == D5_OK && c->rows == 0) *s = report_absent(p, "%s has no rows", name);
     if (*s == D5_OK && c->rows > 0) return 1;
     report_csv_free(c);
@@ -55,13 +66,10 @@ static int open_table(const report_src *src, const char *name, const char *produ
 
 d5_status report_memory(const report_src *src, report_plot *p)
 {
-    static const char *const need[] = {"time_ms", "live_bytes"};
     long col[2];
     report_csv c;
     d5_status s;
-    if (!open_table(src, "memory_timeline.csv", "the memory report of d5 train or d5 run", need,
-                    col, &c, p, &s))
-        return s;
+    if (!open_table(src, &memory_table, col, &c, p, &s)) return s;
     double *t = calloc(c.rows + 1, sizeof *t), *live = calloc(c.rows + 1, sizeof *live);
     if (s == D5_OK && (!t || !live)) s = d5_error(D5_ERR_NOMEM, "out of memory");
     double peak = -1, peak_t = 0, t_lo = INFINITY, t_hi = -INFINITY;
@@ -285,13 +293,10 @@ static void system_script(FILE *f, const panel *pl, size_t np, long tcol)
 
 d5_status report_system(const report_src *src, report_plot *p)
 {
-    static const char *const need[] = {"time_s", "cpu_percent"};
     long col[2];
     report_csv c;
     d5_status s;
-    if (!open_table(src, "system.csv", "the system sampler of d5 bench, d5 run and d5 train", need,
-                    col, &c, p, &s))
-        return s;
+    if (!open_table(src, &system_table, col, &c, p, &s)) return s;
     panel *pl = calloc(4, sizeof *pl);
     if (!pl) s = d5_error(D5_ERR_NOMEM, "out of memory");
     if (s == D5_OK) {
