@@ -277,6 +277,22 @@ static D5Wandb__Item **item_messages(const items *l, D5Wandb__Item **structs)
     return ptrs;
 }
 
+/* Emits record r whose message list (*n, *v) holds the items of l. */
+static d5_status emit_items(wbuf *b, int64_t *num, const items *l, D5Wandb__Record *r, size_t *n,
+                            D5Wandb__Item ***v)
+{
+    D5Wandb__Item *structs = NULL, **ptrs = item_messages(l, &structs);
+    d5_status s = ptrs ? D5_OK : D5_ERR_NOMEM;
+    if (s == D5_OK) {
+        *n = l->n;
+        *v = ptrs;
+        s = emit(b, num, r);
+    }
+    d5_free(structs);
+    d5_free(ptrs);
+    return s;
+}
+
 static int reserved_metric(const char *key)
 {
     return strcmp(key, "_step") == 0 || strcmp(key, "_runtime") == 0 ||
@@ -342,22 +358,16 @@ static d5_status write_history(writer *w)
              !items_add(&row, "_runtime", double_json(&text, runtime > 0 ? runtime : 0)) ||
              !items_add(&row, "_timestamp", double_json(&text, (double)ms / 1000.0))))
             s = D5_ERR_NOMEM;
-        D5Wandb__Item *structs = NULL, **ptrs = s == D5_OK ? item_messages(&row, &structs) : NULL;
-        if (s == D5_OK && !ptrs) s = D5_ERR_NOMEM;
         if (s == D5_OK) {
             D5Wandb__HistoryStep hs = D5_WANDB__HISTORY_STEP__INIT;
             hs.num = step;
             D5Wandb__HistoryRecord h = D5_WANDB__HISTORY_RECORD__INIT;
-            h.n_item = row.n;
-            h.item = ptrs;
             h.step = &hs;
             D5Wandb__Record r = D5_WANDB__RECORD__INIT;
             r.record_type_case = D5_WANDB__RECORD__RECORD_TYPE_HISTORY;
             r.history = &h;
-            s = emit(&w->file, &w->num, &r);
+            s = emit_items(&w->file, &w->num, &row, &r, &h.n_item, &h.item);
         }
-        d5_free(structs);
-        d5_free(ptrs);
         w->last_step = step;
         w->last_ms = ms;
         w->have_rows = 1;
@@ -401,20 +411,11 @@ static d5_status build_summary(writer *w)
 
 static d5_status write_summary(writer *w)
 {
-    D5Wandb__Item *structs, **ptrs = item_messages(&w->summary, &structs);
-    d5_status s = ptrs ? D5_OK : D5_ERR_NOMEM;
-    if (s == D5_OK) {
-        D5Wandb__SummaryRecord sr = D5_WANDB__SUMMARY_RECORD__INIT;
-        sr.n_update = w->summary.n;
-        sr.update = ptrs;
-        D5Wandb__Record r = D5_WANDB__RECORD__INIT;
-        r.record_type_case = D5_WANDB__RECORD__RECORD_TYPE_SUMMARY;
-        r.summary = &sr;
-        s = emit(&w->file, &w->num, &r);
-    }
-    d5_free(structs);
-    d5_free(ptrs);
-    return s;
+    D5Wandb__SummaryRecord sr = D5_WANDB__SUMMARY_RECORD__INIT;
+    D5Wandb__Record r = D5_WANDB__RECORD__INIT;
+    r.record_type_case = D5_WANDB__RECORD__RECORD_TYPE_SUMMARY;
+    r.summary = &sr;
+    return emit_items(&w->file, &w->num, &w->summary, &r, &sr.n_update, &sr.update);
 }
 
 static d5_status build_config(writer *w)
@@ -448,30 +449,20 @@ static d5_status write_head(writer *w, const char *run_id, const char *project)
     d5_status s = emit(&w->file, &w->num, &r);
     if (s != D5_OK) return s;
 
-    D5Wandb__Item *structs, **ptrs = item_messages(&w->config, &structs);
-    if (ptrs) {
-        D5Wandb__ConfigRecord cr = D5_WANDB__CONFIG_RECORD__INIT;
-        cr.n_update = w->config.n;
-        cr.update = ptrs;
-        D5Wandb__Timestamp ts = D5_WANDB__TIMESTAMP__INIT;
-        ts.seconds = w->start_ms / 1000;
-        ts.nanos = (int32_t)(w->start_ms % 1000) * 1000000;
-        D5Wandb__RunRecord run = D5_WANDB__RUN_RECORD__INIT;
-        run.run_id = (char *)run_id;
-        run.project = (char *)project;
-        run.display_name = (char *)d5_runlog_name(w->log);
-        run.config = &cr;
-        run.start_time = &ts;
-        D5Wandb__Record rr = D5_WANDB__RECORD__INIT;
-        rr.record_type_case = D5_WANDB__RECORD__RECORD_TYPE_RUN;
-        rr.run = &run;
-        s = emit(&w->file, &w->num, &rr);
-    } else {
-        s = D5_ERR_NOMEM;
-    }
-    d5_free(structs);
-    d5_free(ptrs);
-    return s;
+    D5Wandb__ConfigRecord cr = D5_WANDB__CONFIG_RECORD__INIT;
+    D5Wandb__Timestamp ts = D5_WANDB__TIMESTAMP__INIT;
+    ts.seconds = w->start_ms / 1000;
+    ts.nanos = (int32_t)(w->start_ms % 1000) * 1000000;
+    D5Wandb__RunRecord run = D5_WANDB__RUN_RECORD__INIT;
+    run.run_id = (char *)run_id;
+    run.project = (char *)project;
+    run.display_name = (char *)d5_runlog_name(w->log);
+    run.config = &cr;
+    run.start_time = &ts;
+    D5Wandb__Record rr = D5_WANDB__RECORD__INIT;
+    rr.record_type_case = D5_WANDB__RECORD__RECORD_TYPE_RUN;
+    rr.run = &run;
+    return emit_items(&w->file, &w->num, &w->config, &rr, &cr.n_update, &cr.update);
 }
 
 static d5_status write_tail(writer *w)
