@@ -141,15 +141,12 @@ static d5_status scatternd_backward(void *state, const d5_ref_call *call)
     d5_status s = d5__scatter_gradient("ScatterND", st->reduction);
     if (s == D5_OK) s = scatternd_run(st, in, NULL);
     if (s != D5_OK) return s;
-    if (gin[0].data)
-        for (int64_t k = 0; k < st->n; k++)
-            if (st->reduction == D5_SCATTER_ADD || st->winner[k] == 0)
-                gin[0].data[k] += gout[0].data[k];
+    d5__scatter_data_grad(st->reduction, st->winner, st->n, gout, gin);
     if (gin[2].data)
         for (int64_t t = 0; t < st->tuples; t++) {
             int64_t dst = slice_offset(st, in[1].data, t);
             for (int64_t e = 0; e < st->slice; e++)
-                if (st->reduction == D5_SCATTER_ADD || st->winner[dst + e] == t + 1)
+                if (d5__scatter_passes(st->reduction, st->winner, dst + e, t + 1))
                     gin[2].data[t * st->slice + e] += gout[0].data[dst + e];
         }
     return D5_OK;
