@@ -164,16 +164,3 @@ d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_redu
         return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, sum or mean", op, r);
     return D5_OK;
 }
-
-d5_status d5__loss_class(const char *op, const char *what, const d5_rt *target, int64_t j,
-                         int64_t c, int has_ignore, int64_t ignore_index, int64_t *cls)
-{
-    int64_t t = (int64_t)target->data[j];
-    *cls = -1;
-    if (has_ignore && t == ignore_index) return D5_OK;
-    if (t < 0 || t >= c)
-        return d5_error(D5_ERR_RANGE, "%s: %s %lld at position %lld is outside [0, %lld)", op, what,
-                        (long long)t, (long long)j, (long long)c);
-    *cls = t;
-    return D5_OK;
-}
