@@ -92,20 +92,8 @@ static d5_status scatternd_create(const d5_op_create_args *args, void **state)
  * set. */
 static int64_t slice_offset(const scatternd *st, const double *indices, int64_t t)
 {
-    int64_t off = 0;
-    for (int64_t j = 0; j < st->m; j++) {
-        int64_t n = st->dims[j];
-        double x = indices[t * st->m + j];
-        if (!(x >= (double)-n && x < (double)n)) {
-            d5_error(D5_ERR_RANGE,
-                     "ScatterND: index tuple %lld has %.0f at position %lld, outside [%lld, %lld]",
-                     (long long)t, x, (long long)j, (long long)-n, (long long)n - 1);
-            return -1;
-        }
-        int64_t v = (int64_t)x;
-        off = off * n + (v < 0 ? v + n : v);
-    }
-    return off * st->slice;
+    int64_t off = d5__index_tuple("ScatterND", indices, t, st->dims, st->m);
+    return off < 0 ? -1 : off * st->slice;
 }
 
 /* Runs the scatter into y (forward) or, with y NULL, only records in
