@@ -86,11 +86,7 @@ d5_status d5__class_loss_create(const d5_class_loss_names *names, const d5_op_cr
         out[0].ndim = t->ndim;
         for (int32_t i = 0; i < t->ndim; i++) out[0].shape[i] = t->shape[i];
     }
-    d5_class_loss *st = d5_alloc(sizeof *st, names->op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, names->op);
 }
 
 d5_status d5__class_loss_class(const d5_class_loss *g, const d5_rt *target, int64_t j, int64_t *cls)

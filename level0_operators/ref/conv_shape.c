@@ -307,11 +307,7 @@ d5_status d5__conv_ref_create(const char *op, d5_conv_geometry_fn geometry,
         s = geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, args->attrs, &g);
     if (s != D5_OK) return s;
     d5__conv_output_desc(&g, &args->outputs[0]);
-    d5_conv_geometry *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, op);
 }
 
 /* The weight offset of output channel m and input channel c0 + c (c within

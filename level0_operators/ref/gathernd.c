@@ -90,11 +90,7 @@ static d5_status gathernd_create(const d5_op_create_args *args, void **state)
     for (int32_t d = 0; d < ind->ndim - 1; d++) out[0].shape[out[0].ndim++] = ind->shape[d];
     for (int32_t d = (int32_t)(b + g.m); d < x->ndim; d++)
         out[0].shape[out[0].ndim++] = x->shape[d];
-    gathernd *st = d5_alloc(sizeof *st, "GatherND");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "GatherND");
 }
 
 /* The offset in data of the slice that tuple t (over all batches) names, or

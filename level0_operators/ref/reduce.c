@@ -105,11 +105,7 @@ d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in
     d5_reduce plan;
     s = d5__reduce_plan(op, &in[0].desc, axes, naxes, keepdims != 0, noop != 0, &plan, &out[0]);
     if (s != D5_OK) return s;
-    d5_reduce *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = plan;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &plan, sizeof plan, op);
 }
 
 d5_status d5__reduce_sum_forward(void *state, const d5_ref_call *call)

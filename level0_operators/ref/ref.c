@@ -44,6 +44,15 @@ void d5__ref_keep(void *state)
     (void)state;
 }
 
+d5_status d5__ref_state(void **state, const void *src, size_t size, const char *op)
+{
+    void *copy = d5_alloc(size, op);
+    if (!copy) return D5_ERR_NOMEM;
+    memcpy(copy, src, size);
+    *state = copy;
+    return D5_OK;
+}
+
 void d5__ref_destroy(void *state)
 {
     ref_state *s = state;

@@ -235,12 +235,8 @@ d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
         v.n *= v.inner;
         v.inner = 1;
     }
-    d5_axis_view *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = v;
-    *state = st;
     out[0] = in[0].desc;
-    return D5_OK;
+    return d5__ref_state(state, &v, sizeof v, op);
 }
 
 d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,
