@@ -77,41 +77,46 @@ static d5_status make_runs(bconv *c)
     return D5_OK;
 }
 
-static d5_status create(const d5_op_create_args *args, void **state)
+/* The geometry of a convolution whose given inputs are all float32, and its
+ * im2col plan (buffer and runs) in c. */
+static d5_status plan(bconv *c, const d5_op_create_args *args)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     for (int32_t i = 0; i < nin; i++)
         if (in[i].desc.dtype != D5_DTYPE_INVALID) {
             d5_status s = d5__blas_need_f32("Conv", in, nin, i);
             if (s != D5_OK) return s;
         }
+    const d5_conv_geometry *g = &c->g;
+    d5_status s = d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL,
+                                    args->attrs, &c->g);
+    if (s != D5_OK) return s;
+    if ((double)g->kernel_size * (double)g->out_size > 2e9 || (double)g->in_size > 2e9)
+        return d5_error(
+            D5_ERR_UNSUPPORTED,
+            "Conv (blas): the im2col index of %lld x %lld (input plane %lld) is too large",
+            (long long)g->kernel_size, (long long)g->out_size, (long long)g->in_size);
+    c->cg = g->in_channels / g->group;
+    c->mg = g->out_channels / g->group;
+    c->rows = c->cg * g->kernel_size;
+    c->col = d5_alloc((size_t)(c->rows * g->out_size) * sizeof *c->col, "Conv im2col buffer");
+    return c->col ? make_runs(c) : D5_ERR_NOMEM;
+}
+
+static d5_status create(const d5_op_create_args *args, void **state)
+{
     bconv *c = d5_calloc(1, sizeof *c, "Conv (blas)");
     if (!c) return D5_ERR_NOMEM;
-    d5_status s =
-        d5__conv_geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, attrs, &c->g);
-    const d5_conv_geometry *g = &c->g;
-    if (s == D5_OK &&
-        ((double)g->kernel_size * (double)g->out_size > 2e9 || (double)g->in_size > 2e9))
-        s = d5_error(D5_ERR_UNSUPPORTED,
-                     "Conv (blas): the im2col index of %lld x %lld (input plane %lld) is too large",
-                     (long long)g->kernel_size, (long long)g->out_size, (long long)g->in_size);
-    if (s == D5_OK) {
-        c->cg = g->in_channels / g->group;
-        c->mg = g->out_channels / g->group;
-        c->rows = c->cg * g->kernel_size;
-        c->col = d5_alloc((size_t)(c->rows * g->out_size) * sizeof *c->col, "Conv im2col buffer");
-        s = c->col ? make_runs(c) : D5_ERR_NOMEM;
-    }
+    d5_status s = plan(c, args);
     if (s != D5_OK) {
         destroy(c);
         return s;
     }
-    memset(&out[0], 0, sizeof out[0]);
-    out[0].dtype = D5_F32;
-    d5__conv_output_desc(g, &out[0]);
+    d5_tensor_desc *y = &args->outputs[0];
+    memset(y, 0, sizeof *y);
+    y->dtype = D5_F32;
+    d5__conv_output_desc(&c->g, y);
     *state = c;
     return D5_OK;
 }

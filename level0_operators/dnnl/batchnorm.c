@@ -95,9 +95,11 @@ static const dnnl_memory_desc_t *query(dnnl_primitive_desc_t pd, dnnl_query_t q)
 }
 
 /* Checks inputs and attributes the way the ref operator does; fills b. */
-static d5_status check(dbn *b, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
-                       int32_t nout)
+static d5_status check(dbn *b, const d5_op_create_args *args)
 {
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const d5_attrs *attrs = args->attrs;
     for (int32_t i = 0; i < 5; i++) {
         if (i >= nin || in[i].desc.dtype == D5_DTYPE_INVALID)
             return d5_error(D5_ERR_INVALID, OP " (dnnl): input %d (%s) is required", i,
@@ -136,7 +138,7 @@ static d5_status check(dbn *b, const d5_tensor *in, int32_t nin, const d5_attrs 
                             OP " (dnnl): %s is %s, expected [%lld] (one value per channel)",
                             input_names[i], got, (long long)b->c);
         }
-    if (nout > 1 && !b->training)
+    if (args->noutputs > 1 && !b->training)
         return d5_error(D5_ERR_INVALID, OP " (dnnl): running_mean and running_var are outputs "
                                            "only in training mode (training_mode=1)");
     return D5_OK;
@@ -212,17 +214,12 @@ static d5_status caller_layouts(dbn *b, const d5_tensor_desc *x)
 
 static d5_status create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
     dbn *b = d5_calloc(1, sizeof *b, OP " (dnnl)");
     if (!b) return D5_ERR_NOMEM;
-    d5_status s = d5_attrs_int(attrs, D5_ATTR_BLOCKED, 0, &b->blocked);
-    if (s == D5_OK) s = check(b, in, nin, attrs, nout);
+    d5_status s = d5_attrs_int(args->attrs, D5_ATTR_BLOCKED, 0, &b->blocked);
+    if (s == D5_OK) s = check(b, args);
     if (s == D5_OK) s = d5__dnnl_ctx_create(&b->ctx, OP);
-    const d5_tensor_desc *x = &in[0].desc;
+    const d5_tensor_desc *x = &args->inputs[0].desc;
     if (s == D5_OK) {
         /* oneDNN 2.6 has jit kernels for 4-d and 5-d data but only its
          * reference kernel for 3-d: other ranks are seen as N x C x inner x 1. */
@@ -270,8 +267,10 @@ static d5_status create(const d5_op_create_args *args, void **state)
         destroy(b);
         return s;
     }
+    /* Y like X; the running mean and variance like the inputs they update. */
+    d5_tensor_desc *out = args->outputs;
     out[0] = *x;
-    for (int32_t k = 1; k < nout; k++) out[k] = in[2 + k].desc;
+    for (int32_t k = 1; k < args->noutputs; k++) out[k] = args->inputs[2 + k].desc;
     *state = b;
     return D5_OK;
 }

@@ -11,8 +11,7 @@
  * exactly X = 0 is alpha where the ref operators (and the one-sided slope from
  * the right) give 1: a pass after the primitive sets those elements to dY. */
 #include "dnnl_util.h"
-
-#include <string.h>
+#include "kernels.h"
 
 typedef struct eltwise_kind {
     const char *name;
@@ -134,14 +133,9 @@ static d5_status backward(void *state, const d5_op_call *call)
 {
     const d5_tensor *gout = call->grad_outputs;
     const d5_tensor *in = call->inputs;
-    d5_tensor *gin = call->grad_inputs;
     delt *e = state;
-    if (!gin[0].data || e->numel == 0) return D5_OK;
-    float *dx = gin[0].data;
-    if (!gout[0].data) { /* no gradient flows in */
-        memset(dx, 0, (size_t)e->numel * sizeof(float));
-        return D5_OK;
-    }
+    float *dx = e->numel ? d5__dnnl_grad_begin(call, e->numel) : NULL;
+    if (!dx) return D5_OK;
     d5_status s = e->bwd ? D5_OK : build_backward(e);
     if (s == D5_OK) s = bind(e, e->src, in[0].data);
     if (s == D5_OK) s = bind(e, e->diff_dst, gout[0].data);

@@ -74,22 +74,19 @@ static D5_CLONES void erf_chunk_backward(int kind, const float *restrict x, cons
 static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
                         void **state)
 {
-    const d5_tensor *in = args->inputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
+    d5_status s = d5__dnnl_f32_shapes(ref, name, args);
     if (s != D5_OK) return s;
     int kind = K_ERF;
     if (ref == &d5__op_ref_Gelu) {
         const char *approx = "none";
-        s = d5_attrs_string(attrs, "approximate", "none", &approx);
+        s = d5_attrs_string(args->attrs, "approximate", "none", &approx);
         if (s != D5_OK) return s;
         kind = strcmp(approx, "tanh") == 0 ? K_GELU_TANH : K_GELU;
     }
     derf *e = d5_calloc(1, sizeof *e, name);
     if (!e) return D5_ERR_NOMEM;
     e->kind = kind;
-    e->n = d5_tensor_desc_numel(&in[0].desc);
+    e->n = d5_tensor_desc_numel(&args->inputs[0].desc);
     *state = e;
     return D5_OK;
 }
@@ -111,17 +108,10 @@ static d5_status forward(void *state, const d5_op_call *call)
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *in = call->inputs;
-    d5_tensor *gin = call->grad_inputs;
     const derf *e = state;
-    if (!gin[0].data) return D5_OK;
-    float *dx = gin[0].data;
-    if (!gout[0].data) {
-        memset(dx, 0, (size_t)e->n * sizeof *dx);
-        return D5_OK;
-    }
-    const float *x = in[0].data, *dy = gout[0].data;
+    float *dx = d5__dnnl_grad_begin(call, e->n);
+    if (!dx) return D5_OK;
+    const float *x = call->inputs[0].data, *dy = call->grad_outputs[0].data;
     int64_t chunks = (e->n + CHUNK - 1) / CHUNK;
     D5_PARALLEL_RANGE(chunks, chunks > 1, lo, hi, {
         for (int64_t c = lo; c < hi; c++) {

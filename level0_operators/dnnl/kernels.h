@@ -131,4 +131,13 @@ d5_status d5__dnnl_ref_shapes(const d5_op_desc *ref, const d5_op_create_args *ar
  * float64; float32 only"). */
 d5_status d5__dnnl_need_f32(const char *op, const d5_tensor *in, int32_t i);
 
+/* The checks of a kernel with one float32 input: d5__dnnl_need_f32 on input
+ * 0, then d5__dnnl_ref_shapes with the ref operator `ref`. */
+d5_status d5__dnnl_f32_shapes(const d5_op_desc *ref, const char *op, const d5_op_create_args *args);
+
+/* The start of the backward of a kernel whose only gradient is that of input
+ * 0, with n elements: NULL when there is nothing left to do (that gradient is
+ * not wanted, or no gradient flows in and it has been zeroed), else dX. */
+float *d5__dnnl_grad_begin(const d5_op_call *call, int64_t n);
+
 #endif

@@ -78,8 +78,7 @@ static d5_status layernorm_create(const d5_op_create_args *args, void **state)
     const d5_attrs *attrs = args->attrs;
     const char *name = "LayerNormalization";
     int has_bias = nin > 2 && in[2].desc.dtype != D5_DTYPE_INVALID;
-    d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(&d5__op_ref_LayerNormalization, args);
+    d5_status s = d5__dnnl_f32_shapes(&d5__op_ref_LayerNormalization, name, args);
     if (s != D5_OK) return s;
     int64_t axis;
     double epsilon;

@@ -63,15 +63,12 @@ static D5_CLONES void softmax_row_backward(const float *restrict y, const float 
 static d5_status create(const d5_op_desc *ref, const char *name, const d5_op_create_args *args,
                         void **state)
 {
-    const d5_tensor *in = args->inputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_status s = d5__dnnl_need_f32(name, in, 0);
-    if (s == D5_OK) s = d5__dnnl_ref_shapes(ref, args);
+    d5_status s = d5__dnnl_f32_shapes(ref, name, args);
     if (s != D5_OK) return s;
     int64_t opset, axis;
-    const d5_tensor_desc *x = &in[0].desc;
-    s = d5_attrs_int(attrs, "__opset", 13, &opset);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "axis", opset >= 13 ? -1 : 1, &axis);
+    const d5_tensor_desc *x = &args->inputs[0].desc;
+    s = d5_attrs_int(args->attrs, "__opset", 13, &opset);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "axis", opset >= 13 ? -1 : 1, &axis);
     if (s != D5_OK) return s;
     if (axis < 0) axis += x->ndim;
     if (x->ndim < 1 || axis != x->ndim - 1)
@@ -100,17 +97,10 @@ static d5_status forward(void *state, const d5_op_call *call)
 
 static d5_status backward(void *state, const d5_op_call *call)
 {
-    const d5_tensor *gout = call->grad_outputs;
-    const d5_tensor *out = call->outputs;
-    d5_tensor *gin = call->grad_inputs;
     const dsoftmax *d = state;
-    if (!gin[0].data) return D5_OK;
-    float *dx = gin[0].data;
-    if (!gout[0].data) {
-        memset(dx, 0, (size_t)(d->rows * d->n) * sizeof *dx);
-        return D5_OK;
-    }
-    const float *y = out[0].data, *dy = gout[0].data;
+    float *dx = d5__dnnl_grad_begin(call, d->rows * d->n);
+    if (!dx) return D5_OK;
+    const float *y = call->outputs[0].data, *dy = call->grad_outputs[0].data;
     int parallel = (double)d->rows * (double)d->n * 4 >= D5_PARALLEL_BYTES / 4 && d->rows > 1;
     D5_PARALLEL_RANGE(d->rows, parallel, lo, hi, {
         for (int64_t r = lo; r < hi; r++)

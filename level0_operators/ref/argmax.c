@@ -37,10 +37,6 @@ static d5_status argext_create(const char *op, const d5_tensor *in, int32_t nin,
     argext a = {{1, x->shape[ax], 1}, last != 0};
     for (int32_t d = 0; d < ax; d++) a.v.outer *= x->shape[d];
     for (int32_t d = ax + 1; d < x->ndim; d++) a.v.inner *= x->shape[d];
-    argext *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = a;
-    *state = st;
     out[0].dtype = D5_I64;
     out[0].ndim = 0;
     for (int32_t d = 0; d < x->ndim; d++)
@@ -48,7 +44,7 @@ static d5_status argext_create(const char *op, const d5_tensor *in, int32_t nin,
             out[0].shape[out[0].ndim++] = x->shape[d];
         else if (keepdims)
             out[0].shape[out[0].ndim++] = 1;
-    return D5_OK;
+    return d5__ref_state(state, &a, sizeof a, op);
 }
 
 /* 1 when v should replace the best so far, b (sign 1: ArgMax, -1: ArgMin). */

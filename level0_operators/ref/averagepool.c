@@ -8,7 +8,7 @@
 #include "pool.h"
 
 typedef struct averagepool {
-    d5_pool p;
+    d5_pool p; /* first: d5__pool_flops reads it */
     int count_include_pad;
     int64_t idx[]; /* one window's offsets */
 } averagepool;
@@ -79,13 +79,5 @@ static d5_status averagepool_backward(void *state, const d5_ref_call *call)
     return D5_OK;
 }
 
-/* One addition per window position. */
-static double averagepool_flops(void *state, const d5_ref_shapes *shapes)
-{
-    const d5_tensor_desc *out = shapes->outputs;
-    const averagepool *st = state;
-    return (double)d5_tensor_desc_numel(&out[0]) * (double)st->p.window;
-}
-
 D5_REF_OPERATOR(AveragePool, 1, 1, 1, 1, averagepool_create, averagepool_forward,
-                averagepool_backward, NULL, averagepool_flops);
+                averagepool_backward, NULL, d5__pool_flops);

@@ -122,11 +122,7 @@ static d5_status batchnorm_create(const d5_op_create_args *args, void **state)
                         "training mode (training_mode=1; is_test=0 before opset 7)");
     out[0] = *x;
     for (int32_t k = 1; k < nout; k++) out[k] = in[k == 2 ? 4 : 3].desc;
-    batchnorm *st = d5_alloc(sizeof *st, "BatchNormalization");
-    if (!st) return D5_ERR_NOMEM;
-    *st = b;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &b, sizeof b, "BatchNormalization");
 }
 
 /* Element i of channel ch of batch item k. */

@@ -84,3 +84,11 @@ double d5__binary_flops(void *state, const d5_ref_shapes *shapes)
     (void)state;
     return (double)d5_tensor_desc_numel(&out[0]);
 }
+
+double d5__binary_one(double a, double b, double y)
+{
+    (void)a;
+    (void)b;
+    (void)y;
+    return 1;
+}

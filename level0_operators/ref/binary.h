@@ -26,6 +26,10 @@ typedef struct d5_binary_fn {
     d5_binary_inputs inputs;
 } d5_binary_fn;
 
+/* The partial derivative 1, whatever a, b and y (Add's, Sub's and Mod's
+ * with respect to A; Add's with respect to B). */
+double d5__binary_one(double a, double b, double y);
+
 /* Checks the inputs as fn->inputs asks and broadcasts them into out[0]. The
  * state is fn itself (free it with d5__ref_keep). */
 d5_status d5__binary_create(const d5_binary_fn *fn, const d5_tensor *in, int32_t nin,

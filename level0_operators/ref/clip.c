@@ -26,11 +26,7 @@ static d5_status clip_attributes(int32_t nin, const d5_attrs *attrs, int64_t ops
     d5_status s = d5_attrs_float(attrs, "min", -INFINITY, &b.lo);
     if (s == D5_OK) s = d5_attrs_float(attrs, "max", INFINITY, &b.hi);
     if (s != D5_OK) return s;
-    clip_bounds *st = d5_alloc(sizeof *st, "Clip");
-    if (!st) return D5_ERR_NOMEM;
-    *st = b;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &b, sizeof b, "Clip");
 }
 
 static d5_status clip_create(const d5_op_create_args *args, void **state)

@@ -80,31 +80,22 @@ static d5_status compress_create(const d5_op_create_args *args, void **state)
     return D5_OK;
 }
 
+/* The flat input index of output element i: slice slices[j] of block o. */
+static int64_t source(const void *state, int64_t i)
+{
+    const compress *st = state;
+    int64_t o = i / (st->kept * st->inner), j = i / st->inner % st->kept;
+    return (o * st->n + st->slices[j]) * st->inner + i % st->inner;
+}
+
 static d5_status compress_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    const compress *st = state;
-    int64_t y = 0;
-    for (int64_t o = 0; o < st->outer; o++)
-        for (int64_t j = 0; j < st->kept; j++)
-            for (int64_t i = 0; i < st->inner; i++)
-                out[0].data[y++] = in[0].data[(o * st->n + st->slices[j]) * st->inner + i];
-    return D5_OK;
+    return d5__source_forward(source, state, call);
 }
 
 static d5_status compress_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    d5_rt *gin = call->grad_inputs;
-    const compress *st = state;
-    if (!gin[0].data) return D5_OK;
-    int64_t y = 0;
-    for (int64_t o = 0; o < st->outer; o++)
-        for (int64_t j = 0; j < st->kept; j++)
-            for (int64_t i = 0; i < st->inner; i++)
-                gin[0].data[(o * st->n + st->slices[j]) * st->inner + i] += gout[0].data[y++];
-    return D5_OK;
+    return d5__source_backward(source, state, call);
 }
 
 D5_REF_OPERATOR(Compress, 2, 2, 1, 1, compress_create, compress_forward, compress_backward, NULL,

@@ -46,14 +46,10 @@ static d5_status constantofshape_create(const d5_op_create_args *args, void **st
         if (shape[i] < 0)
             return d5_error(D5_ERR_INVALID, "ConstantOfShape: input[%lld] is %lld, expected >= 0",
                             (long long)i, (long long)shape[i]);
-    double *st = d5_alloc(sizeof *st, "ConstantOfShape");
-    if (!st) return D5_ERR_NOMEM;
-    *st = v;
-    *state = st;
     out[0].dtype = dtype;
     out[0].ndim = (int32_t)n;
     for (int64_t i = 0; i < n; i++) out[0].shape[i] = shape[i];
-    return D5_OK;
+    return d5__ref_state(state, &v, sizeof v, "ConstantOfShape");
 }
 
 static d5_status constantofshape_forward(void *state, const d5_ref_call *call)

@@ -307,9 +307,87 @@ d5_status d5__conv_ref_create(const char *op, d5_conv_geometry_fn geometry,
         s = geometry(&in[0].desc, &in[1].desc, nin > 2 ? &in[2].desc : NULL, args->attrs, &g);
     if (s != D5_OK) return s;
     d5__conv_output_desc(&g, &args->outputs[0]);
-    d5_conv_geometry *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
+    return d5__ref_state(state, &g, sizeof g, op);
+}
+
+/* The weight offset of output channel m and input channel c0 + c (c within
+ * m's group): W is (M, C/group, k...) for Conv and (C, M/group, k...) for
+ * ConvTranspose. */
+static int64_t weight_offset(const d5_conv_geometry *g, int64_t m, int64_t c0, int64_t c)
+{
+    int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
+    return (g->transposed ? (c0 + c) * mg + m % mg : m * cg + c) * g->kernel_size;
+}
+
+/* Walks the strided side (Y for Conv, X for ConvTranspose): position p meets
+ * the dense side at t = d5__conv_tap(g, p, k) through tap k, so that input
+ * position i and output position o are (t, p) for Conv and (p, t) for
+ * ConvTranspose. Each output element sums its terms channel by channel and,
+ * within a channel, tap by tap. */
+d5_status d5__conv_ref_forward(void *state, const d5_ref_call *call)
+{
+    const d5_rt *in = call->inputs;
+    const d5_conv_geometry *g = state;
+    const double *x = in[0].data, *w = in[1].data;
+    const double *b = call->ninputs > 2 ? in[2].data : NULL;
+    int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
+    int64_t strided = g->transposed ? g->in_size : g->out_size;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_channels; m++) {
+            int64_t c0 = m / mg * cg; /* the first input channel of m's group */
+            double *y = call->outputs[0].data + (n * g->out_channels + m) * g->out_size;
+            for (int64_t o = 0; o < g->out_size; o++) y[o] = b ? b[m] : 0;
+            for (int64_t c = 0; c < cg; c++) {
+                const double *xc = x + (n * g->in_channels + c0 + c) * g->in_size;
+                const double *wc = w + weight_offset(g, m, c0, c);
+                for (int64_t p = 0; p < strided; p++)
+                    for (int64_t k = 0; k < g->kernel_size; k++) {
+                        int64_t t = d5__conv_tap(g, p, k);
+                        if (t < 0) continue;
+                        int64_t i = g->transposed ? p : t, o = g->transposed ? t : p;
+                        y[o] += xc[i] * wc[k];
+                    }
+            }
+        }
     return D5_OK;
+}
+
+/* The forward loop nest, with every multiply-add sending dY back to its two
+ * factors: dX[c, i] += dY[m, o] W[k], dW[k] += dY[m, o] X[c, i]; dB[m] = sum
+ * of dY[., m, .]. */
+d5_status d5__conv_ref_backward(void *state, const d5_ref_call *call)
+{
+    const d5_rt *in = call->inputs;
+    d5_rt *gin = call->grad_inputs;
+    const d5_conv_geometry *g = state;
+    const double *x = in[0].data, *w = in[1].data;
+    double *dx = gin[0].data, *dw = gin[1].data, *db = call->ninputs > 2 ? gin[2].data : NULL;
+    int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
+    int64_t strided = g->transposed ? g->in_size : g->out_size;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_channels; m++) {
+            int64_t c0 = m / mg * cg;
+            const double *dy = call->grad_outputs[0].data + (n * g->out_channels + m) * g->out_size;
+            if (db)
+                for (int64_t o = 0; o < g->out_size; o++) db[m] += dy[o];
+            for (int64_t c = 0; c < cg; c++) {
+                int64_t xoff = (n * g->in_channels + c0 + c) * g->in_size;
+                int64_t woff = weight_offset(g, m, c0, c);
+                for (int64_t p = 0; p < strided; p++)
+                    for (int64_t k = 0; k < g->kernel_size; k++) {
+                        int64_t t = d5__conv_tap(g, p, k);
+                        if (t < 0) continue;
+                        int64_t i = g->transposed ? p : t, o = g->transposed ? t : p;
+                        if (dx) dx[xoff + i] += dy[o] * w[woff + k];
+                        if (dw) dw[woff + k] += dy[o] * x[xoff + i];
+                    }
+            }
+        }
+    return D5_OK;
+}
+
+double d5__conv_ref_flops(void *state, const d5_ref_shapes *shapes)
+{
+    (void)shapes;
+    return d5__conv_flops(state);
 }

@@ -88,6 +88,13 @@ typedef d5_status (*d5_conv_geometry_fn)(const d5_tensor_desc *x, const d5_tenso
                                          d5_conv_geometry *g);
 d5_status d5__conv_ref_create(const char *op, d5_conv_geometry_fn geometry,
                               const d5_op_create_args *args, void **state);
+/* The reference kernels of both, whose state is that geometry: one loop nest
+ * over the strided side (Y for Conv, X for ConvTranspose) and the taps, in
+ * double. Backward accumulates dX, dW and dB where they are wanted. */
+d5_status d5__conv_ref_forward(void *state, const d5_ref_call *call);
+d5_status d5__conv_ref_backward(void *state, const d5_ref_call *call);
+/* d5__conv_flops of the state (a d5_ref_flops_fn). */
+double d5__conv_ref_flops(void *state, const d5_ref_shapes *shapes);
 
 /* Sets y's ndim and shape to (N, M, out...); its dtype is left alone. */
 D5_API void d5__conv_output_desc(const d5_conv_geometry *g, d5_tensor_desc *y);

@@ -39,12 +39,8 @@ static d5_status cumsum_create(const d5_op_create_args *args, void **state)
     cumsum c = {{1, x->shape[ax], 1}, exclusive != 0, reverse != 0};
     for (int32_t d = 0; d < ax; d++) c.v.outer *= x->shape[d];
     for (int32_t d = ax + 1; d < x->ndim; d++) c.v.inner *= x->shape[d];
-    cumsum *st = d5_alloc(sizeof *st, "CumSum");
-    if (!st) return D5_ERR_NOMEM;
-    *st = c;
-    *state = st;
     out[0] = *x;
-    return D5_OK;
+    return d5__ref_state(state, &c, sizeof c, "CumSum");
 }
 
 /* dst += the running sums of src along the axis. */

@@ -54,9 +54,12 @@ static d5_status d2s_create(const d5_op_create_args *args, void **state)
     return D5_OK;
 }
 
-/* The flat input index of output element (n, c, h, w). */
-static int64_t source(const d2s *p, int64_t n, int64_t c, int64_t h, int64_t w)
+/* The flat input index of output element i, (n, c, h, w). */
+static int64_t source(const void *state, int64_t i)
 {
+    const d2s *p = state;
+    int64_t w = i % p->w, h = i / p->w % p->h, c = i / (p->w * p->h) % p->c;
+    int64_t n = i / (p->w * p->h * p->c);
     int64_t b = p->b, bh = h % b, bw = w % b, ic;
     ic = p->crd ? (c * b + bh) * b + bw : (bh * b + bw) * p->c + c;
     int64_t ih = p->h / b, iw = p->w / b;
@@ -65,31 +68,12 @@ static int64_t source(const d2s *p, int64_t n, int64_t c, int64_t h, int64_t w)
 
 static d5_status d2s_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    const d2s *p = state;
-    int64_t i = 0;
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t c = 0; c < p->c; c++)
-            for (int64_t h = 0; h < p->h; h++)
-                for (int64_t w = 0; w < p->w; w++, i++)
-                    out[0].data[i] = in[0].data[source(p, n, c, h, w)];
-    return D5_OK;
+    return d5__source_forward(source, state, call);
 }
 
 static d5_status d2s_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    d5_rt *gin = call->grad_inputs;
-    const d2s *p = state;
-    if (!gin[0].data) return D5_OK;
-    int64_t i = 0;
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t c = 0; c < p->c; c++)
-            for (int64_t h = 0; h < p->h; h++)
-                for (int64_t w = 0; w < p->w; w++, i++)
-                    gin[0].data[source(p, n, c, h, w)] += gout[0].data[i];
-    return D5_OK;
+    return d5__source_backward(source, state, call);
 }
 
 D5_REF_OPERATOR(DepthToSpace, 1, 1, 1, 1, d2s_create, d2s_forward, d2s_backward, NULL, NULL);

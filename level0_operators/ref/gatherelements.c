@@ -19,13 +19,9 @@ static d5_status gatherelements_create(const d5_op_create_args *args, void **sta
     int32_t axis;
     d5_status s = d5__elements_check("GatherElements", in, nin, attrs, &axis);
     if (s != D5_OK) return s;
-    int32_t *st = d5_alloc(sizeof *st, "GatherElements");
-    if (!st) return D5_ERR_NOMEM;
-    *st = axis;
-    *state = st;
     out[0] = in[1].desc;
     out[0].dtype = in[0].desc.dtype;
-    return D5_OK;
+    return d5__ref_state(state, &axis, sizeof axis, "GatherElements");
 }
 
 static d5_status gatherelements_forward(void *state, const d5_ref_call *call)

@@ -90,31 +90,15 @@ static d5_status gathernd_create(const d5_op_create_args *args, void **state)
     for (int32_t d = 0; d < ind->ndim - 1; d++) out[0].shape[out[0].ndim++] = ind->shape[d];
     for (int32_t d = (int32_t)(b + g.m); d < x->ndim; d++)
         out[0].shape[out[0].ndim++] = x->shape[d];
-    gathernd *st = d5_alloc(sizeof *st, "GatherND");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "GatherND");
 }
 
 /* The offset in data of the slice that tuple t (over all batches) names, or
  * -1 with D5_ERR_RANGE set. */
 static int64_t slice_offset(const gathernd *g, const double *indices, int64_t t)
 {
-    int64_t off = 0;
-    for (int64_t j = 0; j < g->m; j++) {
-        int64_t n = g->dims[j];
-        double x = indices[t * g->m + j];
-        if (!(x >= (double)-n && x < (double)n)) {
-            d5_error(D5_ERR_RANGE,
-                     "GatherND: index tuple %lld has %.0f at position %lld, outside [%lld, %lld]",
-                     (long long)t, x, (long long)j, (long long)-n, (long long)n - 1);
-            return -1;
-        }
-        int64_t v = (int64_t)x;
-        off = off * n + (v < 0 ? v + n : v);
-    }
-    return (t / g->tuples) * g->batch + off * g->slice;
+    int64_t off = d5__index_tuple("GatherND", indices, t, g->dims, g->m);
+    return off < 0 ? -1 : (t / g->tuples) * g->batch + off * g->slice;
 }
 
 static d5_status gathernd_forward(void *state, const d5_ref_call *call)

@@ -57,11 +57,7 @@ static d5_status gemm_create(const d5_op_create_args *args, void **state)
             return d5_error(D5_ERR_SHAPE, "Gemm: C does not broadcast to %lldx%lld", (long long)g.m,
                             (long long)g.n);
     }
-    gemm *st = d5_alloc(sizeof *st, "Gemm");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "Gemm");
 }
 
 /* Element (i, p) of A' and (p, j) of B'. */

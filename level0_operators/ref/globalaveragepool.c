@@ -28,11 +28,7 @@ static d5_status gap_create(const d5_op_create_args *args, void **state)
     }
     if (g.size == 0)
         return d5_error(D5_ERR_SHAPE, "GlobalAveragePool: the spatial axes hold no element");
-    gap *st = d5_alloc(sizeof *st, "GlobalAveragePool");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "GlobalAveragePool");
 }
 
 static d5_status gap_forward(void *state, const d5_ref_call *call)

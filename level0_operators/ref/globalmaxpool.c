@@ -30,11 +30,7 @@ static d5_status gmp_create(const d5_op_create_args *args, void **state)
     }
     if (g.size == 0 && g.planes > 0)
         return d5_error(D5_ERR_SHAPE, "GlobalMaxPool: the spatial axes hold no element");
-    gmp *st = d5_alloc(sizeof *st, "GlobalMaxPool");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "GlobalMaxPool");
 }
 
 /* The offset within plane p of its first maximum (of its first NaN if any). */

@@ -95,14 +95,10 @@ static d5_status gridsample_create(const d5_op_create_args *args, void **state)
     g.w = x->shape[3];
     g.ho = grid->shape[1];
     g.wo = grid->shape[2];
-    gridsample *st = d5_alloc(sizeof *st, "GridSample");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
     out[0] = *x;
     out[0].shape[2] = g.ho;
     out[0].shape[3] = g.wo;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "GridSample");
 }
 
 /* The pixel coordinate of normalised coordinate v along an axis of n pixels. */

@@ -53,12 +53,8 @@ static d5_status instnorm_create(const d5_op_create_args *args, void **state)
     for (int32_t d = 2; d < x->ndim; d++) p.m *= x->shape[d];
     d5_status s = d5_attrs_float(attrs, "epsilon", 1e-5, &p.epsilon);
     if (s != D5_OK) return s;
-    instnorm *st = d5_alloc(sizeof *st, "InstanceNormalization");
-    if (!st) return D5_ERR_NOMEM;
-    *st = p;
-    *state = st;
     out[0] = *x;
-    return D5_OK;
+    return d5__ref_state(state, &p, sizeof p, "InstanceNormalization");
 }
 
 /* Mean and 1 / sqrt(var + epsilon) of one (n, c) slice of m elements. */

@@ -105,11 +105,7 @@ static d5_status layernorm_create(const d5_op_create_args *args, void **state)
         out[k].dtype = stats;
         for (int32_t d = ax; d < x->ndim; d++) out[k].shape[d] = 1;
     }
-    layernorm *st = d5_alloc(sizeof *st, "LayerNormalization");
-    if (!st) return D5_ERR_NOMEM;
-    *st = l;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &l, sizeof l, "LayerNormalization");
 }
 
 /* Mean and 1 / sqrt(variance + epsilon) of the row of m elements at x. */

@@ -44,11 +44,7 @@ static d5_status lrn_create(const d5_op_create_args *args, void **state)
     l.after = size / 2;        /* ceil((size - 1) / 2) */
     l.size = (double)size;
     out[0] = *x;
-    lrn *st = d5_alloc(sizeof *st, "LRN");
-    if (!st) return D5_ERR_NOMEM;
-    *st = l;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &l, sizeof l, "LRN");
 }
 
 /* First and last channel of the window of channel c. */

@@ -59,11 +59,7 @@ static d5_status matmul_create(const d5_op_create_args *args, void **state)
     out[0] = g.y_batch;
     if (a->ndim >= 2) out[0].shape[out[0].ndim++] = g.m;
     if (b->ndim >= 2) out[0].shape[out[0].ndim++] = g.n;
-    matmul *st = d5_alloc(sizeof *st, "MatMul");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &g, sizeof g, "MatMul");
 }
 
 static d5_status matmul_forward(void *state, const d5_ref_call *call)

@@ -11,7 +11,7 @@
 #include "pool.h"
 
 typedef struct maxpool {
-    d5_pool p;
+    d5_pool p; /* first: d5__pool_flops reads it */
     int storage_order;
     int64_t idx[]; /* one window's offsets */
 } maxpool;
@@ -106,13 +106,5 @@ static d5_status maxpool_backward(void *state, const d5_ref_call *call)
     return D5_OK;
 }
 
-/* One comparison per window position. */
-static double maxpool_flops(void *state, const d5_ref_shapes *shapes)
-{
-    const d5_tensor_desc *out = shapes->outputs;
-    const maxpool *st = state;
-    return (double)d5_tensor_desc_numel(&out[0]) * (double)st->p.window;
-}
-
 D5_REF_OPERATOR(MaxPool, 1, 1, 1, 2, maxpool_create, maxpool_forward, maxpool_backward, NULL,
-                maxpool_flops);
+                d5__pool_flops);

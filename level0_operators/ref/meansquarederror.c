@@ -35,11 +35,7 @@ static d5_status mse_create(const d5_op_create_args *args, void **state)
         out[0] = *p;
     else
         out[0].ndim = 0;
-    d5_loss_reduction *st = d5_alloc(sizeof *st, "MeanSquaredError");
-    if (!st) return D5_ERR_NOMEM;
-    *st = r;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &r, sizeof r, "MeanSquaredError");
 }
 
 static d5_status mse_forward(void *state, const d5_ref_call *call)

@@ -52,15 +52,11 @@ static d5_status mel_create(const d5_op_create_args *args, void **state)
     if (s == D5_OK) s = d5__attr_dtype("MelWeightMatrix", "output_datatype", onnx_type, &dtype);
     if (s != D5_OK) return s;
     m.bins = m.dft_length / 2 + 1;
-    mel *st = d5_alloc(sizeof *st, "MelWeightMatrix");
-    if (!st) return D5_ERR_NOMEM;
-    *st = m;
-    *state = st;
     out[0].dtype = dtype;
     out[0].ndim = 2;
     out[0].shape[0] = m.bins;
     out[0].shape[1] = m.bands;
-    return D5_OK;
+    return d5__ref_state(state, &m, sizeof m, "MelWeightMatrix");
 }
 
 static double to_mel(double hz)

@@ -21,13 +21,6 @@ static double fmod_f(double a, double b)
 {
     return fmod(a, b);
 }
-static double fmod_da(double a, double b, double y)
-{
-    (void)a;
-    (void)b;
-    (void)y;
-    return 1;
-}
 static double fmod_db(double a, double b, double y)
 {
     (void)y;
@@ -40,7 +33,7 @@ static double pymod_f(double a, double b)
     return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
-static const d5_binary_fn fmod_fn = {"Mod", fmod_f, fmod_da, fmod_db, D5_BINARY_FLOAT};
+static const d5_binary_fn fmod_fn = {"Mod", fmod_f, d5__binary_one, fmod_db, D5_BINARY_FLOAT};
 static const d5_binary_fn pymod_fn = {"Mod", pymod_f, NULL, NULL, D5_BINARY_FLOAT};
 
 static d5_status mod_create(const d5_op_create_args *args, void **state)

@@ -204,15 +204,11 @@ static d5_status nms_create(const d5_op_create_args *args, void **state)
     d5_free(boxes);
     d5_free(scores);
     if (s != D5_OK) return s;
-    nms *st = d5_alloc(sizeof *st, "NonMaxSuppression");
-    if (!st) return D5_ERR_NOMEM;
-    *st = m;
-    *state = st;
     out[0].dtype = D5_I64;
     out[0].ndim = 2;
     out[0].shape[0] = m.count;
     out[0].shape[1] = 3;
-    return D5_OK;
+    return d5__ref_state(state, &m, sizeof m, "NonMaxSuppression");
 }
 
 /* One value of an optional scalar input at run time. */

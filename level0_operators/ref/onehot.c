@@ -78,11 +78,7 @@ static d5_status onehot_create(const d5_op_create_args *args, void **state)
             h.inner *= ind->shape[j];
         j++;
     }
-    onehot *st = d5_alloc(sizeof *st, "OneHot");
-    if (!st) return D5_ERR_NOMEM;
-    *st = h;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &h, sizeof h, "OneHot");
 }
 
 static d5_status onehot_forward(void *state, const d5_ref_call *call)

@@ -151,11 +151,7 @@ static d5_status pad_create(const d5_op_create_args *args, void **state)
             return d5_error(D5_ERR_SHAPE, "Pad: cannot pad axis %d in mode %s: it has no elements",
                             (int)d, mode_names[p.mode]);
     }
-    pad *st = d5_alloc(sizeof *st, "Pad");
-    if (!st) return D5_ERR_NOMEM;
-    *st = p;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &p, sizeof p, "Pad");
 }
 
 /* The input position read for position j (relative to the first kept

@@ -160,3 +160,9 @@ int64_t d5__pool_window(const d5_pool *p, int64_t o, int64_t *idx, int64_t *padd
     if (padded) *padded = npadded;
     return n;
 }
+
+double d5__pool_flops(void *state, const d5_ref_shapes *shapes)
+{
+    const d5_pool *p = state;
+    return (double)d5_tensor_desc_numel(&shapes->outputs[0]) * (double)p->window;
+}

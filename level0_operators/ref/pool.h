@@ -49,5 +49,9 @@ D5_API d5_status d5__pool_check_windows(const char *op, const d5_pool *p);
  * its positions inside the padded input, the divisor of an average that
  * counts padding. */
 int64_t d5__pool_window(const d5_pool *p, int64_t o, int64_t *idx, int64_t *padded);
+/* The FLOPs of a pooling operator whose state begins with its d5_pool: one
+ * operation (a comparison, an addition) per window position of each output
+ * element. */
+double d5__pool_flops(void *state, const d5_ref_shapes *shapes);
 
 #endif

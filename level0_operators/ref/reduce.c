@@ -105,11 +105,7 @@ d5_status d5__reduce_create(const char *op, d5_dtypes types, const d5_tensor *in
     d5_reduce plan;
     s = d5__reduce_plan(op, &in[0].desc, axes, naxes, keepdims != 0, noop != 0, &plan, &out[0]);
     if (s != D5_OK) return s;
-    d5_reduce *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = plan;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &plan, sizeof plan, op);
 }
 
 d5_status d5__reduce_sum_forward(void *state, const d5_ref_call *call)
@@ -162,18 +158,5 @@ d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_redu
         *out = D5_LOSS_MEAN;
     else
         return d5_error(D5_ERR_INVALID, "%s: reduction '%s' is not none, sum or mean", op, r);
-    return D5_OK;
-}
-
-d5_status d5__loss_class(const char *op, const char *what, const d5_rt *target, int64_t j,
-                         int64_t c, int has_ignore, int64_t ignore_index, int64_t *cls)
-{
-    int64_t t = (int64_t)target->data[j];
-    *cls = -1;
-    if (has_ignore && t == ignore_index) return D5_OK;
-    if (t < 0 || t >= c)
-        return d5_error(D5_ERR_RANGE, "%s: %s %lld at position %lld is outside [0, %lld)", op, what,
-                        (long long)t, (long long)j, (long long)c);
-    *cls = t;
     return D5_OK;
 }

@@ -45,17 +45,5 @@ typedef enum d5_loss_reduction { D5_LOSS_NONE, D5_LOSS_SUM, D5_LOSS_MEAN } d5_lo
 
 /* Reads `reduction` ("none", "sum" or "mean"; default "mean"). */
 d5_status d5__loss_reduction(const char *op, const d5_attrs *attrs, d5_loss_reduction *out);
-/* The class named at position j of a loss's target (`what`: "target",
- * "label"), or -1 when has_ignore and it is ignore_index; D5_ERR_RANGE naming
- * the operator for a class outside [0, c) that is not ignored. */
-d5_status d5__loss_class(const char *op, const char *what, const d5_rt *target, int64_t j,
-                         int64_t c, int has_ignore, int64_t ignore_index, int64_t *cls);
-/* The weight of class cls from the optional input 2: 0 when cls < 0 (ignored),
- * 1 without weights. */
-static inline double d5__loss_weight(const d5_rt *in, int32_t nin, int64_t cls)
-{
-    if (cls < 0) return 0;
-    return nin > 2 && in[2].data ? in[2].data[cls] : 1;
-}
 
 #endif

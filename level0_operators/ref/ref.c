@@ -44,6 +44,15 @@ void d5__ref_keep(void *state)
     (void)state;
 }
 
+d5_status d5__ref_state(void **state, const void *src, size_t size, const char *op)
+{
+    void *copy = d5_alloc(size, op);
+    if (!copy) return D5_ERR_NOMEM;
+    memcpy(copy, src, size);
+    *state = copy;
+    return D5_OK;
+}
+
 void d5__ref_destroy(void *state)
 {
     ref_state *s = state;
@@ -150,6 +159,22 @@ d5_status d5__ref_create(const d5_ref_vtable *vt, const d5_op_create_args *args,
     return D5_OK;
 }
 
+/* Input i as doubles in s->in[i]; its data stays NULL when the input is
+ * omitted. */
+static d5_status stage_input(ref_state *s, const d5_tensor *in, int32_t i)
+{
+    s->in[i].data = NULL;
+    if (s->in_desc[i].dtype == D5_DTYPE_INVALID || !in[i].data) return D5_OK;
+    d5_status st = buffer(s, i, s->in[i].numel, &s->in[i].data);
+    return st == D5_OK ? to_double(&in[i], s->in[i].data, s->in[i].numel) : st;
+}
+
+/* The buffer of output i (written by forward, read by backward). */
+static d5_status stage_output(ref_state *s, int32_t i)
+{
+    return buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
+}
+
 d5_status d5__ref_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
@@ -158,15 +183,8 @@ d5_status d5__ref_forward(void *state, const d5_op_call *call)
     int32_t nout = call->noutputs;
     ref_state *s = state;
     d5_status st = D5_OK;
-    for (int32_t i = 0; i < nin && st == D5_OK; i++) {
-        s->in[i].data = NULL;
-        if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
-            st = buffer(s, i, s->in[i].numel, &s->in[i].data);
-            if (st == D5_OK) st = to_double(&in[i], s->in[i].data, s->in[i].numel);
-        }
-    }
-    for (int32_t i = 0; i < nout && st == D5_OK; i++)
-        st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
+    for (int32_t i = 0; i < nin && st == D5_OK; i++) st = stage_input(s, in, i);
+    for (int32_t i = 0; i < nout && st == D5_OK; i++) st = stage_output(s, i);
     const d5_ref_call views = {
         .inputs = s->in, .ninputs = nin, .outputs = s->out, .noutputs = nout};
     if (st == D5_OK) st = s->vt->forward(s->inner, &views);
@@ -186,11 +204,7 @@ d5_status d5__ref_backward(void *state, const d5_op_call *call)
     ref_state *s = state;
     d5_status st = D5_OK;
     for (int32_t i = 0; i < nin && st == D5_OK; i++) {
-        s->in[i].data = NULL;
-        if (s->in_desc[i].dtype != D5_DTYPE_INVALID && in[i].data) {
-            st = buffer(s, i, s->in[i].numel, &s->in[i].data);
-            if (st == D5_OK) st = to_double(&in[i], s->in[i].data, s->in[i].numel);
-        }
+        st = stage_input(s, in, i);
         s->gin[i].data = NULL;
         if (st == D5_OK && gin[i].data && s->in_desc[i].dtype != D5_DTYPE_INVALID) {
             st = buffer(s, s->nin + i, s->gin[i].numel, &s->gin[i].data);
@@ -198,7 +212,7 @@ d5_status d5__ref_backward(void *state, const d5_op_call *call)
         }
     }
     for (int32_t i = 0; i < nout && st == D5_OK; i++) {
-        st = buffer(s, 2 * s->nin + i, s->out[i].numel, &s->out[i].data);
+        st = stage_output(s, i);
         if (st == D5_OK)
             st = buffer(s, 2 * s->nin + s->nout + i, s->gout[i].numel, &s->gout[i].data);
         if (st == D5_OK) st = to_double(&out[i], s->out[i].data, s->out[i].numel);

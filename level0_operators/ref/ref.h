@@ -100,6 +100,11 @@ void d5__ref_cost(void *state, double *flops, double *bytes);
  * (the IMPL of D5_REF_CREATE_WITH): it frees nothing. */
 void d5__ref_keep(void *state);
 
+/* The end of a create whose state is a plain struct: keeps a copy of its
+ * `size` bytes at src as *state (freed with d5_free unless the operator gives
+ * a destroy function). D5_OK, or D5_ERR_NOMEM naming `op`. */
+d5_status d5__ref_state(void **state, const void *src, size_t size, const char *op);
+
 #define D5__REF_OPERATOR(NAME, MIN_IN, MAX_IN, MIN_OUT, MAX_OUT, CREATE, FORWARD, BACKWARD,        \
                          DESC_BACKWARD, FLAGS, DESTROY, FLOPS)                                     \
     static const d5_ref_vtable ref_vtable_##NAME = {.create = CREATE,                              \

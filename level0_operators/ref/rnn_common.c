@@ -526,6 +526,64 @@ static void initial(const d5_rnn *r, const d5_rt *in, int32_t nin, int32_t i, in
         memset(dst, 0, (size_t)r->H * sizeof *dst);
 }
 
+/* Where run_row keeps a row's states and caches: `slots` hidden states at
+ * h + i * H and cell states at c + i * H and slots - 1 caches, taken round
+ * robin: every step's (T + 1 states) for back-propagation, two states and one
+ * cache for the forward pass. */
+typedef struct row_store {
+    double *h, *c, *cache;
+    int64_t slots;
+} row_store;
+
+/* Room for a row_store of `slots` states, and `extra` more doubles after it;
+ * NULL when out of memory. */
+static double *row_store_alloc(const d5_rnn *r, int64_t slots, size_t extra, const char *what,
+                               row_store *st)
+{
+    const int64_t H = r->H, C = r->cell->cache;
+    double *buf =
+        d5_alloc(((size_t)(2 * slots * H + (slots - 1) * C * H) + extra) * sizeof *buf, what);
+    if (!buf) return NULL;
+    *st = (row_store){buf, buf + slots * H, buf + 2 * slots * H, slots};
+    return buf;
+}
+
+/* The hidden and cell states after step k (0: the initial ones). */
+static double *row_h(const d5_rnn *r, const row_store *st, int64_t k)
+{
+    return st->h + k % st->slots * r->H;
+}
+
+static double *row_c(const d5_rnn *r, const row_store *st, int64_t k)
+{
+    return st->c + k % st->slots * r->H;
+}
+
+/* Step k's cache. */
+static double *row_cache(const d5_rnn *r, const row_store *st, int64_t k)
+{
+    return st->cache + k % (st->slots - 1) * r->cell->cache * r->H;
+}
+
+/* Runs row b of direction d through its L steps (returned) from its initial
+ * states; with y not NULL, also writes each step's hidden state into its
+ * row of Y. */
+static int64_t run_row(const d5_rnn *r, const d5_rnn_dir *w, const d5_rt *in, int32_t nin,
+                       int64_t d, int64_t b, const row_store *st, double *y)
+{
+    const int64_t L = steps(r, in, nin, b);
+    initial(r, in, nin, 5, d, b, row_h(r, st, 0));
+    initial(r, in, nin, 6, d, b, row_c(r, st, 0));
+    for (int64_t k = 0; k < L; k++) {
+        int64_t t = time_of(r, d, k, L);
+        double *hn = row_h(r, st, k + 1);
+        r->cell->step(r, w, in[0].data + x_at(r, t, b), row_h(r, st, k), row_c(r, st, k), hn,
+                      row_c(r, st, k + 1), row_cache(r, st, k));
+        if (y) memcpy(y + y_at(r, t, d, b), hn, (size_t)r->H * sizeof *hn);
+    }
+    return L;
+}
+
 d5_status d5__rnn_forward(void *state, const d5_ref_call *call)
 {
     const d5_rt *in = call->inputs;
@@ -536,31 +594,20 @@ d5_status d5__rnn_forward(void *state, const d5_ref_call *call)
     const int64_t H = r->H;
     d5_status s = check_lengths(r, in, nin);
     if (s != D5_OK) return s;
-    double *buf = d5_alloc((size_t)(4 + r->cell->cache) * (size_t)H * sizeof *buf, "RNN state");
+    row_store st;
+    double *buf = row_store_alloc(r, 2, 0, "RNN state", &st);
     if (!buf) return D5_ERR_NOMEM;
-    double *h = buf, *hn = buf + H, *c = buf + 2 * H, *cn = buf + 3 * H, *cache = buf + 4 * H;
     for (int64_t d = 0; d < r->D; d++) {
         d5_rnn_dir w;
         direction(r, d, in, nin, NULL, &w);
         for (int64_t b = 0; b < r->N; b++) {
-            int64_t L = steps(r, in, nin, b);
-            initial(r, in, nin, 5, d, b, h);
-            initial(r, in, nin, 6, d, b, c);
-            for (int64_t k = 0; k < L; k++) {
-                int64_t t = time_of(r, d, k, L);
-                r->cell->step(r, &w, in[0].data + x_at(r, t, b), h, c, hn, cn, cache);
-                if (nout > 0) memcpy(out[0].data + y_at(r, t, d, b), hn, (size_t)H * sizeof *hn);
-                double *swap = h;
-                h = hn;
-                hn = swap;
-                swap = c;
-                c = cn;
-                cn = swap;
-            }
+            int64_t L = run_row(r, &w, in, nin, d, b, &st, nout > 0 ? out[0].data : NULL);
             for (int64_t t = L; nout > 0 && t < r->T; t++)
                 memset(out[0].data + y_at(r, t, d, b), 0, (size_t)H * sizeof(double));
-            if (nout > 1) memcpy(out[1].data + state_at(r, d, b), h, (size_t)H * sizeof *h);
-            if (nout > 2) memcpy(out[2].data + state_at(r, d, b), c, (size_t)H * sizeof *c);
+            if (nout > 1)
+                memcpy(out[1].data + state_at(r, d, b), row_h(r, &st, L), (size_t)H * sizeof *buf);
+            if (nout > 2)
+                memcpy(out[2].data + state_at(r, d, b), row_c(r, &st, L), (size_t)H * sizeof *buf);
         }
     }
     d5_free(buf);
@@ -580,24 +627,16 @@ d5_status d5__rnn_backward(void *state, const d5_ref_call *call)
     const int64_t H = r->H, T = r->T, C = r->cell->cache;
     d5_status s = check_lengths(r, in, nin);
     if (s != D5_OK) return s;
-    size_t n = (size_t)(2 * (T + 1) * H + T * C * H + 12 * H + r->I);
-    double *buf = d5_alloc(n * sizeof *buf, "RNN backward");
+    row_store st;
+    double *buf = row_store_alloc(r, T + 1, (size_t)(12 * H + r->I), "RNN backward", &st);
     if (!buf) return D5_ERR_NOMEM;
-    double *hs = buf, *cs = hs + (T + 1) * H, *caches = cs + (T + 1) * H;
-    double *dh = caches + T * C * H, *dc = dh + H, *dhp = dc + H, *dcp = dhp + H;
+    double *dh = st.cache + T * C * H, *dc = dh + H, *dhp = dc + H, *dcp = dhp + H;
     double *scratch = dcp + H, *dxs = scratch + 8 * H;
     for (int64_t d = 0; d < r->D; d++) {
         d5_rnn_dir w;
         direction(r, d, in, nin, gin, &w);
         for (int64_t b = 0; b < r->N; b++) {
-            int64_t L = steps(r, in, nin, b);
-            initial(r, in, nin, 5, d, b, hs);
-            initial(r, in, nin, 6, d, b, cs);
-            for (int64_t k = 0; k < L; k++) {
-                int64_t t = time_of(r, d, k, L);
-                r->cell->step(r, &w, in[0].data + x_at(r, t, b), hs + k * H, cs + k * H,
-                              hs + (k + 1) * H, cs + (k + 1) * H, caches + k * C * H);
-            }
+            int64_t L = run_row(r, &w, in, nin, d, b, &st, NULL);
             for (int64_t j = 0; j < H; j++) {
                 dh[j] = nout > 1 ? gout[1].data[state_at(r, d, b) + j] : 0;
                 dc[j] = nout > 2 ? gout[2].data[state_at(r, d, b) + j] : 0;
@@ -610,8 +649,8 @@ d5_status d5__rnn_backward(void *state, const d5_ref_call *call)
                     dhp[j] = dcp[j] = 0;
                 }
                 double *dx = gin[0].data ? gin[0].data + x_at(r, t, b) : dxs;
-                r->cell->back(r, &w, in[0].data + x_at(r, t, b), hs + k * H, cs + k * H,
-                              caches + k * C * H, dh, dc, dx, dhp, dcp, scratch);
+                r->cell->back(r, &w, in[0].data + x_at(r, t, b), row_h(r, &st, k), row_c(r, &st, k),
+                              row_cache(r, &st, k), dh, dc, dx, dhp, dcp, scratch);
                 double *swap = dh;
                 dh = dhp;
                 dhp = swap;

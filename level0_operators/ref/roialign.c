@@ -96,15 +96,11 @@ static d5_status roialign_create(const d5_op_create_args *args, void **state)
     r.h = x->shape[2];
     r.w = x->shape[3];
     r.rois = rois->shape[0];
-    roialign *st = d5_alloc(sizeof *st, "RoiAlign");
-    if (!st) return D5_ERR_NOMEM;
-    *st = r;
-    *state = st;
     out[0] = *x;
     out[0].shape[0] = r.rois;
     out[0].shape[2] = r.oh;
     out[0].shape[3] = r.ow;
-    return D5_OK;
+    return d5__ref_state(state, &r, sizeof r, "RoiAlign");
 }
 
 /* The four corners and weights of the bilinear read at (y, x); weights all 0

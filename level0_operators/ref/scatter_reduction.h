@@ -43,6 +43,28 @@ static inline d5_status d5__scatter_gradient(const char *op, d5_scatter_reductio
                     d5__scatter_reduction_names[r]);
 }
 
+/* The backward of ScatterElements and ScatterND reads winner[k]: 1 + the
+ * update that wrote data element k last, or 0 where none did (what their
+ * forward run records). 1 when the output gradient at element k flows to
+ * update u - 1, or for u = 0 to the data: always for "add", only to the one
+ * that wrote last for "none". */
+static inline int d5__scatter_passes(d5_scatter_reduction r, const int64_t *winner, int64_t k,
+                                     int64_t u)
+{
+    return r == D5_SCATTER_ADD || winner[k] == u;
+}
+
+/* The data's gradient (gin[0], when wanted) of a scatter over n elements:
+ * the output gradient where no update overwrote the element, or everywhere
+ * for "add". */
+static inline void d5__scatter_data_grad(d5_scatter_reduction r, const int64_t *winner, int64_t n,
+                                         const d5_rt *gout, d5_rt *gin)
+{
+    if (gin[0].data)
+        for (int64_t k = 0; k < n; k++)
+            if (d5__scatter_passes(r, winner, k, 0)) gin[0].data[k] += gout[0].data[k];
+}
+
 /* The value at a position after update u meets old: u replaces it (none),
  * is added or multiplied in, or the larger / smaller stays (NaN stays). */
 static inline double d5__scatter_combine(d5_scatter_reduction r, double old, double u)

@@ -28,8 +28,8 @@ typedef struct scatter {
     const char *op; /* "ScatterElements" or "Scatter" */
     int32_t axis;
     d5_scatter_reduction reduction;
-    int64_t n;       /* data elements */
-    double winner[]; /* per data element: 1 + the update that wrote it last, or 0 */
+    int64_t n;        /* data elements */
+    int64_t winner[]; /* per data element: 1 + the update that wrote it last, or 0 */
 } scatter;
 
 /* The create of both operators; Scatter (reductions 0) has no reduction. */
@@ -57,7 +57,7 @@ static d5_status scatter_create_as(const char *op, int reductions, const d5_tens
                         d5_dtype_name((d5_dtype)upd->dtype),
                         d5_dtype_name((d5_dtype)in[0].desc.dtype));
     int64_t n = d5_tensor_desc_numel(&in[0].desc);
-    scatter *st = d5_alloc(sizeof *st + (size_t)n * sizeof(double), op);
+    scatter *st = d5_alloc(sizeof *st + (size_t)n * sizeof(int64_t), op);
     if (!st) return D5_ERR_NOMEM;
     st->op = op;
     st->axis = axis;
@@ -85,12 +85,12 @@ static d5_status scatter_create(const d5_op_create_args *args, void **state)
 static d5_status scatter_run(scatter *st, const d5_rt *in, double *y)
 {
     if (y) memcpy(y, in[0].data, (size_t)st->n * sizeof(double));
-    for (int64_t k = 0; k < st->n; k++) st->winner[k] = 0;
+    memset(st->winner, 0, (size_t)st->n * sizeof(int64_t));
     for (int64_t e = 0; e < in[2].numel; e++) {
         int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
         if (dst < 0) return D5_ERR_RANGE;
         if (y) y[dst] = d5__scatter_combine(st->reduction, y[dst], in[2].data[e]);
-        st->winner[dst] = (double)(e + 1);
+        st->winner[dst] = e + 1;
     }
     return D5_OK;
 }
@@ -113,14 +113,11 @@ static d5_status scatter_backward(void *state, const d5_ref_call *call)
     d5_status s = d5__scatter_gradient(st->op, st->reduction);
     if (s == D5_OK) s = scatter_run(st, in, NULL);
     if (s != D5_OK) return s;
-    if (gin[0].data)
-        for (int64_t k = 0; k < st->n; k++)
-            if (st->reduction == D5_SCATTER_ADD || st->winner[k] == 0)
-                gin[0].data[k] += gout[0].data[k];
+    d5__scatter_data_grad(st->reduction, st->winner, st->n, gout, gin);
     if (gin[2].data)
         for (int64_t e = 0; e < in[2].numel; e++) {
             int64_t dst = d5__elements_index(st->op, in[0].desc, &in[1], st->axis, e);
-            if (st->reduction == D5_SCATTER_ADD || st->winner[dst] == (double)(e + 1))
+            if (d5__scatter_passes(st->reduction, st->winner, dst, e + 1))
                 gin[2].data[e] += gout[0].data[dst];
         }
     return D5_OK;

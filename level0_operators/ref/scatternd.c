@@ -92,20 +92,8 @@ static d5_status scatternd_create(const d5_op_create_args *args, void **state)
  * set. */
 static int64_t slice_offset(const scatternd *st, const double *indices, int64_t t)
 {
-    int64_t off = 0;
-    for (int64_t j = 0; j < st->m; j++) {
-        int64_t n = st->dims[j];
-        double x = indices[t * st->m + j];
-        if (!(x >= (double)-n && x < (double)n)) {
-            d5_error(D5_ERR_RANGE,
-                     "ScatterND: index tuple %lld has %.0f at position %lld, outside [%lld, %lld]",
-                     (long long)t, x, (long long)j, (long long)-n, (long long)n - 1);
-            return -1;
-        }
-        int64_t v = (int64_t)x;
-        off = off * n + (v < 0 ? v + n : v);
-    }
-    return off * st->slice;
+    int64_t off = d5__index_tuple("ScatterND", indices, t, st->dims, st->m);
+    return off < 0 ? -1 : off * st->slice;
 }
 
 /* Runs the scatter into y (forward) or, with y NULL, only records in
@@ -141,15 +129,12 @@ static d5_status scatternd_backward(void *state, const d5_ref_call *call)
     d5_status s = d5__scatter_gradient("ScatterND", st->reduction);
     if (s == D5_OK) s = scatternd_run(st, in, NULL);
     if (s != D5_OK) return s;
-    if (gin[0].data)
-        for (int64_t k = 0; k < st->n; k++)
-            if (st->reduction == D5_SCATTER_ADD || st->winner[k] == 0)
-                gin[0].data[k] += gout[0].data[k];
+    d5__scatter_data_grad(st->reduction, st->winner, st->n, gout, gin);
     if (gin[2].data)
         for (int64_t t = 0; t < st->tuples; t++) {
             int64_t dst = slice_offset(st, in[1].data, t);
             for (int64_t e = 0; e < st->slice; e++)
-                if (st->reduction == D5_SCATTER_ADD || st->winner[dst + e] == t + 1)
+                if (d5__scatter_passes(st->reduction, st->winner, dst + e, t + 1))
                     gin[2].data[t * st->slice + e] += gout[0].data[dst + e];
         }
     return D5_OK;

@@ -23,12 +23,8 @@ static d5_status shrink_create(const d5_op_create_args *args, void **state)
     d5_status s = d5_attrs_float(attrs, "lambd", 0.5, &p.lambd);
     if (s == D5_OK) s = d5_attrs_float(attrs, "bias", 0.0, &p.bias);
     if (s != D5_OK) return s;
-    shrink *st = d5_alloc(sizeof *st, "Shrink");
-    if (!st) return D5_ERR_NOMEM;
-    *st = p;
-    *state = st;
     out[0] = in[0].desc;
-    return D5_OK;
+    return d5__ref_state(state, &p, sizeof p, "Shrink");
 }
 
 static d5_status shrink_forward(void *state, const d5_ref_call *call)

@@ -9,89 +9,24 @@
  * log_prob, log(softmax(scores)) along axis 1. Differentiable with respect to
  * scores and weights.
  * https://onnx.ai/onnx/operators/onnx__SoftmaxCrossEntropyLoss.html */
-#include "reduce.h"
+#include "class_loss.h"
 
 #include <math.h>
 
-typedef struct sce {
-    int64_t n, c, d; /* batch, classes, positions per sample (D1 * ... * Dk) */
-    d5_loss_reduction reduction;
-    int has_ignore;
-    int64_t ignore_index;
-} sce;
+static const d5_class_loss_names names = {.op = "SoftmaxCrossEntropyLoss",
+                                          .input = "scores",
+                                          .input_of = "scores'",
+                                          .target = "labels",
+                                          .target_value = "label",
+                                          .weight = "weights",
+                                          .plural = 1,
+                                          .min_classes = 1};
 
 static d5_status sce_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
-    sce g = {0};
-    d5_status s = d5__need_float("SoftmaxCrossEntropyLoss", in, nin, 0);
-    if (s == D5_OK) s = d5__loss_reduction("SoftmaxCrossEntropyLoss", attrs, &g.reduction);
-    if (s == D5_OK && d5_attrs_find(attrs, "ignore_index")) {
-        g.has_ignore = 1;
-        s = d5_attrs_int(attrs, "ignore_index", 0, &g.ignore_index);
-    }
-    if (s != D5_OK) return s;
-    if (!d5__has_input(in, nin, 1))
-        return d5_error(D5_ERR_INVALID, "SoftmaxCrossEntropyLoss: input 1 (labels) is required");
-    const d5_tensor_desc *x = &in[0].desc, *t = &in[1].desc;
-    if (t->dtype != D5_I64 && t->dtype != D5_I32)
-        return d5_error(D5_ERR_INVALID,
-                        "SoftmaxCrossEntropyLoss: labels have data type %s, expected int64 or "
-                        "int32",
-                        d5_dtype_name((d5_dtype)t->dtype));
-    if (x->ndim < 2)
-        return d5_error(D5_ERR_SHAPE,
-                        "SoftmaxCrossEntropyLoss: scores has %d dims, expected (N, C) or "
-                        "(N, C, D1..Dk)",
-                        (int)x->ndim);
-    char xs[96], ts[96];
-    d5__shape_str(x, xs, sizeof xs);
-    d5__shape_str(t, ts, sizeof ts);
-    int same = t->ndim == x->ndim - 1 && t->shape[0] == x->shape[0];
-    for (int32_t i = 1; same && i < t->ndim; i++) same = t->shape[i] == x->shape[i + 1];
-    if (!same)
-        return d5_error(D5_ERR_SHAPE,
-                        "SoftmaxCrossEntropyLoss: labels %s do not match scores %s (expected "
-                        "scores' shape without axis 1)",
-                        ts, xs);
-    g.n = x->shape[0];
-    g.c = x->shape[1];
-    if (g.c < 1)
-        return d5_error(D5_ERR_SHAPE, "SoftmaxCrossEntropyLoss: scores %s has no classes", xs);
-    g.d = 1;
-    for (int32_t i = 2; i < x->ndim; i++) g.d *= x->shape[i];
-    if (d5__has_input(in, nin, 2)) {
-        s = d5__need_float("SoftmaxCrossEntropyLoss", in, nin, 2);
-        if (s != D5_OK) return s;
-        if (in[2].desc.dtype != x->dtype)
-            return d5_error(
-                D5_ERR_INVALID, "SoftmaxCrossEntropyLoss: weights have data type %s, scores %s",
-                d5_dtype_name((d5_dtype)in[2].desc.dtype), d5_dtype_name((d5_dtype)x->dtype));
-        if (in[2].desc.ndim != 1 || in[2].desc.shape[0] != g.c) {
-            char ws[96];
-            d5__shape_str(&in[2].desc, ws, sizeof ws);
-            return d5_error(
-                D5_ERR_SHAPE,
-                "SoftmaxCrossEntropyLoss: weights have shape %s, expected [%lld] (one per class)",
-                ws, (long long)g.c);
-        }
-    }
-    if (g.reduction == D5_LOSS_NONE) {
-        out[0].ndim = t->ndim;
-        for (int32_t i = 0; i < t->ndim; i++) out[0].shape[i] = t->shape[i];
-    } else {
-        out[0].ndim = 0;
-    }
-    if (nout > 1) out[1] = *x;
-    sce *st = d5_alloc(sizeof *st, "SoftmaxCrossEntropyLoss");
-    if (!st) return D5_ERR_NOMEM;
-    *st = g;
-    *state = st;
-    return D5_OK;
+    d5_status s = d5__class_loss_create(&names, args, state);
+    if (s == D5_OK && args->noutputs > 1) args->outputs[1] = args->inputs[0].desc;
+    return s;
 }
 
 /* log(sum_c exp(x[c * d])) over the classes of one position, computed stably. */
@@ -104,53 +39,18 @@ static double log_sum_exp(const double *x, int64_t c, int64_t d)
     return m + log(sum);
 }
 
-/* The label of position j, or -1 when it is ignore_index. */
-static d5_status label_at(const sce *g, const d5_rt *labels, int64_t j, int64_t *label)
+/* The loss of label cls is -log_prob[cls] = log_sum_exp - x[cls]. */
+static double sce_of(const d5_class_loss *g, const double *x, int64_t cls, double *log_prob)
 {
-    return d5__loss_class("SoftmaxCrossEntropyLoss", "label", labels, j, g->c, g->has_ignore,
-                          g->ignore_index, label);
-}
-
-/* Fills loss[j] = weight * -log_prob[label] per position (when `loss` is not
- * NULL) and log_prob (when not NULL); returns the sum of the losses and of the
- * weights. */
-static d5_status sce_losses(const sce *g, const d5_rt *in, int32_t nin, double *loss,
-                            double *log_prob, double *total, double *wsum)
-{
-    *total = 0;
-    *wsum = 0;
-    for (int64_t i = 0; i < g->n; i++)
-        for (int64_t p = 0; p < g->d; p++) {
-            int64_t base = i * g->c * g->d + p, j = i * g->d + p, label;
-            const double *x = in[0].data + base;
-            double lse = log_sum_exp(x, g->c, g->d);
-            if (log_prob)
-                for (int64_t k = 0; k < g->c; k++) log_prob[base + k * g->d] = x[k * g->d] - lse;
-            d5_status s = label_at(g, &in[1], j, &label);
-            if (s != D5_OK) return s;
-            double w = d5__loss_weight(in, nin, label);
-            double l = label < 0 ? 0 : w * (lse - x[label * g->d]);
-            if (loss) loss[j] = l;
-            *total += l;
-            *wsum += w;
-        }
-    return D5_OK;
+    double lse = log_sum_exp(x, g->c, g->d);
+    if (log_prob)
+        for (int64_t k = 0; k < g->c; k++) log_prob[k * g->d] = x[k * g->d] - lse;
+    return cls < 0 ? 0 : lse - x[cls * g->d];
 }
 
 static d5_status sce_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    int32_t nin = call->ninputs;
-    d5_rt *out = call->outputs;
-    int32_t nout = call->noutputs;
-    const sce *g = state;
-    double total, wsum;
-    d5_status s = sce_losses(g, in, nin, g->reduction == D5_LOSS_NONE ? out[0].data : NULL,
-                             nout > 1 ? out[1].data : NULL, &total, &wsum);
-    if (s != D5_OK) return s;
-    if (g->reduction == D5_LOSS_SUM) out[0].data[0] = total;
-    if (g->reduction == D5_LOSS_MEAN) out[0].data[0] = total / wsum;
-    return D5_OK;
+    return d5__class_loss_forward(state, call, sce_of);
 }
 
 /* For a position with label y, weight w and loss gradient gl (the output's
@@ -165,9 +65,9 @@ static d5_status sce_backward(void *state, const d5_ref_call *call)
     const d5_rt *in = call->inputs;
     int32_t nin = call->ninputs;
     d5_rt *gin = call->grad_inputs;
-    const sce *g = state;
+    const d5_class_loss *g = state;
     double total, wsum;
-    d5_status s = sce_losses(g, in, nin, NULL, NULL, &total, &wsum);
+    d5_status s = d5__class_loss_totals(g, in, nin, sce_of, NULL, NULL, &total, &wsum);
     if (s != D5_OK) return s;
     double mean = total / wsum;
     for (int64_t i = 0; i < g->n; i++)
@@ -175,11 +75,9 @@ static d5_status sce_backward(void *state, const d5_ref_call *call)
             int64_t base = i * g->c * g->d + p, j = i * g->d + p, label;
             const double *x = in[0].data + base;
             double lse = log_sum_exp(x, g->c, g->d);
-            (void)label_at(g, &in[1], j, &label);
-            double w = d5__loss_weight(in, nin, label);
-            double gl = g->reduction == D5_LOSS_NONE  ? gout[0].data[j]
-                        : g->reduction == D5_LOSS_SUM ? gout[0].data[0]
-                                                      : gout[0].data[0] / wsum;
+            (void)d5__class_loss_class(g, &in[1], j, &label);
+            double w = d5__class_loss_weight(in, nin, label);
+            double gl = d5__class_loss_grad(g, gout, j, wsum);
             double glp_sum = 0;
             if (nout > 1)
                 for (int64_t k = 0; k < g->c; k++) glp_sum += gout[1].data[base + k * g->d];

@@ -46,8 +46,9 @@ static d5_status s2d_create(const d5_op_create_args *args, void **state)
 }
 
 /* The flat input index of output element i. */
-static int64_t source(const s2d *p, int64_t i)
+static int64_t source(const void *state, int64_t i)
 {
+    const s2d *p = state;
     int64_t b = p->b, oh = p->h / b, ow = p->w / b;
     int64_t w = i % ow, h = i / ow % oh, oc = i / (ow * oh) % (p->c * b * b);
     int64_t n = i / (ow * oh * p->c * b * b);
@@ -57,22 +58,12 @@ static int64_t source(const s2d *p, int64_t i)
 
 static d5_status s2d_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    const s2d *p = state;
-    for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[source(p, i)];
-    return D5_OK;
+    return d5__source_forward(source, state, call);
 }
 
 static d5_status s2d_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    const d5_rt *out = call->outputs;
-    d5_rt *gin = call->grad_inputs;
-    const s2d *p = state;
-    if (gin[0].data)
-        for (int64_t i = 0; i < out[0].numel; i++) gin[0].data[source(p, i)] += gout[0].data[i];
-    return D5_OK;
+    return d5__source_backward(source, state, call);
 }
 
 D5_REF_OPERATOR(SpaceToDepth, 1, 1, 1, 1, s2d_create, s2d_forward, s2d_backward, NULL, NULL);

@@ -87,16 +87,12 @@ static d5_status stft_create(const d5_op_create_args *args, void **state)
     if (s != D5_OK) return s;
     t.frames = (t.length - t.frame) / t.step + 1;
     t.bins = onesided ? t.frame / 2 + 1 : t.frame;
-    stft *st = d5_alloc(sizeof *st, "STFT");
-    if (!st) return D5_ERR_NOMEM;
-    *st = t;
-    *state = st;
     out[0] = *x;
     out[0].ndim = 4;
     out[0].shape[1] = t.frames;
     out[0].shape[2] = t.bins;
     out[0].shape[3] = 2;
-    return D5_OK;
+    return d5__ref_state(state, &t, sizeof t, "STFT");
 }
 
 static d5_status stft_forward(void *state, const d5_ref_call *call)

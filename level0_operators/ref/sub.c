@@ -7,13 +7,6 @@ static double sub(double a, double b)
 {
     return a - b;
 }
-static double sub_da(double a, double b, double y)
-{
-    (void)a;
-    (void)b;
-    (void)y;
-    return 1;
-}
 static double sub_db(double a, double b, double y)
 {
     (void)a;
@@ -22,6 +15,6 @@ static double sub_db(double a, double b, double y)
     return -1;
 }
 
-static const d5_binary_fn sub_fn = {"Sub", sub, sub_da, sub_db, D5_BINARY_ARITH};
+static const d5_binary_fn sub_fn = {"Sub", sub, d5__binary_one, sub_db, D5_BINARY_ARITH};
 
 D5_BINARY_OPERATOR(Sub, sub_fn);

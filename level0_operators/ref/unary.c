@@ -17,11 +17,7 @@ d5_status d5__unary_op_create(const d5_unary_fn *fn, const d5_tensor *in, int32_
     for (int k = 0; k < 2 && s == D5_OK; k++)
         if (fn->attr[k]) s = d5_attrs_float(attrs, fn->attr[k], fn->def[k], &u.attr[k]);
     if (s != D5_OK) return s;
-    d5_unary_state *st = d5_alloc(sizeof *st, fn->name);
-    if (!st) return D5_ERR_NOMEM;
-    *st = u;
-    *state = st;
-    return D5_OK;
+    return d5__ref_state(state, &u, sizeof u, fn->name);
 }
 
 d5_status d5__unary_forward(void *state, const d5_ref_call *call)

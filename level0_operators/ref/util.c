@@ -235,12 +235,8 @@ d5_status d5__axis_view_create(const char *op, const d5_tensor *in, int32_t nin,
         v.n *= v.inner;
         v.inner = 1;
     }
-    d5_axis_view *st = d5_alloc(sizeof *st, op);
-    if (!st) return D5_ERR_NOMEM;
-    *st = v;
-    *state = st;
     out[0] = in[0].desc;
-    return D5_OK;
+    return d5__ref_state(state, &v, sizeof v, op);
 }
 
 d5_status d5__broadcast_create(const char *op, const d5_tensor *in, int32_t nin, int float_only,
@@ -347,4 +343,23 @@ d5_status d5__axis_backward(void *state, const d5_ref_call *call, d5_axis_grad_f
              call->grad_inputs[0].data + base, g->n, g->inner);
     }
     return D5_OK;
+}
+
+int64_t d5__index_tuple(const char *op, const double *indices, int64_t t, const int64_t *dims,
+                        int64_t m)
+{
+    int64_t off = 0;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t n = dims[j];
+        double x = indices[t * m + j];
+        if (!(x >= (double)-n && x < (double)n)) {
+            d5_error(D5_ERR_RANGE,
+                     "%s: index tuple %lld has %.0f at position %lld, outside [%lld, %lld]", op,
+                     (long long)t, x, (long long)j, (long long)-n, (long long)n - 1);
+            return -1;
+        }
+        int64_t v = (int64_t)x;
+        off = off * n + (v < 0 ? v + n : v);
+    }
+    return off;
 }

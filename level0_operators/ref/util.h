@@ -27,6 +27,34 @@ static inline void d5__gather_backward(d5_source_fn src, const d5_rt *gout, cons
         for (int64_t i = 0; i < out[0].numel; i++)
             gin[0].data[src(out[0].desc, in[0].desc, i)] += gout[0].data[i];
 }
+/* The row-major offset within dims[0..m-1] of index tuple t, the m values
+ * indices[t * m .. t * m + m - 1] (GatherND, ScatterND; a negative one counts
+ * from the end of its dimension); -1 with D5_ERR_RANGE naming the operator,
+ * the tuple and the value when one is outside [-n, n - 1]. */
+int64_t d5__index_tuple(const char *op, const double *indices, int64_t t, const int64_t *dims,
+                        int64_t m);
+/* The same with the operator's state: output element i of a copy is input
+ * element src(state, i) (SpaceToDepth, DepthToSpace, Compress). These are a
+ * forward and a backward for such an operator to call with its source. */
+typedef int64_t (*d5_state_source_fn)(const void *state, int64_t i);
+static inline d5_status d5__source_forward(d5_state_source_fn src, const void *state,
+                                           const d5_ref_call *call)
+{
+    const d5_rt *in = call->inputs;
+    d5_rt *out = call->outputs;
+    for (int64_t i = 0; i < out[0].numel; i++) out[0].data[i] = in[0].data[src(state, i)];
+    return D5_OK;
+}
+static inline d5_status d5__source_backward(d5_state_source_fn src, const void *state,
+                                            const d5_ref_call *call)
+{
+    const d5_rt *gout = call->grad_outputs;
+    d5_rt *gin = call->grad_inputs;
+    if (gin[0].data)
+        for (int64_t i = 0; i < call->outputs[0].numel; i++)
+            gin[0].data[src(state, i)] += gout[0].data[i];
+    return D5_OK;
+}
 /* Row-major strides (elements) of a shape. */
 void d5__strides(const d5_tensor_desc *d, int64_t *strides);
 /* Resolves a possibly negative axis against ndim; D5_ERR_INVALID names the
