@@ -104,12 +104,7 @@ struct d5_comm {
 
 struct d5_comm_request {
     d5_comm *comm;
-    d5_comm_op op;
-    int32_t slot;
-    uint32_t gen;
-    size_t count;      /* of the operation, for messages */
-    d5_dtype dtype;    /* likewise */
-    int32_t peer;      /* likewise: root, destination or source */
+    d5__op_args a;     /* the operation's, for its counters and messages */
     int32_t abandoned; /* still incomplete when d5_comm_free gave it up */
     /* Advances; *done 1 when complete. blocking: until complete. */
     d5_status (*progress)(d5_comm_request *r, int blocking, int *done);
@@ -196,12 +191,8 @@ typedef struct d5__step {
 
 typedef struct d5__sched {
     d5_comm *comm;
-    d5_comm_op op;
-    int32_t slot;
-    uint32_t gen;
-    d5_dtype dtype;
-    size_t count; /* of the operation, for messages */
-    int tag;
+    d5__op_args a; /* the operation's, for its counters and messages */
+    int tag;       /* of its messages (not a.tag) */
     d5__step *steps;
     size_t nsteps, cap, cur;
     int posted;
