@@ -89,14 +89,8 @@ typedef struct pool {
 
 static d5_status pool_add(pool *p, const double *x, size_t n)
 {
-    if (p->n + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 1024;
-        while (cap < p->n + n) cap *= 2;
-        double *g = d5_realloc(p->x, p->cap * sizeof *g, cap * sizeof *g, "pooled samples");
-        if (!g) return D5_ERR_NOMEM;
-        p->x = g;
-        p->cap = cap;
-    }
+    d5_status s = d5_grow(&p->x, &p->cap, p->n + n, sizeof *p->x, "pooled samples");
+    if (s != D5_OK) return s;
     memcpy(p->x + p->n, x, n * sizeof *x);
     p->n += n;
     return D5_OK;
