@@ -23,6 +23,5 @@ static d5_status init(d5_comm *c, const d5_comm_params *p)
     return c->ops->init(c, p);
 }
 
-const d5__comm_ops d5__comm_ops_nccl = {
-    .init = init, .no_timeout = 1, /* as the plugin's table (nccl.c) */
-};
+/* no_timeout as in the plugin's table (nccl.c): it is read before init. */
+const d5__comm_ops d5__comm_ops_nccl = {.init = init, .no_timeout = 1};
