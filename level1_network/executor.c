@@ -539,19 +539,32 @@ d5_status d5__executor_infer(const d5_network *net, d5_tensor_desc *descs, int32
 
 /* ---- Running -------------------------------------------------------------------------------- */
 
-static d5_status find_value(const d5_executor *ex, const char *name, int32_t *v)
+/* The index of value `name` (v may be NULL; -1 when there is none) and its
+ * entry (x may be NULL; NULL when there is none). */
+static d5_status find_value(const d5_executor *ex, const char *name, int32_t *v, const xval **x)
 {
-    *v = name ? d5__network_value(ex->net, name) : -1;
-    if (*v < 0)
+    int32_t i = name ? d5__network_value(ex->net, name) : -1;
+    if (v) *v = i;
+    if (x) *x = i >= 0 ? &ex->vals[i] : NULL;
+    if (i < 0)
         return d5_error(D5_ERR_NOTFOUND, "the network has no value named '%s'",
                         name ? name : "(null)");
+    return D5_OK;
+}
+
+/* A view of `data`, which holds value x. */
+static d5_status view_of(const xval *x, void *data, d5_tensor *view)
+{
+    memset(view, 0, sizeof *view);
+    view->desc = x->desc;
+    view->data = data;
     return D5_OK;
 }
 
 d5_status d5_executor_feed(d5_executor *ex, const char *name, const d5_tensor *t)
 {
     int32_t v;
-    d5_status s = find_value(ex, name, &v);
+    d5_status s = find_value(ex, name, &v, NULL);
     if (s != D5_OK) return s;
     xval *x = &ex->vals[v];
     if (x->kind != XV_INPUT)
@@ -572,9 +585,9 @@ d5_status d5_executor_feed(d5_executor *ex, const char *name, const d5_tensor *t
 d5_status d5_executor_fetch(const d5_executor *ex, const char *name, d5_tensor *view)
 {
     int32_t v;
-    d5_status s = find_value(ex, name, &v);
+    const xval *x;
+    d5_status s = find_value(ex, name, &v, &x);
     if (s != D5_OK) return s;
-    const xval *x = &ex->vals[v];
     if (x->kind == XV_NONE || !x->known)
         return d5_error(D5_ERR_STATE, "value '%s' is not computed by this executor", name);
     if (x->kind == XV_ACT && !ex->opt.keep_values && !ex->net->values[v].is_output)
@@ -587,16 +600,13 @@ d5_status d5_executor_fetch(const d5_executor *ex, const char *name, d5_tensor *
                         "value '%s' lives in %s device memory: make it a graph output, which is "
                         "copied to the host after each run",
                         name, ex->devs[x->mem]->name);
-    memset(view, 0, sizeof *view);
-    view->desc = x->desc;
-    view->data = x->host_copy >= 0 ? ex->copies[x->host_copy].data : x->data;
-    return D5_OK;
+    return view_of(x, x->host_copy >= 0 ? ex->copies[x->host_copy].data : x->data, view);
 }
 
 d5_status d5_executor_bind_param(d5_executor *ex, const char *name, void *data)
 {
     int32_t v;
-    d5_status s = find_value(ex, name, &v);
+    d5_status s = find_value(ex, name, &v, NULL);
     if (s != D5_OK) return s;
     if (ex->vals[v].kind != XV_INIT || !data)
         return d5_error(D5_ERR_INVALID, "'%s' is not an initializer read by this executor", name);
@@ -689,18 +699,14 @@ d5_status d5_executor_inference_and_backprop(d5_executor *ex)
 
 d5_status d5_executor_gradient(const d5_executor *ex, const char *name, d5_tensor *view)
 {
-    int32_t v;
-    d5_status s = find_value(ex, name, &v);
+    const xval *x;
+    d5_status s = find_value(ex, name, NULL, &x);
     if (s != D5_OK) return s;
-    const xval *x = &ex->vals[v];
     if (!x->trainable || !x->has_grad)
         return d5_error(D5_ERR_NOTFOUND,
                         "'%s' has no gradient: it is not a parameter%s on the loss's path", name,
                         ex->opt.input_gradients ? " or graph input" : "");
-    memset(view, 0, sizeof *view);
-    view->desc = x->desc;
-    view->data = x->grad;
-    return D5_OK;
+    return view_of(x, x->grad, view);
 }
 
 /* ---- The schedule ---------------------------------------------------------------------------- */

@@ -499,8 +499,9 @@ static d5_status drop_orphans(d5_network *net)
 
 d5_status d5_network_remove_node(d5_network *net, const char *name)
 {
-    int32_t idx = d5__network_node(net, name);
-    if (idx < 0) return d5_error(D5_ERR_NOTFOUND, "no node named '%s'", name ? name : "");
+    int32_t idx;
+    d5_status s = d5_network_find_node(net, name, &idx);
+    if (s != D5_OK) return s;
     for (int32_t i = 0; i < net->nvalues; i++) {
         if (net->values[i].producer == idx) {
             net->values[i].producer = -1;
@@ -513,7 +514,7 @@ d5_status d5_network_remove_node(d5_network *net, const char *name)
     memmove(net->nodes + idx, net->nodes + idx + 1,
             (size_t)(net->nnodes - idx - 1) * sizeof *net->nodes);
     net->nnodes--;
-    d5_status s = index_rebuild(net, &net->node_index, node_name, net->nnodes);
+    s = index_rebuild(net, &net->node_index, node_name, net->nnodes);
     return s == D5_OK ? drop_orphans(net) : s;
 }
 
@@ -640,8 +641,9 @@ d5_status d5__network_drop_unread(d5_network *net)
 d5_status d5_network_set_node_input(d5_network *net, const char *node, int32_t slot,
                                     const char *value)
 {
-    int32_t idx = d5__network_node(net, node);
-    if (idx < 0) return d5_error(D5_ERR_NOTFOUND, "no node named '%s'", node ? node : "");
+    int32_t idx;
+    d5_status s = d5_network_find_node(net, node, &idx);
+    if (s != D5_OK) return s;
     d5__node *n = &net->nodes[idx];
     if (slot < 0 || slot > n->nin)
         return d5_error(D5_ERR_RANGE, "node '%s' (%s) has %d inputs; slot %d is out of range",
@@ -688,12 +690,17 @@ void d5_network_node_at(const d5_network *net, int32_t i, d5_node_info *out)
     out->attrs = &n->attrs_view;
 }
 
-d5_status d5_network_find_node(const d5_network *net, const char *name, int32_t *index)
+/* *index = i, or D5_ERR_NOTFOUND when i < 0: no `what` (node, value) named `name`. */
+static d5_status found(int32_t i, const char *what, const char *name, int32_t *index)
 {
-    int32_t i = d5__network_node(net, name);
-    if (i < 0) return d5_error(D5_ERR_NOTFOUND, "no node named '%s'", name ? name : "");
+    if (i < 0) return d5_error(D5_ERR_NOTFOUND, "no %s named '%s'", what, name ? name : "");
     *index = i;
     return D5_OK;
+}
+
+d5_status d5_network_find_node(const d5_network *net, const char *name, int32_t *index)
+{
+    return found(d5__network_node(net, name), "node", name, index);
 }
 
 int32_t d5_network_value_count(const d5_network *net)
@@ -720,10 +727,7 @@ void d5_network_value_at(const d5_network *net, int32_t i, d5_value_info *out)
 
 d5_status d5_network_find_value(const d5_network *net, const char *name, int32_t *index)
 {
-    int32_t i = d5__network_value(net, name);
-    if (i < 0) return d5_error(D5_ERR_NOTFOUND, "no value named '%s'", name ? name : "");
-    *index = i;
-    return D5_OK;
+    return found(d5__network_value(net, name), "value", name, index);
 }
 
 int32_t d5_network_input_count(const d5_network *net)

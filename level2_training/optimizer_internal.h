@@ -39,6 +39,27 @@ static inline double d5__decayed(const float *grad, const float *param, int64_t 
     return (double)grad[i] + wd * (double)param[i];
 }
 
+/* The optimizers with one float of state per element (momentum, nesterov,
+ * adagrad, rmsprop) differ only in what they do to one element.
+ * D5__ONE_STATE_OPTIMIZER(NAME, RULE) defines d5__optimizer_<NAME>, whose
+ * update calls, for every element,
+ *
+ *   double RULE(const d5_optimizer_params *h, int64_t step, double g, float *s, double p)
+ *
+ * with the gradient g' (weight decay folded in), the element's state s, which
+ * the rule updates in place, and the parameter p; it returns the new p. */
+#define D5__ONE_STATE_OPTIMIZER(NAME, RULE)                                                        \
+    static d5_status NAME##_update(d5_optimizer *o, int64_t step, float *p, const float *g,        \
+                                   float *s, int64_t n)                                            \
+    {                                                                                              \
+        const d5_optimizer_params *h = d5_optimizer_get_params(o);                                 \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            p[i] = (float)RULE(h, step, d5__decayed(g, p, i, h->weight_decay), &s[i], p[i]);       \
+        return D5_OK;                                                                              \
+    }                                                                                              \
+    const d5_optimizer_desc d5__optimizer_##NAME = {                                               \
+        .name = #NAME, .state_per_elem = 1, .update_rule = NAME##_update}
+
 /* One Adam step on n elements (optimizers/adam.c), with l2 as the weight
  * decay folded into the gradient; AdamW passes 0 and decays on its own. State:
  * m then v, n floats each. */

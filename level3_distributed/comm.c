@@ -226,6 +226,7 @@ d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
     d5_comm *c = d5_calloc(1, sizeof *c, "communicator");
     if (!c) return D5_ERR_NOMEM;
     c->backend = b;
+    c->ops = b->ops;
     c->coll = c->p2p = MPI_COMM_NULL;
     c->device = -1;
     if (p.timeout_s > 0 && !b->ops->no_timeout) {
@@ -241,7 +242,7 @@ d5_status d5_comm_create(const d5_comm_params *params, d5_comm **out)
     }
     s = open_mpi_comms(c);
     if (s == D5_OK) s = agree_timeout(c);
-    if (s == D5_OK && b->ops->init) s = b->ops->init(c, &p);
+    if (s == D5_OK && c->ops->init) s = c->ops->init(c, &p);
     if (s != D5_OK) {
         close_mpi_comms(c);
         d5_free(c);
@@ -283,7 +284,7 @@ void d5_comm_free(d5_comm *c)
         }
         d5__request_free(r);
     }
-    if (c->backend->ops->fini) c->backend->ops->fini(c);
+    if (c->ops->fini) c->ops->fini(c);
     close_mpi_comms(c);
     d5__counters_free(&c->counters);
     d5_free(c);
@@ -363,7 +364,7 @@ d5_status d5_comm_attach_timer(d5_comm *c, d5_timer *t)
 d5_status d5_comm_mem_alloc(d5_comm *c, size_t bytes, void **out)
 {
     if (!c || !out) return d5_error(D5_ERR_INVALID, "d5_comm_mem_alloc: NULL argument");
-    if (c->backend->ops->mem_alloc) return c->backend->ops->mem_alloc(c, bytes, out);
+    if (c->ops->mem_alloc) return c->ops->mem_alloc(c, bytes, out);
     d5_allocator a = d5_allocator_get();
     void *p = a.alloc(a.ctx, bytes ? bytes : 64, 64);
     if (!p)
@@ -376,8 +377,8 @@ d5_status d5_comm_mem_alloc(d5_comm *c, size_t bytes, void **out)
 void d5_comm_mem_free(d5_comm *c, void *p)
 {
     if (!c || !p) return;
-    if (c->backend->ops->mem_free)
-        c->backend->ops->mem_free(c, p);
+    if (c->ops->mem_free)
+        c->ops->mem_free(c, p);
     else
         d5_free(p);
 }
@@ -388,7 +389,7 @@ static d5_status mem_copy(d5_comm *c, void *dst, const void *src, size_t bytes, 
         return d5_error(D5_ERR_INVALID, "d5_comm_mem_%s: NULL argument",
                         to_device ? "upload" : "download");
     if (!bytes) return D5_OK;
-    if (c->backend->ops->mem_copy) return c->backend->ops->mem_copy(c, dst, src, bytes, to_device);
+    if (c->ops->mem_copy) return c->ops->mem_copy(c, dst, src, bytes, to_device);
     memcpy(dst, src, bytes);
     return D5_OK;
 }

@@ -26,7 +26,8 @@ typedef struct d5__comm_ops {
     /* NULL when built; else why the backend cannot be used (a stand-in). */
     const char *unavailable;
     /* Backend state once the communicator's MPI part exists; may be NULL. A
-     * failure must be the same on every rank (agree on it first). */
+     * failure must be the same on every rank (agree on it first). It may put
+     * another table in c->ops, whose init it then calls (a plugin's). */
     d5_status (*init)(d5_comm *c, const d5_comm_params *p);
     void (*fini)(d5_comm *c);
     d5_status (*allreduce)(d5_comm *c, const d5__op_args *a);
@@ -81,6 +82,9 @@ D5_API void d5__count_payload(d5_comm *c, d5_comm_op op, int32_t slot, uint32_t 
 
 struct d5_comm {
     const d5__backend *backend;
+    /* The backend's operations: backend->ops, or the table its init put in
+     * their place (nccl: the plugin's). */
+    const d5__comm_ops *ops;
     MPI_Comm coll; /* collectives and d5's own algorithms */
     MPI_Comm p2p;  /* the caller's point-to-point messages */
     int32_t rank, size, local_rank, local_size, thread_level, device;
@@ -100,12 +104,7 @@ struct d5_comm {
 
 struct d5_comm_request {
     d5_comm *comm;
-    d5_comm_op op;
-    int32_t slot;
-    uint32_t gen;
-    size_t count;      /* of the operation, for messages */
-    d5_dtype dtype;    /* likewise */
-    int32_t peer;      /* likewise: root, destination or source */
+    d5__op_args a;     /* the operation's, for its counters and messages */
     int32_t abandoned; /* still incomplete when d5_comm_free gave it up */
     /* Advances; *done 1 when complete. blocking: until complete. */
     d5_status (*progress)(d5_comm_request *r, int blocking, int *done);
@@ -192,12 +191,8 @@ typedef struct d5__step {
 
 typedef struct d5__sched {
     d5_comm *comm;
-    d5_comm_op op;
-    int32_t slot;
-    uint32_t gen;
-    d5_dtype dtype;
-    size_t count; /* of the operation, for messages */
-    int tag;
+    d5__op_args a; /* the operation's, for its counters and messages */
+    int tag;       /* of its messages (not a.tag) */
     d5__step *steps;
     size_t nsteps, cap, cur;
     int posted;

@@ -125,7 +125,7 @@ void d5_dist_free(d5_dist *d)
     if (!d) return;
     if (d->scheme->fini) d->scheme->fini(d);
     d5__ps_fini(d);
-    d5_free(d->state); /* what a scheme without fini keeps is one block */
+    d5_free(d->state);
     d5_optimizer_free(d->wrap);
     d5_free(d->sizes);
     d5_free(d->flat);
@@ -148,6 +148,12 @@ int32_t d5_dist_worker(const d5_dist *d)
 int32_t d5_dist_workers(const d5_dist *d)
 {
     return d ? d->workers : 0;
+}
+
+void *d5__dist_new_state(d5_dist *d, size_t size, const char *what)
+{
+    d->state = d5_calloc(1, size, what);
+    return d->state;
 }
 
 /* ---- Parameters ---- */

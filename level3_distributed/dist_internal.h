@@ -21,7 +21,7 @@ typedef struct d5__scheme {
     d5_status (*finish)(d5_dist *d); /* after the consensus distance is measured */
     /* Servers: the loop of d5_dist_serve. */
     d5_status (*serve)(d5_dist *d);
-    void (*fini)(d5_dist *d); /* frees d->state; NULL: d5_free(d->state) */
+    void (*fini)(d5_dist *d); /* frees what d->state holds; d5_dist_free frees d->state */
 } d5__scheme;
 
 /* The table (d5/dist_schemes.def), indexed by d5_dist_scheme. */
@@ -57,6 +57,9 @@ struct d5_dist {
     int32_t hash_checks;
 };
 
+/* A zeroed block of `size` bytes made the scheme's state (d->state), which
+ * d5_dist_free frees after the scheme's fini; NULL when out of memory. */
+void *d5__dist_new_state(d5_dist *d, size_t size, const char *what);
 /* The parameters, packed in parameter order into dst (total floats) or
  * unpacked from src: the trainer's weights (grads 0) or gradients (1). */
 void d5__dist_pack(d5_dist *d, float *dst, int grads);

@@ -169,9 +169,9 @@ d5_status d5_comm_allreduce(d5_comm *c, void *buf, size_t count, d5_dtype dtype,
     regions_begin(c, &g, c->key_allreduce);
     d5__count_call(c, a.op, a.slot);
     if (count && c->timeout_ns)
-        s = timed(c, &a, c->backend->ops->iallreduce);
+        s = timed(c, &a, c->ops->iallreduce);
     else if (count)
-        s = c->backend->ops->allreduce(c, &a);
+        s = c->ops->allreduce(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -185,7 +185,7 @@ d5_status d5_comm_iallreduce(d5_comm *c, void *buf, size_t count, d5_dtype dtype
     d5_status s = prepare(c, D5_COMM_OP_ALLREDUCE, buf, count, dtype, name, &a);
     if (s == D5_OK) s = check_sum(c, count, dtype);
     if (s != D5_OK) return s;
-    return start(c, &a, count ? c->backend->ops->iallreduce : NULL, req);
+    return start(c, &a, count ? c->ops->iallreduce : NULL, req);
 }
 
 d5_status d5_comm_broadcast(d5_comm *c, void *buf, size_t count, d5_dtype dtype, int32_t root,
@@ -200,9 +200,9 @@ d5_status d5_comm_broadcast(d5_comm *c, void *buf, size_t count, d5_dtype dtype,
     regions_begin(c, &g, c->key_broadcast);
     d5__count_call(c, a.op, a.slot);
     if (count && c->timeout_ns)
-        s = timed(c, &a, c->backend->ops->ibroadcast);
+        s = timed(c, &a, c->ops->ibroadcast);
     else if (count)
-        s = c->backend->ops->broadcast(c, &a);
+        s = c->ops->broadcast(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -232,7 +232,7 @@ d5_status d5_comm_send(d5_comm *c, const void *buf, size_t count, d5_dtype dtype
     if (c->timeout_ns)
         s = timed(c, &a, d5__p2p_isend);
     else
-        s = c->backend->ops->send ? c->backend->ops->send(c, &a) : d5__p2p_send(c, &a);
+        s = c->ops->send ? c->ops->send(c, &a) : d5__p2p_send(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -249,7 +249,7 @@ d5_status d5_comm_recv(d5_comm *c, void *buf, size_t count, d5_dtype dtype, int3
     if (c->timeout_ns)
         s = timed(c, &a, d5__p2p_irecv);
     else
-        s = c->backend->ops->recv ? c->backend->ops->recv(c, &a) : d5__p2p_recv(c, &a);
+        s = c->ops->recv ? c->ops->recv(c, &a) : d5__p2p_recv(c, &a);
     regions_end(c, &g);
     return s;
 }
@@ -262,7 +262,7 @@ d5_status d5_comm_isend(d5_comm *c, const void *buf, size_t count, d5_dtype dtyp
     d5__op_args a;
     d5_status s = p2p_args(c, D5_COMM_OP_SEND, buf, count, dtype, dest, tag, name, &a);
     if (s != D5_OK) return s;
-    return start(c, &a, c->backend->ops->isend ? c->backend->ops->isend : d5__p2p_isend, req);
+    return start(c, &a, c->ops->isend ? c->ops->isend : d5__p2p_isend, req);
 }
 
 d5_status d5_comm_irecv(d5_comm *c, void *buf, size_t count, d5_dtype dtype, int32_t source,
@@ -273,7 +273,7 @@ d5_status d5_comm_irecv(d5_comm *c, void *buf, size_t count, d5_dtype dtype, int
     d5__op_args a;
     d5_status s = p2p_args(c, D5_COMM_OP_RECV, buf, count, dtype, source, tag, name, &a);
     if (s != D5_OK) return s;
-    return start(c, &a, c->backend->ops->irecv ? c->backend->ops->irecv : d5__p2p_irecv, req);
+    return start(c, &a, c->ops->irecv ? c->ops->irecv : d5__p2p_irecv, req);
 }
 
 d5_status d5_comm_wait(d5_comm_request **req)

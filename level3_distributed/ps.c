@@ -36,9 +36,8 @@ static int32_t server_rank(const d5_dist *d, int32_t s)
 
 d5_status d5__ps_setup(d5_dist *d)
 {
-    ps_state *q = d5_calloc(1, sizeof *q, "parameter server");
+    ps_state *q = d5__dist_new_state(d, sizeof *q, "parameter server");
     if (!q) return D5_ERR_NOMEM;
-    d->state = q;
     q->targets = d->servers > 0 ? d->servers : 1;
     q->count = d5_calloc((size_t)q->targets, sizeof *q->count, "parameter server");
     q->version = d5_calloc((size_t)q->targets, sizeof *q->version, "parameter server");
@@ -94,8 +93,6 @@ void d5__ps_fini(d5_dist *d)
         d5_free(q->clock);
         d5_free(q->waiting);
         d5_free(q->finished);
-        d5_free(q);
-        d->state = NULL;
     }
     d5_free(d->owner);
     d->owner = NULL;

@@ -7,12 +7,7 @@ d5_status d5__request_new(d5_comm *c, const d5__op_args *a, d5_comm_request **ou
     d5_comm_request *r = d5_calloc(1, sizeof *r, "communication request");
     if (!r) return D5_ERR_NOMEM;
     r->comm = c;
-    r->op = a->op;
-    r->slot = a->slot;
-    r->gen = a->gen;
-    r->count = a->count;
-    r->dtype = a->dtype;
-    r->peer = a->peer;
+    r->a = *a;
     r->mpi = MPI_REQUEST_NULL;
     r->type = MPI_DATATYPE_NULL;
     r->next = c->pending;
@@ -30,7 +25,7 @@ void d5__request_free(d5_comm_request *r)
      * here. A message given up is cancelled; a collective can be neither
      * cancelled nor freed, and is left to MPI. */
     if (r->mpi != MPI_REQUEST_NULL && r->abandoned) {
-        if (r->op == D5_COMM_OP_SEND || r->op == D5_COMM_OP_RECV) {
+        if (r->a.op == D5_COMM_OP_SEND || r->a.op == D5_COMM_OP_RECV) {
             MPI_Cancel(&r->mpi);
             MPI_Request_free(&r->mpi);
         }
@@ -51,13 +46,13 @@ d5_status d5__request_mpi_progress(d5_comm_request *r, int blocking, int *done)
     int flag = 1;
     int rc = blocking ? MPI_Wait(&r->mpi, &st) : MPI_Test(&r->mpi, &flag, &st);
     if (rc != MPI_SUCCESS)
-        return d5__mpi_fail(r->comm, rc, "%s: %s", d5_comm_op_name(r->op),
+        return d5__mpi_fail(r->comm, rc, "%s: %s", d5_comm_op_name(r->a.op),
                             blocking ? "MPI_Wait" : "MPI_Test");
-    if (flag && r->op == D5_COMM_OP_RECV) {
+    if (flag && r->a.op == D5_COMM_OP_RECV) {
         int n = 0;
         rc = MPI_Get_count(&st, r->type, &n);
         if (rc != MPI_SUCCESS || n < 0) return d5__mpi_fail(r->comm, rc, "recv: MPI_Get_count");
-        d5__count(r->comm, r->op, r->slot, r->gen, 0, (uint64_t)n * r->elem, 0, 1);
+        d5__count(r->comm, r->a.op, r->a.slot, r->a.gen, 0, (uint64_t)n * r->elem, 0, 1);
     }
     *done = flag;
     return D5_OK;

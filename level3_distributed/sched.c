@@ -10,11 +10,7 @@ d5_status d5__sched_create(d5_comm *c, const d5__op_args *a, size_t scratch_byte
     d5__sched *s = d5_calloc(1, sizeof *s, "communication schedule");
     if (!s) return D5_ERR_NOMEM;
     s->comm = c;
-    s->op = a->op;
-    s->slot = a->slot;
-    s->gen = a->gen;
-    s->dtype = a->dtype;
-    s->count = a->count;
+    s->a = *a;
     s->tag = d5__coll_tag(c);
     s->req[0] = s->req[1] = MPI_REQUEST_NULL;
     if (scratch_bytes) {
@@ -78,27 +74,27 @@ static d5_status fail(const d5__sched *s, int rc, const char *call, int peer)
 {
     const d5_comm *c = s->comm;
     return d5__mpi_fail(c, rc, "%s %s of %zu %s: step %zu of %zu: %s (rank %d)", c->backend->name,
-                        d5_comm_op_name(s->op), s->count, d5_dtype_name(s->dtype), s->cur + 1,
+                        d5_comm_op_name(s->a.op), s->a.count, d5_dtype_name(s->a.dtype), s->cur + 1,
                         s->nsteps, call, peer);
 }
 
 static d5_status post(d5__sched *s, const d5__step *st)
 {
     d5_comm *c = s->comm;
-    MPI_Datatype type = d5__mpi_type(s->dtype);
-    uint64_t e = d5_dtype_size(s->dtype);
-    act(&st->pre, s->dtype);
+    MPI_Datatype type = d5__mpi_type(s->a.dtype);
+    uint64_t e = d5_dtype_size(s->a.dtype);
+    act(&st->pre, s->a.dtype);
     if (st->recv_from >= 0) {
         int rc = MPI_Irecv(st->recv_buf, (int)st->recv_count, type, st->recv_from, s->tag, c->coll,
                            &s->req[0]);
         if (rc != MPI_SUCCESS) return fail(s, rc, "MPI_Irecv", st->recv_from);
-        d5__count(c, s->op, s->slot, s->gen, 0, st->recv_count * e, 0, 1);
+        d5__count(c, s->a.op, s->a.slot, s->a.gen, 0, st->recv_count * e, 0, 1);
     }
     if (st->send_to >= 0) {
         int rc = MPI_Isend(st->send_buf, (int)st->send_count, type, st->send_to, s->tag, c->coll,
                            &s->req[1]);
         if (rc != MPI_SUCCESS) return fail(s, rc, "MPI_Isend", st->send_to);
-        d5__count(c, s->op, s->slot, s->gen, st->send_count * e, 0, 1, 0);
+        d5__count(c, s->a.op, s->a.slot, s->a.gen, st->send_count * e, 0, 1, 0);
     }
     return D5_OK;
 }
@@ -122,7 +118,7 @@ d5_status d5__sched_progress(d5__sched *s, int blocking, int *done)
             *done = 0;
             return D5_OK;
         }
-        act(&st->post, s->dtype);
+        act(&st->post, s->a.dtype);
         s->cur++;
         s->posted = 0;
     }

@@ -42,16 +42,17 @@ static void describe(const d5_comm_request *r, char *buf, size_t size)
     const d5_comm *c = r->comm;
     const d5__counters *k = &c->counters;
     const char *name = NULL;
-    if (r->slot >= 0 && r->gen == k->generation && (size_t)r->slot < k->nslots)
-        name = k->slots[r->slot].name;
-    size_t n = (size_t)snprintf(buf, size, "%s", d5_comm_op_name(r->op));
+    if (r->a.slot >= 0 && r->a.gen == k->generation && (size_t)r->a.slot < k->nslots)
+        name = k->slots[r->a.slot].name;
+    size_t n = (size_t)snprintf(buf, size, "%s", d5_comm_op_name(r->a.op));
     if (name && n < size) n += (size_t)snprintf(buf + n, size - n, " '%s'", name);
-    if (r->op != D5_COMM_OP_BARRIER && n < size)
-        n += (size_t)snprintf(buf + n, size - n, " (%zu %s)", r->count, d5_dtype_name(r->dtype));
-    const char *dir = r->op == D5_COMM_OP_SEND                                    ? " to"
-                      : r->op == D5_COMM_OP_RECV || r->op == D5_COMM_OP_BROADCAST ? " from"
-                                                                                  : NULL;
-    if (dir && n < size) snprintf(buf + n, size - n, "%s rank %d", dir, (int)r->peer);
+    if (r->a.op != D5_COMM_OP_BARRIER && n < size)
+        n +=
+            (size_t)snprintf(buf + n, size - n, " (%zu %s)", r->a.count, d5_dtype_name(r->a.dtype));
+    const char *dir = r->a.op == D5_COMM_OP_SEND                                      ? " to"
+                      : r->a.op == D5_COMM_OP_RECV || r->a.op == D5_COMM_OP_BROADCAST ? " from"
+                                                                                      : NULL;
+    if (dir && n < size) snprintf(buf + n, size - n, "%s rank %d", dir, (int)r->a.peer);
 }
 
 d5_status d5__request_wait(d5_comm_request *r, uint64_t deadline, int wait)

@@ -14,28 +14,22 @@
 # least 0.8x from 1 MiB on. Timings on a busy or oversubscribed machine mean
 # little: the script prints `uptime` first. D5_BENCH_KEEP=1 keeps the raw files.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/../bench_common.sh"
 build=${1:-$root/build/release}
 time=${2:-1}
 rounds=${3:-1}
 d5=$build/d5
 bare=$build/d5-bench-mpi-allreduce
-mpirun=${MPIRUN:-mpirun}
 work=$(mktemp -d)
-cleanup() {
-    if [ -n "${D5_BENCH_KEEP:-}" ]; then echo "# raw results kept in $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+trap bench_drop_work EXIT
 
-[ -x "$d5" ] || { echo "bench_allreduce.sh: no d5 binary at $d5" >&2; exit 2; }
+bench_need_d5
 [ -x "$bare" ] || { echo "bench_allreduce.sh: no $bare (built when MPI is found)" >&2; exit 2; }
-# Open MPI refuses to run as root unless told.
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+bench_mpi_setup
 
 echo "# d5 allreduce (mpi, ring) and a plain MPI_Allreduce loop: 2 ranks, float32, $(nproc) CPUs"
-echo "# $(uptime)"
-echo "# $("$mpirun" --version 2>/dev/null | head -1); $("$d5" version | head -1)"
+bench_mpi_header
 
 for r in $(seq "$rounds"); do
     for comm in mpi ring; do
@@ -54,12 +48,7 @@ for r in $(seq "$rounds"); do
     awk '!/^#/ && NF { print $1, $NF }' "$work/bare-$r.txt" >>"$work/bare.col"
 done
 
-awk -v rounds="$rounds" '
-function median(list,    n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v rounds="$rounds" "$bench_awk_median"'
 FNR == 1 { file++ }
 { v[file, $1] = v[file, $1] " " $2; if (file == 3) sizes[++ns] = $1 }
 END {

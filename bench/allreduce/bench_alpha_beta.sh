@@ -20,26 +20,20 @@
 # or oversubscribed machine mean little: the script prints `uptime` first.
 # D5_BENCH_KEEP=1 keeps the raw files. Registered nowhere in CTest.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/../bench_common.sh"
 build=${1:-$root/build/release}
 time=${2:-0.5}
 d5=$build/d5
-mpirun=${MPIRUN:-mpirun}
 P=2
 work=$(mktemp -d)
-cleanup() {
-    if [ -n "${D5_BENCH_KEEP:-}" ]; then echo "# raw results kept in $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+trap bench_drop_work EXIT
 
-[ -x "$d5" ] || { echo "bench_alpha_beta.sh: no d5 binary at $d5" >&2; exit 2; }
-# Open MPI refuses to run as root unless told.
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+bench_need_d5
+bench_mpi_setup
 
 echo "# the alpha-beta model against d5's ring allreduce: $P ranks, float32, $(nproc) CPUs"
-echo "# $(uptime)"
-echo "# $("$mpirun" --version 2>/dev/null | head -1); $("$d5" version | head -1)"
+bench_mpi_header
 
 "$mpirun" -n $P "$d5" pingpong --fit -b 1K -e 4M --time "$time" --json "$work/pingpong.json" \
     >"$work/pingpong.txt" 2>"$work/pingpong.err"

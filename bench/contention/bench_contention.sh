@@ -18,8 +18,8 @@
 # listed as FAILED, its workload meets no goal, and the script exits 1.
 # D5_BENCH_KEEP=1 keeps the raw files.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/../bench_common.sh"
 d5=${1:-$root/build/release/d5}
 rounds=${2:-3}
 mnist=${D5_DATA_DIR:-$root/data}/mnist
@@ -28,11 +28,11 @@ work=$(mktemp -d)
 busy_pid=
 cleanup() {
     [ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null || true
-    if [ -n "${D5_BENCH_KEEP:-}" ]; then echo "# raw results kept in $work" >&2; else rm -rf "$work"; fi
+    bench_drop_work
 }
 trap cleanup EXIT
 
-[ -x "$d5" ] || { echo "bench_contention.sh: no d5 binary at $d5" >&2; exit 2; }
+bench_need_d5
 [ -e "$mnist/train-images-idx3-ubyte" ] || [ -e "$mnist/train-images-idx3-ubyte.gz" ] ||
     { echo "bench_contention.sh: MNIST not found in $mnist (run scripts/setup_data.sh)" >&2; exit 2; }
 conv="W=28,H=28,C=64,N=8,K=64,S=3,R=3,pad_w=1,pad_h=1,wstride=1,hstride=1"

@@ -12,23 +12,21 @@
 # communication than one allreduce after backpropagation. Timings on a busy or
 # oversubscribed machine mean little: the script prints `uptime` first.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/../bench_common.sh"
 build=${1:-$root/build/release}
 rounds=${2:-3}
 steps=${3:-60}
 bucket=${4:-0.25}
 model=${5:-resnet20}
 d5=$build/d5
-mpirun=${MPIRUN:-mpirun}
-[ -x "$d5" ] || { echo "bench_overlap.sh: no d5 binary at $d5" >&2; exit 2; }
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+bench_need_d5
+bench_mpi_setup
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "# dsgd on 2 ranks, $model, batch 32 per rank, $steps steps, 1 thread per rank, $(nproc) CPUs"
-echo "# $(uptime)"
-echo "# $("$mpirun" --version 2>/dev/null | head -1); $("$d5" version | head -1)"
+bench_mpi_header
 printf '%-6s %-22s %12s %14s\n' round mode "step(ms)" "exposed(ms)"
 for r in $(seq "$rounds"); do
     for mb in 0 "$bucket"; do
@@ -44,12 +42,7 @@ for r in $(seq "$rounds"); do
     done
     grep -h "oversubscribed" "$work"/out-*-"$r".txt | head -1 || true
 done
-awk -v bucket="$bucket" '
-function median(list,    n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v bucket="$bucket" "$bench_awk_median"'
 { st[$1] = st[$1] " " $2; ex[$1] = ex[$1] " " $3 }
 END {
     s0 = median(st[0]); e0 = median(ex[0]); s1 = median(st[bucket]); e1 = median(ex[bucket])

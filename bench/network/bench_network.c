@@ -89,8 +89,8 @@ typedef struct pool {
 
 static d5_status pool_add(pool *p, const double *x, size_t n)
 {
-    if (d5_grow(&p->x, &p->cap, p->n + n, sizeof *p->x, "pooled samples") != D5_OK)
-        return D5_ERR_NOMEM;
+    d5_status s = d5_grow(&p->x, &p->cap, p->n + n, sizeof *p->x, "pooled samples");
+    if (s != D5_OK) return s;
     memcpy(p->x + p->n, x, n * sizeof *x);
     p->n += n;
     return D5_OK;

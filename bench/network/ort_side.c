@@ -105,22 +105,18 @@ d5_status ort_probe(const ort_side *o)
 /* Reads the whole stream into a NUL-terminated buffer from d5_alloc. */
 static d5_status read_all(FILE *f, char **out, size_t *size)
 {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = d5_alloc(cap, "ONNX Runtime output");
-    if (!buf) return D5_ERR_NOMEM;
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *g = d5_realloc(buf, cap, 2 * cap, "ONNX Runtime output");
-            if (!g) {
-                d5_free(buf);
-                return D5_ERR_NOMEM;
-            }
-            buf = g;
-            cap *= 2;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        /* Room for one more byte at least, and the NUL. */
+        d5_status s = d5_grow(&buf, &cap, n + 2, 1, "ONNX Runtime output");
+        if (s != D5_OK) {
+            d5_free(buf);
+            return s;
         }
-    }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
     buf[n] = '\0';
     *out = buf;
     *size = n;

@@ -22,8 +22,8 @@
 # 10 + 60 steps, build/release/d5, 2 threads, seeds "1 2 3" (LeNet's epochs).
 # MNIST comes from scripts/setup_data.sh (data/mnist, or $D5_DATA_DIR/mnist).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/../bench_common.sh"
 python=/usr/bin/python3
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -51,7 +51,7 @@ threads=${2:-2}
 seeds=${3:-1 2 3}
 count THREADS "$threads" 1
 mnist=${D5_DATA_DIR:-$root/data}/mnist
-[ -x "$d5" ] || die "no d5 binary at $d5"
+bench_need_d5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -11,21 +11,11 @@
 
 #include <math.h>
 
-static d5_status update(d5_optimizer *o, int64_t step, float *p, const float *g, float *s,
-                        int64_t n)
+static double rule(const d5_optimizer_params *h, int64_t step, double g, float *s, double p)
 {
-    const d5_optimizer_params *h = d5_optimizer_get_params(o);
-    for (int64_t i = 0; i < n; i++) {
-        double gi = d5__decayed(g, p, i, h->weight_decay);
-        double si = (step == 1 ? h->initial_accumulator : (double)s[i]) + gi * gi;
-        s[i] = (float)si;
-        p[i] = (float)(p[i] - h->lr * gi / (sqrt(si) + h->eps));
-    }
-    return D5_OK;
+    double si = (step == 1 ? h->initial_accumulator : (double)*s) + g * g;
+    *s = (float)si;
+    return p - h->lr * g / (sqrt(si) + h->eps);
 }
 
-const d5_optimizer_desc d5__optimizer_adagrad = {.name = "adagrad",
-                                                 .state_per_elem = 1,
-                                                 .new_input = NULL,
-                                                 .prepare_param = NULL,
-                                                 .update_rule = update};
+D5__ONE_STATE_OPTIMIZER(adagrad, rule);

@@ -8,22 +8,12 @@
  * State per element: v. */
 #include "../optimizer_internal.h"
 
-static d5_status update(d5_optimizer *o, int64_t step, float *p, const float *g, float *v,
-                        int64_t n)
+static double rule(const d5_optimizer_params *h, int64_t step, double g, float *v, double p)
 {
     (void)step;
-    const d5_optimizer_params *h = d5_optimizer_get_params(o);
-    for (int64_t i = 0; i < n; i++) {
-        double gi = d5__decayed(g, p, i, h->weight_decay);
-        double vi = h->momentum * v[i] + gi;
-        v[i] = (float)vi;
-        p[i] = (float)(p[i] - h->lr * (gi + h->momentum * vi));
-    }
-    return D5_OK;
+    double vi = h->momentum * *v + g;
+    *v = (float)vi;
+    return p - h->lr * (g + h->momentum * vi);
 }
 
-const d5_optimizer_desc d5__optimizer_nesterov = {.name = "nesterov",
-                                                  .state_per_elem = 1,
-                                                  .new_input = NULL,
-                                                  .prepare_param = NULL,
-                                                  .update_rule = update};
+D5__ONE_STATE_OPTIMIZER(nesterov, rule);

@@ -10,22 +10,12 @@
 
 #include <math.h>
 
-static d5_status update(d5_optimizer *o, int64_t step, float *p, const float *g, float *s,
-                        int64_t n)
+static double rule(const d5_optimizer_params *h, int64_t step, double g, float *s, double p)
 {
     (void)step;
-    const d5_optimizer_params *h = d5_optimizer_get_params(o);
-    for (int64_t i = 0; i < n; i++) {
-        double gi = d5__decayed(g, p, i, h->weight_decay);
-        double si = h->alpha * s[i] + (1 - h->alpha) * gi * gi;
-        s[i] = (float)si;
-        p[i] = (float)(p[i] - h->lr * gi / (sqrt(si) + h->eps));
-    }
-    return D5_OK;
+    double si = h->alpha * *s + (1 - h->alpha) * g * g;
+    *s = (float)si;
+    return p - h->lr * g / (sqrt(si) + h->eps);
 }
 
-const d5_optimizer_desc d5__optimizer_rmsprop = {.name = "rmsprop",
-                                                 .state_per_elem = 1,
-                                                 .new_input = NULL,
-                                                 .prepare_param = NULL,
-                                                 .update_rule = update};
+D5__ONE_STATE_OPTIMIZER(rmsprop, rule);

@@ -12,8 +12,7 @@ typedef struct dpsgd_state {
 
 static d5_status setup(d5_dist *d)
 {
-    dpsgd_state *q = d5_calloc(1, sizeof *q, "dpsgd");
-    d->state = q;
+    dpsgd_state *q = d5__dist_new_state(d, sizeof *q, "dpsgd");
     if (!q) return D5_ERR_NOMEM;
     q->left = d5_alloc((size_t)(d->total + 1) * sizeof *q->left, "dpsgd neighbour");
     q->right = d5_alloc((size_t)(d->total + 1) * sizeof *q->right, "dpsgd neighbour");
@@ -59,8 +58,6 @@ static void fini(d5_dist *d)
     if (!q) return;
     d5_free(q->left);
     d5_free(q->right);
-    d5_free(q);
-    d->state = NULL;
 }
 
 const d5__scheme d5__scheme_dpsgd = {

@@ -22,8 +22,7 @@ typedef struct dsgd_state {
 
 static d5_status setup(d5_dist *d)
 {
-    dsgd_state *q = d5_calloc(1, sizeof *q, "dsgd");
-    d->state = q;
+    dsgd_state *q = d5__dist_new_state(d, sizeof *q, "dsgd");
     if (!q) return D5_ERR_NOMEM;
     q->offset = d5_alloc((size_t)(d->n + 1) * sizeof *q->offset, "dsgd");
     q->flight = d5_calloc((size_t)d->n + 1, sizeof *q->flight, "dsgd");
@@ -104,8 +103,6 @@ static void fini(d5_dist *d)
         }
     d5_free(q->offset);
     d5_free(q->flight);
-    d5_free(q);
-    d->state = NULL;
 }
 
 const d5__scheme d5__scheme_dsgd = {

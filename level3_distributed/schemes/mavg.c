@@ -9,8 +9,7 @@ typedef struct mavg_state {
 
 static d5_status setup(d5_dist *d)
 {
-    d->state = d5_calloc(1, sizeof(mavg_state), "mavg");
-    return d->state ? D5_OK : D5_ERR_NOMEM;
+    return d5__dist_new_state(d, sizeof(mavg_state), "mavg") ? D5_OK : D5_ERR_NOMEM;
 }
 
 static d5_status after_update(d5_dist *d, int64_t step)
