@@ -12,7 +12,7 @@ static void *default_alloc(void *ctx, size_t size, size_t align)
 {
     (void)ctx;
     if (align < sizeof(void *)) align = sizeof(void *);
-    if (size > SIZE_MAX - align) return NULL; /* rounding up would wrap to a small block */
+    if (size > SIZE_MAX - align) return NULL;  /* rounding up would wrap to a small block */
     size = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
     return aligned_alloc(align, size ? size : align);
 }
