@@ -150,6 +150,20 @@ char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+void expect_has_all(const char *text, const char *const *needles)
+{
+    for (const char *const *n = needles; *n; n++)
+        cr_expect(strstr(text, *n), "no '%s' in: %s", *n, text);
+}
+
+void expect_file_has(const char *path, const char *needle)
+{
+    char *text = slurp(path, NULL);
+    cr_assert_not_null(text, "%s cannot be read", path);
+    cr_assert(strstr(text, needle), "%s has no '%s': %s", path, needle, text);
+    free(text);
+}
+
 size_t count_lines(const char *s)
 {
     size_t n = 0;

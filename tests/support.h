@@ -31,6 +31,14 @@ char *path_join(const char *dir, const char *name);
 void write_text(const char *dir, const char *name, const char *text);
 /* The whole file as a NUL-terminated malloc'd string, or NULL. */
 char *slurp(const char *path, size_t *len);
+/* Expects `text` to contain each of `needles` (NULL-terminated); a failure
+ * names the text that is missing. EXPECT_HAS(text, "a", "b") lists them in
+ * place. */
+void expect_has_all(const char *text, const char *const *needles);
+#define EXPECT_HAS(text, ...) expect_has_all(text, (const char *const[]){__VA_ARGS__, NULL})
+/* Asserts that the file `path` can be read and contains `needle`; a failure
+ * names the file, the text looked for and what the file holds. */
+void expect_file_has(const char *path, const char *needle);
 
 /* A data set file that a test needs: `path` or `path`.gz must be readable.
  * When neither is, the test is skipped with the folder and `how` to get it;
