@@ -292,12 +292,15 @@ Test(sysmon, rapl_energy_across_a_wrap_around)
     snprintf(v, sizeof v, "%llu\n", (unsigned long long)(range - 1000));
     put(dir, "class/powercap/intel-rapl:0/energy_uj", v);
     /* A sub-zone and the platform zone: not counted (parts of, or holding, a package). */
-    put(dir, "class/powercap/intel-rapl:0/intel-rapl:0:0/name", "core\n");
-    put(dir, "class/powercap/intel-rapl:0:0/name", "core\n");
-    put(dir, "class/powercap/intel-rapl:0:0/energy_uj", "0\n");
-    put(dir, "class/powercap/intel-rapl:1/name", "psys\n");
-    put(dir, "class/powercap/intel-rapl:1/max_energy_range_uj", "262143328850\n");
-    put(dir, "class/powercap/intel-rapl:1/energy_uj", "0\n");
+    static const char *const zones[][2] = {
+        {"class/powercap/intel-rapl:0/intel-rapl:0:0/name", "core\n"},
+        {"class/powercap/intel-rapl:0:0/name", "core\n"},
+        {"class/powercap/intel-rapl:0:0/energy_uj", "0\n"},
+        {"class/powercap/intel-rapl:1/name", "psys\n"},
+        {"class/powercap/intel-rapl:1/max_energy_range_uj", "262143328850\n"},
+        {"class/powercap/intel-rapl:1/energy_uj", "0\n"},
+    };
+    for (size_t i = 0; i < sizeof zones / sizeof zones[0]; i++) put(dir, zones[i][0], zones[i][1]);
     d5_sysmon *m = make(50, dir, "");
     cr_assert_eq(d5_sysmon_start(m), D5_OK);
     sleep_s(0.2);
