@@ -76,6 +76,14 @@ json_t *json_read(const char *path)
     return doc;
 }
 
+json_t *json_read_in(const char *dir, const char *name)
+{
+    char *path = path_join(dir, name);
+    json_t *doc = json_read(path);
+    free(path);
+    return doc;
+}
+
 d5_timer *forward_timer(void)
 {
     d5_timer_params p = d5_timer_default_params();

@@ -57,6 +57,8 @@ d5_measurement fixed_measurement(void);
 /* The JSON document in file `path`; a failed assertion naming the file, the
  * line and jansson's message when it cannot be read (free with json_decref). */
 json_t *json_read(const char *path);
+/* The same for the file dir/name. */
+json_t *json_read_in(const char *dir, const char *name);
 
 /* An allocator that fails once `budget` allocations have succeeded (-1: never),
  * and counts live blocks so that tests see leaks on error paths. */

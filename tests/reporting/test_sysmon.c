@@ -651,12 +651,10 @@ Test(sysmon_cli, bench_folder_holds_the_system_report)
     cr_assert(strstr(out, "\nsystem      CPU "), "%s", out);
     free(out);
     free(err);
-    snprintf(path, sizeof path, "%s/system.json", res);
-    json_t *doc = json_read(path);
+    json_t *doc = json_read_in(res, "system.json");
     cr_assert_gt(json_integer_value(json_object_get(doc, "samples")), 20);
     json_decref(doc);
-    snprintf(path, sizeof path, "%s/trace.json", res);
-    doc = json_read(path);
+    doc = json_read_in(res, "trace.json");
     json_t *ev = json_object_get(doc, "traceEvents");
     size_t counters = 0, regions = 0;
     for (size_t i = 0; i < json_array_size(ev); i++) {
