@@ -76,6 +76,14 @@ json_t *json_read(const char *path)
     return doc;
 }
 
+json_t *json_read_in(const char *dir, const char *name)
+{
+    char *path = path_join(dir, name);
+    json_t *doc = json_read(path);
+    free(path);
+    return doc;
+}
+
 d5_timer *forward_timer(void)
 {
     d5_timer_params p = d5_timer_default_params();
@@ -148,6 +156,20 @@ char *slurp(const char *path, size_t *len)
     if (buf) buf[n] = '\0';
     if (len) *len = n;
     return buf;
+}
+
+void expect_has_all(const char *text, const char *const *needles)
+{
+    for (const char *const *n = needles; *n; n++)
+        cr_expect(strstr(text, *n), "no '%s' in: %s", *n, text);
+}
+
+void expect_file_has(const char *path, const char *needle)
+{
+    char *text = slurp(path, NULL);
+    cr_assert_not_null(text, "%s cannot be read", path);
+    cr_assert(strstr(text, needle), "%s has no '%s': %s", path, needle, text);
+    free(text);
 }
 
 size_t count_lines(const char *s)

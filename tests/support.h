@@ -31,6 +31,14 @@ char *path_join(const char *dir, const char *name);
 void write_text(const char *dir, const char *name, const char *text);
 /* The whole file as a NUL-terminated malloc'd string, or NULL. */
 char *slurp(const char *path, size_t *len);
+/* Expects `text` to contain each of `needles` (NULL-terminated); a failure
+ * names the text that is missing. EXPECT_HAS(text, "a", "b") lists them in
+ * place. */
+void expect_has_all(const char *text, const char *const *needles);
+#define EXPECT_HAS(text, ...) expect_has_all(text, (const char *const[]){__VA_ARGS__, NULL})
+/* Asserts that the file `path` can be read and contains `needle`; a failure
+ * names the file, the text looked for and what the file holds. */
+void expect_file_has(const char *path, const char *needle);
 
 /* A data set file that a test needs: `path` or `path`.gz must be readable.
  * When neither is, the test is skipped with the folder and `how` to get it;
@@ -49,6 +57,8 @@ d5_measurement fixed_measurement(void);
 /* The JSON document in file `path`; a failed assertion naming the file, the
  * line and jansson's message when it cannot be read (free with json_decref). */
 json_t *json_read(const char *path);
+/* The same for the file dir/name. */
+json_t *json_read_in(const char *dir, const char *name);
 
 /* An allocator that fails once `budget` allocations have succeeded (-1: never),
  * and counts live blocks so that tests see leaks on error paths. */

@@ -3,6 +3,7 @@
  * into the output folder and delete nothing. All cases run; the failures are
  * listed together. */
 #define _GNU_SOURCE
+#include "onnx_support.h"
 #include "support.h"
 
 #include <criterion/criterion.h>
@@ -72,12 +73,19 @@ static void fixtures(const char *t)
     free(trunc);
     free(bytes);
     free(model);
-    write_text(t, "empty.onnx", "");
-    write_text(t, "garbage.onnx", "this is not an ONNX model\n");
-    write_text(t, "keep", "a file that must survive every case\n");
-    write_text(t, "sizes-empty.csv", "M,N,K\n");
-    write_text(t, "sizes-extra.csv", "M,N,K\n1,2,3,4\n");
-    write_text(t, "sizes-wide.csv", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n");
+    /* Files named in the catalogue, by name and content. */
+    static const struct {
+        const char *name, *text;
+    } files[] = {
+        {"empty.onnx", ""},
+        {"garbage.onnx", "this is not an ONNX model\n"},
+        {"keep", "a file that must survive every case\n"},
+        {"sizes-empty.csv", "M,N,K\n"},
+        {"sizes-extra.csv", "M,N,K\n1,2,3,4\n"},
+        {"sizes-wide.csv", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\n"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        write_text(t, files[i].name, files[i].text);
     make_dir(t, "dir");
     make_dir(t, "out");
     make_fifo(t, "fifo");
@@ -94,29 +102,12 @@ static void fixtures(const char *t)
         if (i < 2) make_fifo(t, fifo);
     }
     /* A model whose input is a scalar. */
-    d5_network *net;
-    cr_assert_eq(d5_network_create("scalar", &net), D5_OK);
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 0, NULL, &d), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
-    const char *x[] = {"x"}, *y[] = {"y"};
-    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
-    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
     char *scalar = path_join(t, "scalar.onnx");
-    cr_assert_eq(d5_onnx_save(net, scalar), D5_OK, "%s", d5_last_error());
-    d5_network_free(net);
+    save_relu_model(scalar, "scalar", 0, NULL, NULL, 0);
     free(scalar);
     /* A model importing an opset that does not exist yet. */
-    cr_assert_eq(d5_network_create("future", &net), D5_OK);
-    int64_t shape[2] = {1, 4};
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, shape, &d), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
-    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
-    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, "", 999), D5_OK);
     char *future = path_join(t, "opset999.onnx");
-    cr_assert_eq(d5_onnx_save(net, future), D5_OK, "%s", d5_last_error());
-    d5_network_free(net);
+    save_relu_model(future, "future", 2, (const int64_t[]){1, 4}, "", 999);
     free(future);
     /* A custom operator library whose table declares ABI version 99. */
     char *abi = path_join(t, "abi99.so");

@@ -103,18 +103,16 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
         cr_assert_eq(stat(path, &st), 0, "missing %s", path);
         cr_assert_gt(st.st_size, 0);
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/results.json", res);
-    json_t *doc = json_read(path);
+    json_t *doc = json_read_in(res, "results.json");
     cr_assert_geq(json_array_size(json_object_get(doc, "benchmarks")), 4);
     json_decref(doc);
     /* The memory report of one ResNet-20 inference: its peak is the counter
      * memory_peak_bytes of the network's benchmark. */
-    snprintf(path, sizeof path, "%s/memory.json", res);
-    doc = json_read(path);
+    doc = json_read_in(res, "memory.json");
     json_int_t peak = json_integer_value(json_object_get(json_object_get(doc, "peak"), "bytes"));
     cr_assert_gt(peak, 0);
     json_decref(doc);
+    char path[4096];
     snprintf(path, sizeof path, "%s/results.csv", res);
     char *csv = slurp(path, NULL);
     char want[64];
@@ -123,8 +121,7 @@ Test(cli, bench_writes_a_complete_results_folder, .timeout = D5_TIMEOUT(240))
     cr_assert(row && strstr(row, want), "peak %lld not in the ResNet-20 row: %s", (long long)peak,
               row ? row : csv);
     free(csv);
-    snprintf(path, sizeof path, "%s/trace.json", res);
-    doc = json_read(path);
+    doc = json_read_in(res, "trace.json");
     json_decref(doc);
     /* An existing folder is never overwritten. */
     cr_assert_eq(RUN(&out, &err, "bench", "--quick", "--out", res), 2);

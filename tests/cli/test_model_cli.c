@@ -50,13 +50,9 @@ TestSuite(model_cli, .init = test_dir_make, .fini = test_dir_remove, .timeout = 
 static int check_with_onnx(const char *file, long params, int classes, int c, int hw, int batch,
                            char **log)
 {
-    char *script, *logfile, *cmd;
-    cr_assert_geq(asprintf(&script, "%s/check.py", test_dir), 0);
-    cr_assert_geq(asprintf(&logfile, "%s/check.log", test_dir), 0);
-    FILE *f = fopen(script, "w");
-    cr_assert_not_null(f);
-    fputs(checker, f);
-    fclose(f);
+    write_text(test_dir, "check.py", checker);
+    char *script = path_join(test_dir, "check.py"), *logfile = path_join(test_dir, "check.log");
+    char *cmd;
     cr_assert_geq(asprintf(&cmd, "%s %s %s %ld %d %d %d %d %d > %s 2>&1", PYTHON, script, file,
                            params, classes, c, hw, hw, batch, logfile),
                   0);

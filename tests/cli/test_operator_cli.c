@@ -336,15 +336,11 @@ static const char lowp_gemm_src[] =
  * --validate; returns the exit status, the table in *out. */
 static int run_lowp_gemm(const char *dir, const char *narrow, const char *scale, char **out)
 {
-    char *src, *lib, *spec, *d1, *d2, *err;
-    cr_assert_geq(asprintf(&src, "%s/lowp_gemm.c", dir), 0);
+    write_text(dir, "lowp_gemm.c", lowp_gemm_src);
+    char *src = path_join(dir, "lowp_gemm.c"), *lib, *spec, *d1, *d2, *err;
     cr_assert_geq(asprintf(&lib, "%s/liblowp_%s_%s.so", dir, narrow, scale), 0);
     cr_assert_geq(asprintf(&d1, "NARROW=%s", narrow), 0);
     cr_assert_geq(asprintf(&d2, "SCALE=%sf", scale), 0);
-    FILE *f = fopen(src, "w");
-    cr_assert_not_null(f);
-    fputs(lowp_gemm_src, f);
-    fclose(f);
     cr_assert_eq(RUN(out, &err, "compile-op", src, "--name", "Gemm", "-D", d1, "-D", d2, "-o", lib),
                  0, "%s\n%s", *out, err);
     free(*out), free(err);

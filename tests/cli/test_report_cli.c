@@ -78,6 +78,15 @@ static char *listing(const char *dir, const char *filter)
     return out;
 }
 
+/* Fails the test unless `ls -A dir` lists exactly `want` (names, one a line):
+ * what a failed or interrupted run left behind. */
+static void expect_left(const char *dir, const char *want)
+{
+    char *left = listing(dir, "");
+    cr_assert_str_eq(left, want, "left behind: %s", left);
+    free(left);
+}
+
 /* Fails the test unless `text` holds the formatted string. */
 static void expect_in(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void expect_in(const char *text, const char *fmt, ...)
@@ -688,9 +697,7 @@ Test(report_cli, gnuplot_failing_is_reported_and_nothing_is_left)
     cr_assert(strstr(err, "gnuplot failed on plot 'scaling'") &&
                   strstr(err, "line 7: undefined variable: roof"),
               "%s", err);
-    char *left = listing(t, "");
-    cr_assert_str_eq(left, "bin\n", "left behind: %s", left);
-    free(left);
+    expect_left(t, "bin\n");
     free(out);
     free(err);
     rmtree(t);
@@ -733,9 +740,7 @@ Test(report_cli, interrupted_run_ends_gnuplot_and_leaves_nothing)
         usleep(50000);
     }
     cr_assert(!line || strstr(line, ") Z "), "gnuplot still runs: %s", line);
-    char *left = listing(t, "");
-    cr_assert_str_eq(left, "bin\ngnuplot.pid\n", "left behind: %s", left);
-    free(left);
+    expect_left(t, "bin\ngnuplot.pid\n");
     free(line);
     free(stat);
     free(text);

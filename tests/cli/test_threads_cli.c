@@ -58,9 +58,7 @@ Test(threads_cli, the_resolved_threads_and_runtime_are_echoed)
     if (spin) setenv("GOMP_SPINCOUNT", spin, 1);
     free(spin);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
-    cr_assert(strstr(out, "OMP_WAIT_POLICY=passive (user)"), "%s", out);
-    cr_assert(strstr(out, "# threads: "), "%s", out);
-    cr_assert(strstr(out, "(automatic: "), "%s", out);
+    EXPECT_HAS(out, "OMP_WAIT_POLICY=passive (user)", "# threads: ", "(automatic: ");
     free(out);
     free(err);
 }
@@ -77,10 +75,7 @@ Test(threads_cli, a_busy_process_brings_the_warning)
     busy_stop(pid);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
     cr_assert(strstr(err, "warning: other processes competed for the cores"), "%s\n%s", out, err);
-    char *doc = slurp(json, NULL);
-    cr_assert(doc);
-    cr_assert(strstr(doc, "\"contention\": \"yes\""), "%s", doc);
-    free(doc);
+    expect_file_has(json, "\"contention\": \"yes\"");
     free(json);
     run_done(out, err, dir);
 }

@@ -271,6 +271,17 @@ static void sce2(const int64_t *labels, int with_weights, const d5_attr *items, 
     for (int i = 0; i < 3; i++) d5_tensor_free(&in[i]);
 }
 
+/* Runs sce2 for its loss alone and expects the n values `want` (each case's
+ * values differ, so a failure's "want" tells the case). */
+static void expect_sce2(const int64_t *labels, int with_weights, const d5_attr *items,
+                        int32_t nitems, const float *want, int64_t n)
+{
+    d5_tensor y;
+    sce2(labels, with_weights, items, nitems, &y, 1);
+    expect_values(&y, want, n, 1e-5);
+    d5_tensor_free(&y);
+}
+
 Test(softmaxcrossentropyloss, reductions)
 {
     d5_attr none = attr_string("reduction", "none"), sum = attr_string("reduction", "sum");
@@ -298,43 +309,23 @@ Test(softmaxcrossentropyloss, reductions)
 Test(softmaxcrossentropyloss, weights)
 {
     d5_attr none = attr_string("reduction", "none"), sum = attr_string("reduction", "sum");
-    d5_tensor y;
-    sce2(IVALS(1, 0, 4), 1, &none, 1, &y, 1);
-    expect_values(&y, VALS(7.2292216, 0.3928728, 0.099361852), 3, 1e-5);
-    d5_tensor_free(&y);
-    sce2(IVALS(1, 0, 4), 1, &sum, 1, &y, 1);
-    expect_values(&y, VALS(7.7214563), 1, 1e-5);
-    d5_tensor_free(&y);
+    expect_sce2(IVALS(1, 0, 4), 1, &none, 1, VALS(7.2292216, 0.3928728, 0.099361852), 3);
+    expect_sce2(IVALS(1, 0, 4), 1, &sum, 1, VALS(7.7214563), 1);
     /* Mean: divided by the sum of the labels' weights, 2 + 0.5 + 0.25. */
-    sce2(IVALS(1, 0, 4), 1, NULL, 0, &y, 1);
-    expect_values(&y, VALS(2.8078023), 1, 1e-5);
-    d5_tensor_free(&y);
+    expect_sce2(IVALS(1, 0, 4), 1, NULL, 0, VALS(2.8078023), 1);
 }
 
 Test(softmaxcrossentropyloss, ignore_index)
 {
     d5_attr items[2] = {attr_int("ignore_index", 2), attr_string("reduction", "none")};
-    d5_tensor y;
-    sce2(IVALS(1, 2, 4), 0, items, 2, &y, 1);
-    expect_values(&y, VALS(3.6146108, 0, 0.39744741), 3, 1e-5);
-    d5_tensor_free(&y);
-    sce2(IVALS(1, 2, 4), 1, items, 2, &y, 1);
-    expect_values(&y, VALS(7.2292216, 0, 0.099361852), 3, 1e-5);
-    d5_tensor_free(&y);
+    expect_sce2(IVALS(1, 2, 4), 0, items, 2, VALS(3.6146108, 0, 0.39744741), 3);
+    expect_sce2(IVALS(1, 2, 4), 1, items, 2, VALS(7.2292216, 0, 0.099361852), 3);
     items[1] = attr_string("reduction", "sum");
-    sce2(IVALS(1, 2, 4), 0, items, 2, &y, 1);
-    expect_values(&y, VALS(4.0120582), 1, 1e-5);
-    d5_tensor_free(&y);
-    sce2(IVALS(1, 2, 4), 1, items, 2, &y, 1);
-    expect_values(&y, VALS(7.3285835), 1, 1e-5);
-    d5_tensor_free(&y);
+    expect_sce2(IVALS(1, 2, 4), 0, items, 2, VALS(4.0120582), 1);
+    expect_sce2(IVALS(1, 2, 4), 1, items, 2, VALS(7.3285835), 1);
     /* Mean: over the 2 positions not ignored, or their weights 2 + 0.25. */
-    sce2(IVALS(1, 2, 4), 0, items, 1, &y, 1);
-    expect_values(&y, VALS(2.0060291), 1, 1e-5);
-    d5_tensor_free(&y);
-    sce2(IVALS(1, 2, 4), 1, items, 1, &y, 1);
-    expect_values(&y, VALS(3.2571482), 1, 1e-5);
-    d5_tensor_free(&y);
+    expect_sce2(IVALS(1, 2, 4), 0, items, 1, VALS(2.0060291), 1);
+    expect_sce2(IVALS(1, 2, 4), 1, items, 1, VALS(3.2571482), 1);
 }
 
 static const float scores_k[] = {-0.8,  -0.43, -0.06, 0.31,  0.68,  1.05,  -0.48, -0.11,

@@ -35,6 +35,20 @@ static void node(d5_network *net, const char *name, const char *op, const char *
         D5_OK, "%s", d5_last_error());
 }
 
+/* A network `name` (NULL: unnamed) whose one input `input` has type dt and
+ * `shape`; the input's descriptor in *desc when desc is not NULL. */
+static d5_network *with_input(const char *name, const char *input, d5_dtype dt, int32_t ndim,
+                              const int64_t *shape, d5_tensor_desc *desc)
+{
+    d5_network *net = NULL;
+    cr_assert_eq(d5_network_create(name, &net), D5_OK);
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(dt, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, input, &d, NULL), D5_OK);
+    if (desc) *desc = d;
+    return net;
+}
+
 /* An executor of net with options o (NULL: the defaults), asserting success. */
 static d5_executor *executor(d5_network *net, const d5_executor_options *o)
 {
@@ -49,11 +63,7 @@ static d5_executor *executor(d5_network *net, const d5_executor_options *o)
  * loss is MeanSquaredError(y, t) when `loss` is set. */
 static d5_network *two_layer(d5_dtype dt, int64_t batch, int loss)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create("two_layer", &net), D5_OK);
-    d5_tensor_desc x;
-    cr_assert_eq(d5_tensor_desc_make(dt, 2, (int64_t[]){batch, 4}, &x), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &x, NULL), D5_OK);
+    d5_network *net = with_input("two_layer", "x", dt, 2, (int64_t[]){batch, 4}, NULL);
     add_param(net, "W1", dt, 2, (int64_t[]){5, 4}, 1);
     add_param(net, "b1", dt, 1, (int64_t[]){5}, 2);
     add_param(net, "W2", dt, 2, (int64_t[]){3, 5}, 3);
@@ -260,11 +270,7 @@ Test(executor, backends_agree_with_ref)
 /* A chain of 12 Relus needs two live buffers at a time, not twelve. */
 Test(executor, memory_plan_reuses_buffers)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
-    d5_tensor_desc x;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, (int64_t[]){64, 64}, &x), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "v0", &x, NULL), D5_OK);
+    d5_network *net = with_input(NULL, "v0", D5_F32, 2, (int64_t[]){64, 64}, NULL);
     char in[16], out[16];
     for (int i = 0; i < 12; i++) {
         snprintf(in, sizeof in, "v%d", i);
@@ -420,11 +426,8 @@ Test(executor, node_backend_override)
  * buffers, with the right values. */
 Test(executor, views_share_memory)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
     d5_tensor_desc xd;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){2, 3, 4}, &xd), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
+    d5_network *net = with_input(NULL, "x", D5_F32, 3, (int64_t[]){2, 3, 4}, &xd);
     node(net, "r1", "Neg", (const char *[]){"x"}, 1, "a", NULL);
     node(net, "flat", "Flatten", (const char *[]){"a"}, 1, "b", NULL);
     node(net, "r2", "Neg", (const char *[]){"b"}, 1, "y", NULL);
@@ -456,12 +459,9 @@ Test(executor, views_share_memory)
  * and dx = -W, through the Flatten. */
 Test(executor, views_share_gradients)
 {
-    d5_network *net = NULL;
-    cr_assert_eq(d5_network_create(NULL, &net), D5_OK);
     d5_tensor_desc xd, wd;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 3, (int64_t[]){2, 3, 4}, &xd), D5_OK);
+    d5_network *net = with_input(NULL, "x", D5_F32, 3, (int64_t[]){2, 3, 4}, &xd);
     cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, (int64_t[]){2, 12}, &wd), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &xd, NULL), D5_OK);
     d5_tensor w;
     cr_assert_eq(d5_tensor_alloc(&wd, &w), D5_OK);
     fill(&w, 5);

@@ -36,12 +36,20 @@ static d5_network *gelu_graph(int half_first, int leak)
     return net;
 }
 
+/* The node that is left of `net` after `pass`, expected to have rewritten
+ * the whole graph, once, into one `op_type` node. */
+static d5_node_info fused_into(d5_network *net, const char *pass, const char *op_type)
+{
+    d5_node_info n;
+    cr_expect_eq(fused_to_one(net, pass, &n), 1, "%s: rewrites", pass);
+    cr_expect_str_eq(n.op_type, op_type, "%s", pass);
+    return n;
+}
+
 static void fuse_gelu_form(int half_first)
 {
     d5_network *net = gelu_graph(half_first, 0);
-    d5_node_info g;
-    cr_expect_eq(fused_to_one(net, "fuse-gelu", &g), 1);
-    cr_expect_str_eq(g.op_type, "Gelu");
+    d5_node_info g = fused_into(net, "fuse-gelu", "Gelu");
     cr_expect_str_eq(g.inputs[0], "x");
     cr_expect_str_eq(g.outputs[0], "y");
     d5_network_free(net);
@@ -95,9 +103,7 @@ static d5_network *transpose_matmul(int twice)
 Test(optimize_transformer, folds_transposes_into_matmul)
 {
     d5_network *net = transpose_matmul(0);
-    d5_node_info m;
-    cr_expect_eq(fused_to_one(net, "fold-transpose-matmul", &m), 1);
-    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    d5_node_info m = fused_into(net, "fold-transpose-matmul", "TransposeMatMul");
     cr_expect_str_eq(m.inputs[0], "x");
     cr_expect_str_eq(m.inputs[1], "w");
     d5_network_free(net);
@@ -134,9 +140,7 @@ Test(optimize_transformer, fuses_matmul_bias)
 {
     const int64_t cs[] = {1, 4};
     d5_network *net = matmul_bias(2, cs);
-    d5_node_info m;
-    cr_expect_eq(fused_to_one(net, "fuse-matmul-bias", &m), 1);
-    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    d5_node_info m = fused_into(net, "fuse-matmul-bias", "TransposeMatMul");
     cr_expect_eq(m.ninputs, 3);
     cr_expect_str_eq(m.inputs[2], "c");
     cr_expect_str_eq(m.outputs[0], "y");
@@ -172,9 +176,7 @@ static d5_network *matmul_scale(int mul)
 static void fuse_scale(int mul)
 {
     d5_network *net = matmul_scale(mul);
-    d5_node_info m;
-    cr_expect_eq(fused_to_one(net, "fuse-matmul-scale", &m), 1);
-    cr_expect_str_eq(m.op_type, "TransposeMatMul");
+    fused_into(net, "fuse-matmul-scale", "TransposeMatMul");
     d5_network_free(net);
 }
 

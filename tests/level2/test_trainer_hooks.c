@@ -26,10 +26,13 @@ static d5_train_result run_ok(d5_trainer *t, d5_dataset *train, d5_dataset *test
     return r;
 }
 
-/* Frees a test's trainer, optimizer, training set and network, in that order. */
-static void free_setup(d5_trainer *t, d5_optimizer *opt, d5_dataset *train, d5_network *net)
+/* Frees a test's trainer, sampler, optimizer, training set and network, in
+ * that order (NULL for those it has not). */
+static void free_setup(d5_trainer *t, d5_sampler *smp, d5_optimizer *opt, d5_dataset *train,
+                       d5_network *net)
 {
     d5_trainer_free(t);
+    d5_sampler_free(smp);
     d5_optimizer_free(opt);
     d5_dataset_free(train);
     d5_network_free(net);
@@ -140,7 +143,7 @@ Test(trainer_hooks, zero_gradients_leave_the_parameters_unchanged)
         free(before[i]);
     }
     d5_train_result_free(&r);
-    free_setup(t, opt, train, net);
+    free_setup(t, NULL, opt, train, net);
 }
 
 static d5_status set_weights(d5_trainer *t, void *user)
@@ -172,7 +175,7 @@ Test(trainer_hooks, before_first_step_overwrites_the_parameters)
     cr_assert_eq(w[0], 0.25f);
     cr_assert_eq(w[100], 0.25f);
     d5_train_result_free(&r);
-    free_setup(t, opt, train, net);
+    free_setup(t, NULL, opt, train, net);
 }
 
 static d5_status fail_backward(d5_trainer *t, void *user, const d5_step_grads *g)
@@ -229,7 +232,7 @@ Test(trainer_hooks, a_failing_hook_stops_training_with_its_status_and_name)
                   strstr(e, "D5_ERR_IO"),
               "%s", e);
     cr_assert_eq(d5_trainer_step(t), 256 / 16, "the whole epoch ran first");
-    free_setup(t, opt, train, net);
+    free_setup(t, NULL, opt, train, net);
 }
 
 /* The losses of `steps` steps from the same weights with a sampler of `kind`
@@ -257,11 +260,7 @@ static void losses(int32_t kind, uint64_t seed, int64_t steps, float *out)
     cr_assert_eq(r.nlosses, steps);
     memcpy(out, r.losses, (size_t)steps * sizeof *out);
     d5_train_result_free(&r);
-    d5_trainer_free(t);
-    d5_sampler_free(smp);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_network_free(net);
+    free_setup(t, smp, opt, train, net);
 }
 
 /* An ordered sampler gives the same loss curve twice, and another one than
@@ -309,12 +308,8 @@ static double untrained_test_loss(float m, float sd)
     cr_assert_eq(r.nepochs, 1);
     double loss = r.epochs[0].test_loss;
     d5_train_result_free(&r);
-    d5_trainer_free(t);
-    d5_sampler_free(smp);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
+    free_setup(t, smp, opt, train, net);
     d5_dataset_free(test);
-    d5_network_free(net);
     return loss;
 }
 
@@ -377,9 +372,8 @@ static float *train_params(d5_optimizer *opt, int64_t *count)
     }
     *count = total;
     d5_train_result_free(&r);
-    d5_trainer_free(t);
-    d5_dataset_free(train);
-    d5_network_free(net);
+    /* The optimizer is the caller's. */
+    free_setup(t, NULL, NULL, train, net);
     return all;
 }
 

@@ -1,14 +1,32 @@
-/* Helpers shared by the ONNX tests: network comparison, the test-data list
- * and the ONNX checker. */
+/* Helpers shared by the ONNX tests: a one-Relu model, network comparison,
+ * the test-data list and the ONNX checker. */
 #define _GNU_SOURCE
 #include "onnx_support.h"
 
+#include <criterion/criterion.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+void save_relu_model(const char *path, const char *name, int32_t ndim, const int64_t *shape,
+                     const char *domain, int64_t version)
+{
+    d5_network *net;
+    cr_assert_eq(d5_network_create(name, &net), D5_OK);
+    d5_tensor_desc d;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
+    const char *x[] = {"x"}, *y[] = {"y"};
+    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
+    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
+    if (domain)
+        cr_assert_eq(d5_network_set_opset(net, domain, version), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_onnx_save(net, path), D5_OK, "%s: %s", path, d5_last_error());
+    d5_network_free(net);
+}
 
 int path_exists(const char *path)
 {

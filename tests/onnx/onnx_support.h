@@ -6,6 +6,12 @@
 
 #include <stddef.h>
 
+/* Writes to `path` the model `name`: x -> Relu -> y, float32 tensors of
+ * `shape` (ndim 0: scalars), importing opset `version` of `domain` when domain
+ * is not NULL (else d5's default opsets). */
+void save_relu_model(const char *path, const char *name, int32_t ndim, const int64_t *shape,
+                     const char *domain, int64_t version);
+
 /* The fixtures of tests/onnx/data/ and the ONNX backend test data. */
 #define FIXTURES D5_SOURCE_DIR "/tests/onnx/data"
 #define TESTDATA D5_ONNX_TESTDATA

@@ -234,18 +234,7 @@ Test(onnx_bad, out_of_memory)
 /* A one-Relu model importing opset `version` of `domain`, written to path. */
 static void save_with_opset(const char *path, const char *domain, int64_t version)
 {
-    d5_network *net;
-    cr_assert_eq(d5_network_create("opset", &net), D5_OK);
-    int64_t shape[2] = {1, 4};
-    d5_tensor_desc d;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 2, shape, &d), D5_OK);
-    cr_assert_eq(d5_network_add_input(net, "x", &d, NULL), D5_OK);
-    const char *x[] = {"x"}, *y[] = {"y"};
-    cr_assert_eq(d5_network_add_node(net, "r", "Relu", NULL, x, 1, y, 1, NULL, NULL), D5_OK);
-    cr_assert_eq(d5_network_add_output(net, "y", &d), D5_OK);
-    cr_assert_eq(d5_network_set_opset(net, domain, version), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_onnx_save(net, path), D5_OK, "%s", d5_last_error());
-    d5_network_free(net);
+    save_relu_model(path, "opset", 2, (const int64_t[]){1, 4}, domain, version);
 }
 
 /* An opset newer than d5 knows is refused, naming the file, domain and version. */

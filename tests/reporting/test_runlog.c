@@ -23,12 +23,19 @@ static d5_runlog *new_log(const char *name)
     return log;
 }
 
+/* Logs the parameters of `kv` (key, value, key, value, ..., NULL); each must be
+ * accepted. */
+static void log_params(d5_runlog *log, const char *const *kv)
+{
+    for (; *kv; kv += 2)
+        cr_assert_eq(d5_runlog_param(log, kv[0], kv[1]), D5_OK, "param '%s': %s", kv[0],
+                     d5_last_error());
+}
+
 Test(runlog, records_in_order_values_replaced_metrics_appended)
 {
     d5_runlog *log = new_log("run");
-    cr_assert_eq(d5_runlog_param(log, "lr", "0.1"), D5_OK);
-    cr_assert_eq(d5_runlog_param(log, "batch", "64"), D5_OK);
-    cr_assert_eq(d5_runlog_param(log, "lr", "0.2"), D5_OK);
+    log_params(log, (const char *const[]){"lr", "0.1", "batch", "64", "lr", "0.2", NULL});
     cr_assert_eq(d5_runlog_tag(log, "host", "h"), D5_OK);
     cr_assert_eq(d5_runlog_metric(log, "loss", 2.5, 1, 1000), D5_OK);
     cr_assert_eq(d5_runlog_metric(log, "loss", 1.5, 2, 2000), D5_OK);
@@ -201,9 +208,8 @@ static int parse_metric(const char *text, int64_t *ts, double *v, int64_t *step,
 Test(runlog, mlflow_run_reads_back_file_by_file)
 {
     d5_runlog *log = new_log("lenet on mnist");
-    cr_assert_eq(d5_runlog_param(log, "lr", "0.05"), D5_OK);
-    cr_assert_eq(d5_runlog_param(log, "optimizer.beta1", "0.9"), D5_OK);
-    cr_assert_eq(d5_runlog_param(log, "note#1", "odd name"), D5_OK);
+    log_params(log, (const char *const[]){"lr", "0.05", "optimizer.beta1", "0.9", "note#1",
+                                          "odd name", NULL});
     cr_assert_eq(d5_runlog_tag(log, "mlflow.source.git.commit", "abc123"), D5_OK);
     cr_assert_eq(d5_runlog_tag(log, "host", "it's here"), D5_OK);
     /* A loss curve and an accuracy per epoch, logged interleaved. */
@@ -361,8 +367,7 @@ Test(runlog, mlflow_names_that_collide_are_refused_and_nothing_is_left)
               d5_last_error());
     d5_runlog_free(log);
     log = new_log("run");
-    cr_assert_eq(d5_runlog_param(log, "a#b", "1"), D5_OK);
-    cr_assert_eq(d5_runlog_param(log, "a%b", "2"), D5_OK);
+    log_params(log, (const char *const[]){"a#b", "1", "a%b", "2", NULL});
     cr_assert_eq(d5_runlog_write_mlflow(log, root, NULL, NULL, 0), D5_ERR_INVALID);
     cr_assert(strstr(d5_last_error(), "a_b"), "%s", d5_last_error());
     /* The Default experiment (0) exists; no run folder, finished or not. */

@@ -292,12 +292,15 @@ Test(sysmon, rapl_energy_across_a_wrap_around)
     snprintf(v, sizeof v, "%llu\n", (unsigned long long)(range - 1000));
     put(dir, "class/powercap/intel-rapl:0/energy_uj", v);
     /* A sub-zone and the platform zone: not counted (parts of, or holding, a package). */
-    put(dir, "class/powercap/intel-rapl:0/intel-rapl:0:0/name", "core\n");
-    put(dir, "class/powercap/intel-rapl:0:0/name", "core\n");
-    put(dir, "class/powercap/intel-rapl:0:0/energy_uj", "0\n");
-    put(dir, "class/powercap/intel-rapl:1/name", "psys\n");
-    put(dir, "class/powercap/intel-rapl:1/max_energy_range_uj", "262143328850\n");
-    put(dir, "class/powercap/intel-rapl:1/energy_uj", "0\n");
+    static const char *const zones[][2] = {
+        {"class/powercap/intel-rapl:0/intel-rapl:0:0/name", "core\n"},
+        {"class/powercap/intel-rapl:0:0/name", "core\n"},
+        {"class/powercap/intel-rapl:0:0/energy_uj", "0\n"},
+        {"class/powercap/intel-rapl:1/name", "psys\n"},
+        {"class/powercap/intel-rapl:1/max_energy_range_uj", "262143328850\n"},
+        {"class/powercap/intel-rapl:1/energy_uj", "0\n"},
+    };
+    for (size_t i = 0; i < sizeof zones / sizeof zones[0]; i++) put(dir, zones[i][0], zones[i][1]);
     d5_sysmon *m = make(50, dir, "");
     cr_assert_eq(d5_sysmon_start(m), D5_OK);
     sleep_s(0.2);
@@ -648,12 +651,10 @@ Test(sysmon_cli, bench_folder_holds_the_system_report)
     cr_assert(strstr(out, "\nsystem      CPU "), "%s", out);
     free(out);
     free(err);
-    snprintf(path, sizeof path, "%s/system.json", res);
-    json_t *doc = json_read(path);
+    json_t *doc = json_read_in(res, "system.json");
     cr_assert_gt(json_integer_value(json_object_get(doc, "samples")), 20);
     json_decref(doc);
-    snprintf(path, sizeof path, "%s/trace.json", res);
-    doc = json_read(path);
+    doc = json_read_in(res, "trace.json");
     json_t *ev = json_object_get(doc, "traceEvents");
     size_t counters = 0, regions = 0;
     for (size_t i = 0; i < json_array_size(ev); i++) {
