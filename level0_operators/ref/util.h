@@ -142,6 +142,15 @@ d5_status d5__const_numbers(const char *op, const d5_tensor *in, int32_t nin, in
 /* Reads "__opset" into *opset (`def` when absent); D5_ERR_INVALID naming the
  * operator when it is not a positive integer. */
 d5_status d5__ref_opset(const char *op, const d5_attrs *attrs, int64_t def, int64_t *opset);
+/* The sizes of a 4-d image tensor: batch, channels, height, width. */
+typedef struct d5_nchw {
+    int64_t n, c, h, w;
+} d5_nchw;
+/* The sizes of x, which has 4 dims [N, C, H, W]. */
+static inline d5_nchw d5__nchw(const d5_tensor_desc *x)
+{
+    return (d5_nchw){x->shape[0], x->shape[1], x->shape[2], x->shape[3]};
+}
 /* A tensor seen as [outer, n, inner] around one axis (softmax-like operators). */
 typedef struct d5_axis_view {
     int64_t outer, n, inner;
