@@ -202,5 +202,7 @@ double d5__flops_per_input(void *state, const d5_ref_shapes *shapes);
 double d5__softmax_flops(void *state, const d5_ref_shapes *shapes);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
+/* 1 when a and b have the same dims (whatever their data types), else 0. */
+int d5__same_shape(const d5_tensor_desc *a, const d5_tensor_desc *b);
 
 #endif
