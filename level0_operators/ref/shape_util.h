@@ -29,6 +29,16 @@ typedef d5_status (*d5__axes_shape)(const d5_tensor_desc *x, const int64_t *axes
  * write output 0's shape. */
 d5_status d5__squeeze_create(const char *op, const d5_op_create_args *args, int required,
                              d5__axes_shape shape);
+/* Defines NAME##_create, d5__squeeze_create with SHAPE, and registers the
+ * operator NAME (1 or 2 inputs, 1 output, the copy kernels). */
+#define D5_SQUEEZE_OPERATOR(NAME, REQUIRED, SHAPE)                                                 \
+    static d5_status NAME##_create(const d5_op_create_args *args, void **state)                    \
+    {                                                                                              \
+        (void)state;                                                                               \
+        return d5__squeeze_create(#NAME, args, REQUIRED, SHAPE);                                   \
+    }                                                                                              \
+    D5_REF_OPERATOR(NAME, 1, 2, 1, 1, NAME##_create, d5__copy_forward, d5__copy_backward, NULL,    \
+                    NULL)
 d5_status d5__copy_backward(void *state, const d5_ref_call *call);
 
 #endif

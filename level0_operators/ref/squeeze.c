@@ -29,11 +29,4 @@ static d5_status squeeze_shape(const d5_tensor_desc *x, const int64_t *axes, int
     return D5_OK;
 }
 
-static d5_status squeeze_create(const d5_op_create_args *args, void **state)
-{
-    (void)state;
-    return d5__squeeze_create("Squeeze", args, 0, squeeze_shape);
-}
-
-D5_REF_OPERATOR(Squeeze, 1, 2, 1, 1, squeeze_create, d5__copy_forward, d5__copy_backward, NULL,
-                NULL);
+D5_SQUEEZE_OPERATOR(Squeeze, 0, squeeze_shape);

@@ -27,11 +27,4 @@ static d5_status unsqueeze_shape(const d5_tensor_desc *x, const int64_t *axes, i
     return D5_OK;
 }
 
-static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
-{
-    (void)state;
-    return d5__squeeze_create("Unsqueeze", args, 1, unsqueeze_shape);
-}
-
-D5_REF_OPERATOR(Unsqueeze, 1, 2, 1, 1, unsqueeze_create, d5__copy_forward, d5__copy_backward, NULL,
-                NULL);
+D5_SQUEEZE_OPERATOR(Unsqueeze, 1, unsqueeze_shape);
