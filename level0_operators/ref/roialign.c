@@ -60,10 +60,7 @@ static d5_status read_sizes(const d5_attrs *attrs, roialign *r)
         return d5_error(D5_ERR_INVALID,
                         "RoiAlign: output_height %lld and output_width %lld must be >= 1",
                         (long long)r->oh, (long long)r->ow);
-    if (r->sampling < 0)
-        return d5_error(D5_ERR_INVALID, "RoiAlign: sampling_ratio is %lld, must be >= 0",
-                        (long long)r->sampling);
-    return D5_OK;
+    return d5__need_not_negative("RoiAlign", "sampling_ratio", r->sampling);
 }
 
 static d5_status roialign_create(const d5_op_create_args *args, void **state)

@@ -21,6 +21,13 @@ int d5__same_shape(const d5_tensor_desc *a, const d5_tensor_desc *b)
     return 1;
 }
 
+d5_status d5__need_not_negative(const char *op, const char *name, int64_t value)
+{
+    if (value < 0)
+        return d5_error(D5_ERR_INVALID, "%s: %s is %lld, must be >= 0", op, name, (long long)value);
+    return D5_OK;
+}
+
 d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t n,
                         d5_tensor_desc *out)
 {

@@ -204,5 +204,8 @@ double d5__softmax_flops(void *state, const d5_ref_shapes *shapes);
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
 /* 1 when a and b have the same dims (whatever their data types), else 0. */
 int d5__same_shape(const d5_tensor_desc *a, const d5_tensor_desc *b);
+/* D5_ERR_INVALID "op: name is value, must be >= 0" when the attribute's value
+ * is negative, else D5_OK. */
+d5_status d5__need_not_negative(const char *op, const char *name, int64_t value);
 
 #endif
