@@ -31,6 +31,7 @@
  * instead (nChw16c, or nChw8c without AVX-512), which the primitives then read
  * and write directly. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html */
 #include "dnnl_util.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -443,9 +444,7 @@ static void batch_stats(dbn *b, const float *x)
         memset(b->stats, 0, (size_t)(2 * C) * sizeof *b->stats);
         return;
     }
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t u = 0; u < G * blocks; u++) {
         int64_t g = u / blocks, cb = u % blocks;
         int64_t k0 = b->n * g / G, k1 = b->n * (g + 1) / G;
@@ -551,9 +550,7 @@ static d5_status backward(void *state, const d5_op_call *call)
         a[ch] = drm ? (1 - mom) * drm[ch] / m : 0;
         r[ch] = drv ? 2 * (1 - mom) * drv[ch] / m : 0;
     }
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t u = 0; u < b->n * blocks; u++) {
         const int64_t c0 = (u % blocks) * B, base = u * b->inner * B;
         for (int64_t i = 0; i < b->inner; i++)

@@ -37,6 +37,14 @@
 #define D5_SIMD
 #endif
 
+/* Splits the for loop that follows among the OpenMP threads in equal static
+ * shares (nothing where d5 is built without OpenMP). */
+#ifdef _OPENMP
+#define D5_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define D5_PARALLEL_FOR
+#endif
+
 /* Work below this many bytes runs on the calling thread: a parallel region
  * costs a few microseconds. */
 #define D5_PARALLEL_BYTES (64 * 1024)

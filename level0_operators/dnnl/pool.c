@@ -40,6 +40,7 @@
  * blocked X it is the AveragePool above on oneDNN's blocked kernels. */
 #include "../ref/pool.h"
 #include "dnnl_util.h"
+#include "kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -249,9 +250,7 @@ static int32_t first_max(const dpool *c, const float *xp, int64_t o)
 static void max_forward(const dpool *c, const float *x, float *y)
 {
     const d5_pool *p = &c->p;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float *xp = x + pl * p->in_plane;
         float *yp = y + pl * p->out_plane;
@@ -268,9 +267,7 @@ static void max_forward(const dpool *c, const float *x, float *y)
 static void max_backward(const dpool *c, const float *x, const float *gy, float *gx)
 {
     const d5_pool *p = &c->p;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float *xp = x + pl * p->in_plane, *gp = gy + pl * p->out_plane;
         float *gxp = gx + pl * p->in_plane;
@@ -287,9 +284,7 @@ static void max_backward(const dpool *c, const float *x, const float *gy, float 
 static void gap_forward(const d5_pool *p, const float *x, float *y)
 {
     const int64_t size = p->in_plane;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float *xp = x + pl * size;
         double part[8] = {0}, sum = 0;
@@ -306,9 +301,7 @@ static void gap_forward(const d5_pool *p, const float *x, float *y)
 static void gap_backward(const d5_pool *p, const float *gy, float *gx)
 {
     const int64_t size = p->in_plane;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float g = (float)((double)gy[pl] / (double)size);
         float *gp = gx + pl * size;

@@ -1,6 +1,7 @@
 /* Conversions between ONNX's recurrent tensors and oneDNN's (see rnn.h).
  * ONNX orders LSTM's gates i, o, f, c and its peepholes i, o, f; oneDNN
  * orders them i, f, c, o and i, f, o. GRU's z, r, h are oneDNN's u, r, o. */
+#include "kernels.h"
 #include "rnn.h"
 
 #include <string.h>
@@ -21,9 +22,7 @@ static int64_t onnx_gate(const d5_dnnl_rnn_shape *s, int64_t k)
 static void transpose(const float *src, int64_t src_ld, int64_t rows, int64_t cols, float *dst,
                       int64_t dst_ld)
 {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+    D5_PARALLEL_FOR
     for (int64_t rb = 0; rb < rows; rb += TILE) {
         float t[TILE][TILE];
         int64_t re = rb + TILE < rows ? rb + TILE : rows;

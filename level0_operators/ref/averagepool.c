@@ -15,67 +15,52 @@ typedef struct averagepool {
 
 static d5_status averagepool_create(const d5_op_create_args *args, void **state)
 {
-    const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
-    d5_tensor_desc *out = args->outputs;
     d5_pool p;
     int64_t include;
-    d5_status s = d5__need_float("AveragePool", in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "count_include_pad", 0, &include);
-    if (s == D5_OK) s = d5__pool_init("AveragePool", &in[0].desc, attrs, &p, &out[0]);
+    d5_status s = d5__need_float("AveragePool", args->inputs, args->ninputs, 0);
+    if (s == D5_OK) s = d5__pool_create("AveragePool", args, "count_include_pad", &include, &p);
     if (s == D5_OK && !include) s = d5__pool_check_windows("AveragePool", &p);
     if (s != D5_OK) return s;
-    averagepool *st = d5_alloc(sizeof *st + (size_t)p.window * sizeof(int64_t), "AveragePool");
+    averagepool *st = d5__pool_state(&p, sizeof *st, "AveragePool");
     if (!st) return D5_ERR_NOMEM;
-    st->p = p;
     st->count_include_pad = include != 0;
     *state = st;
     return D5_OK;
 }
 
-/* The positions of window o (in st->idx), their number, and the divisor. */
-static int64_t window(averagepool *st, int64_t o, double *divisor)
+/* Both passes, window by window. Forward: src is X and dst is Y, and each
+ * output element is the sum of its window over the divisor. Backward: src is
+ * dY and dst is dX, and each window position receives dY over the divisor. */
+static void sweep(averagepool *st, const double *src, double *dst, int backward)
 {
-    int64_t padded, n = d5__pool_window(&st->p, o, st->idx, &padded);
-    *divisor = (double)(st->count_include_pad ? padded : n);
-    return n;
+    const d5_pool *p = &st->p;
+    for (int64_t o = 0; o < p->out_plane; o++) {
+        int64_t padded, n = d5__pool_window(p, o, st->idx, &padded);
+        double divisor = (double)(st->count_include_pad ? padded : n);
+        for (int64_t c = 0; c < p->planes; c++) {
+            if (backward) {
+                double g = src[c * p->out_plane + o] / divisor, *gx = dst + c * p->in_plane;
+                for (int64_t j = 0; j < n; j++) gx[st->idx[j]] += g;
+            } else {
+                const double *x = src + c * p->in_plane;
+                double sum = 0;
+                for (int64_t j = 0; j < n; j++) sum += x[st->idx[j]];
+                dst[c * p->out_plane + o] = sum / divisor;
+            }
+        }
+    }
 }
 
 static d5_status averagepool_forward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *in = call->inputs;
-    d5_rt *out = call->outputs;
-    averagepool *st = state;
-    const d5_pool *p = &st->p;
-    for (int64_t o = 0; o < p->out_plane; o++) {
-        double divisor;
-        int64_t n = window(st, o, &divisor);
-        for (int64_t c = 0; c < p->planes; c++) {
-            const double *x = in[0].data + c * p->in_plane;
-            double sum = 0;
-            for (int64_t j = 0; j < n; j++) sum += x[st->idx[j]];
-            out[0].data[c * p->out_plane + o] = sum / divisor;
-        }
-    }
+    sweep(state, call->inputs[0].data, call->outputs[0].data, 0);
     return D5_OK;
 }
 
 static d5_status averagepool_backward(void *state, const d5_ref_call *call)
 {
-    const d5_rt *gout = call->grad_outputs;
-    d5_rt *gin = call->grad_inputs;
-    averagepool *st = state;
-    const d5_pool *p = &st->p;
-    if (!gin[0].data) return D5_OK;
-    for (int64_t o = 0; o < p->out_plane; o++) {
-        double divisor;
-        int64_t n = window(st, o, &divisor);
-        for (int64_t c = 0; c < p->planes; c++) {
-            double g = gout[0].data[c * p->out_plane + o] / divisor;
-            for (int64_t j = 0; j < n; j++) gin[0].data[c * p->in_plane + st->idx[j]] += g;
-        }
-    }
+    if (call->grad_inputs[0].data)
+        sweep(state, call->grad_outputs[0].data, call->grad_inputs[0].data, 1);
     return D5_OK;
 }
 

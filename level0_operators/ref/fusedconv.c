@@ -41,9 +41,7 @@ d5_status d5__fusion_check_z(const d5_tensor *in, int32_t nin, const d5_tensor_d
 {
     if (!d5__has_input(in, nin, 3)) return D5_OK;
     const d5_tensor_desc *z = &in[3].desc;
-    int same = z->dtype == y->dtype && z->ndim == y->ndim;
-    for (int32_t d = 0; same && d < y->ndim; d++) same = z->shape[d] == y->shape[d];
-    if (same) return D5_OK;
+    if (z->dtype == y->dtype && d5__same_shape(z, y)) return D5_OK;
     char zs[96], ys[96];
     d5__shape_str(z, zs, sizeof zs);
     d5__shape_str(y, ys, sizeof ys);

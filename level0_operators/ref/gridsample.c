@@ -28,7 +28,8 @@ typedef struct gridsample {
     gs_mode mode;
     gs_padding padding;
     int align_corners;
-    int64_t n, c, h, w, ho, wo;
+    d5_nchw x; /* X's sizes */
+    int64_t ho, wo;
 } gridsample;
 
 static d5_status pick_mode(const d5_attrs *attrs, gs_mode *mode, gs_padding *padding)
@@ -89,10 +90,7 @@ static d5_status gridsample_create(const d5_op_create_args *args, void **state)
         return d5_error(D5_ERR_INVALID, "GridSample: align_corners is %lld, expected 0 or 1",
                         (long long)align);
     g.align_corners = (int)align;
-    g.n = x->shape[0];
-    g.c = x->shape[1];
-    g.h = x->shape[2];
-    g.w = x->shape[3];
+    g.x = d5__nchw(x);
     g.ho = grid->shape[1];
     g.wo = grid->shape[2];
     out[0] = *x;
@@ -131,8 +129,8 @@ static double pad_coord(const gridsample *g, double v, int64_t n)
 /* Pixel (y, x) of one channel plane, 0 outside the image. */
 static double pixel(const gridsample *g, const double *plane, int64_t y, int64_t x)
 {
-    if (y < 0 || y >= g->h || x < 0 || x >= g->w) return 0;
-    return plane[y * g->w + x];
+    if (y < 0 || y >= g->x.h || x < 0 || x >= g->x.w) return 0;
+    return plane[y * g->x.w + x];
 }
 
 /* Keys' cubic weights of the four pixels around a point at fraction t. */
@@ -150,20 +148,20 @@ static void cubic_weights(double t, double *w)
 /* Pixel (y, x) of a bicubic tap: padding applies to the tap's coordinates. */
 static double cubic_pixel(const gridsample *g, const double *plane, double y, double x)
 {
-    y = pad_coord(g, y, g->h);
-    x = pad_coord(g, x, g->w);
+    y = pad_coord(g, y, g->x.h);
+    x = pad_coord(g, x, g->x.w);
     return pixel(g, plane, (int64_t)y, (int64_t)x);
 }
 
 static double sample(const gridsample *g, const double *plane, double gx, double gy)
 {
-    double x = unnormalize(g, gx, g->w), y = unnormalize(g, gy, g->h);
+    double x = unnormalize(g, gx, g->x.w), y = unnormalize(g, gy, g->x.h);
     if (!isfinite(x) || !isfinite(y)) return 0;
     if (g->padding == GS_ZEROS) {
         /* Far outside, every pixel read is a zero: the same for any point
          * there (and integer conversions stay in range). */
-        x = fmax(-4, fmin(x, (double)g->w + 4));
-        y = fmax(-4, fmin(y, (double)g->h + 4));
+        x = fmax(-4, fmin(x, (double)g->x.w + 4));
+        y = fmax(-4, fmin(y, (double)g->x.h + 4));
     }
     if (g->mode == GS_BICUBIC) {
         double x0 = floor(x), y0 = floor(y), wx[4], wy[4], acc = 0;
@@ -174,8 +172,8 @@ static double sample(const gridsample *g, const double *plane, double gx, double
                 acc += wy[i] * wx[j] * cubic_pixel(g, plane, y0 - 1 + i, x0 - 1 + j);
         return acc;
     }
-    x = pad_coord(g, x, g->w);
-    y = pad_coord(g, y, g->h);
+    x = pad_coord(g, x, g->x.w);
+    y = pad_coord(g, y, g->x.h);
     if (g->mode == GS_NEAREST) return pixel(g, plane, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
     double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
     int64_t ix = (int64_t)x0, iy = (int64_t)y0;
@@ -189,11 +187,11 @@ static d5_status gridsample_forward(void *state, const d5_ref_call *call)
     d5_rt *out = call->outputs;
     const gridsample *g = state;
     int64_t points = g->ho * g->wo;
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t c = 0; c < g->c; c++) {
-            const double *plane = in[0].data + (n * g->c + c) * g->h * g->w;
+    for (int64_t n = 0; n < g->x.n; n++)
+        for (int64_t c = 0; c < g->x.c; c++) {
+            const double *plane = in[0].data + (n * g->x.c + c) * g->x.h * g->x.w;
             const double *grid = in[1].data + n * points * 2;
-            double *y = out[0].data + (n * g->c + c) * points;
+            double *y = out[0].data + (n * g->x.c + c) * points;
             for (int64_t p = 0; p < points; p++)
                 y[p] = sample(g, plane, grid[2 * p], grid[2 * p + 1]);
         }

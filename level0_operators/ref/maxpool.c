@@ -19,29 +19,24 @@ typedef struct maxpool {
 static d5_status maxpool_create(const d5_op_create_args *args, void **state)
 {
     const d5_tensor *in = args->inputs;
-    int32_t nin = args->ninputs;
-    const d5_attrs *attrs = args->attrs;
     d5_tensor_desc *out = args->outputs;
-    int32_t nout = args->noutputs;
     d5_pool p;
     int64_t order;
     d5_status s = D5_OK;
     if (in[0].desc.dtype != D5_I8 && in[0].desc.dtype != D5_U8)
-        s = d5__need_float("MaxPool", in, nin, 0);
-    if (s == D5_OK) s = d5_attrs_int(attrs, "storage_order", 0, &order);
-    if (s == D5_OK) s = d5__pool_init("MaxPool", &in[0].desc, attrs, &p, &out[0]);
+        s = d5__need_float("MaxPool", in, args->ninputs, 0);
+    if (s == D5_OK) s = d5__pool_create("MaxPool", args, "storage_order", &order, &p);
     if (s == D5_OK) s = d5__pool_check_windows("MaxPool", &p);
     if (s != D5_OK) return s;
     if (order != 0 && order != 1)
         return d5_error(D5_ERR_INVALID, "MaxPool: storage_order is %lld, expected 0 or 1",
                         (long long)order);
-    if (nout > 1) {
+    if (args->noutputs > 1) {
         out[1] = out[0];
         out[1].dtype = D5_I64;
     }
-    maxpool *st = d5_alloc(sizeof *st + (size_t)p.window * sizeof(int64_t), "MaxPool");
+    maxpool *st = d5__pool_state(&p, sizeof *st, "MaxPool");
     if (!st) return D5_ERR_NOMEM;
-    st->p = p;
     st->storage_order = (int)order;
     *state = st;
     return D5_OK;

@@ -93,9 +93,8 @@ static d5_status maxunpool_create(const d5_op_create_args *args, void **state)
     if (x->ndim < 3)
         return d5_error(D5_ERR_SHAPE, "MaxUnpool: X is %s, expected N x C x D1 x ... (rank >= 3)",
                         xs);
-    int same = ind->ndim == x->ndim;
-    for (int32_t d = 0; same && d < x->ndim; d++) same = ind->shape[d] == x->shape[d];
-    if (!same) return d5_error(D5_ERR_SHAPE, "MaxUnpool: I is %s, expected X's shape %s", is, xs);
+    if (!d5__same_shape(ind, x))
+        return d5_error(D5_ERR_SHAPE, "MaxUnpool: I is %s, expected X's shape %s", is, xs);
     maxunpool m;
     memset(&m, 0, sizeof m);
     m.ndim = x->ndim;

@@ -22,9 +22,7 @@ static d5_status mse_create(const d5_op_create_args *args, void **state)
     if (p->dtype != t->dtype)
         return d5_error(D5_ERR_INVALID, "MeanSquaredError: inputs have data types %s and %s",
                         d5_dtype_name((d5_dtype)p->dtype), d5_dtype_name((d5_dtype)t->dtype));
-    int same = p->ndim == t->ndim;
-    for (int32_t i = 0; same && i < p->ndim; i++) same = p->shape[i] == t->shape[i];
-    if (!same) {
+    if (!d5__same_shape(p, t)) {
         char a[96], b[96];
         d5__shape_str(p, a, sizeof a);
         d5__shape_str(t, b, sizeof b);

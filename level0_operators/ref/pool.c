@@ -166,3 +166,18 @@ double d5__pool_flops(void *state, const d5_ref_shapes *shapes)
     const d5_pool *p = state;
     return (double)d5_tensor_desc_numel(&shapes->outputs[0]) * (double)p->window;
 }
+
+d5_status d5__pool_create(const char *op, const d5_op_create_args *args, const char *flag,
+                          int64_t *value, d5_pool *p)
+{
+    d5_status s = d5_attrs_int(args->attrs, flag, 0, value);
+    if (s != D5_OK) return s;
+    return d5__pool_init(op, &args->inputs[0].desc, args->attrs, p, &args->outputs[0]);
+}
+
+void *d5__pool_state(const d5_pool *p, size_t size, const char *op)
+{
+    void *st = d5_alloc(size + (size_t)p->window * sizeof(int64_t), op);
+    if (st) memcpy(st, p, sizeof *p);
+    return st;
+}

@@ -42,6 +42,15 @@ D5_API d5_status d5__pool_init(const char *op, const d5_tensor_desc *x, const d5
 /* D5_ERR_INVALID naming `op` when some window covers no input element (only
  * padding): a maximum or an average excluding padding is undefined there. */
 D5_API d5_status d5__pool_check_windows(const char *op, const d5_pool *p);
+/* The common start of AveragePool's and MaxPool's create: reads the
+ * operator's own integer attribute `flag` (default 0) into *value, then does
+ * d5__pool_init for input 0 and output 0. */
+d5_status d5__pool_create(const char *op, const d5_op_create_args *args, const char *flag,
+                          int64_t *value, d5_pool *p);
+/* Allocates a state of `size` bytes that begins with a copy of p, followed by
+ * room for one window's offsets (p->window int64 values). NULL when out of
+ * memory (D5_ERR_NOMEM, naming op, is reported). */
+void *d5__pool_state(const d5_pool *p, size_t size, const char *op);
 /* The window of output position o (flat within an output plane): writes to
  * idx (room for p->window values), in row-major kernel order, the flat offsets
  * within an input plane of its positions that lie inside the input, and

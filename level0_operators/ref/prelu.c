@@ -50,9 +50,7 @@ static d5_status prelu_create(const d5_op_create_args *args, void **state)
     const d5_tensor_desc *both[2] = {x, slope};
     s = d5__broadcast("PRelu", both, 2, &b);
     if (s != D5_OK) return s;
-    int same = b.ndim == x->ndim;
-    for (int32_t d = 0; same && d < x->ndim; d++) same = b.shape[d] == x->shape[d];
-    if (!same) {
+    if (!d5__same_shape(&b, x)) {
         char xs[96], ss[96];
         d5__shape_str(x, xs, sizeof xs);
         d5__shape_str(slope, ss, sizeof ss);

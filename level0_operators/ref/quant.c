@@ -122,9 +122,7 @@ d5_status d5__quant_axis(const char *op, const d5_tensor *in, int32_t nin, const
     d5__shape_str(x, xs, sizeof xs);
     if (d5__has_input(in, nin, 2)) {
         const d5_tensor_desc *z = &in[2].desc;
-        int same = z->ndim == s->ndim;
-        for (int32_t d = 0; same && d < z->ndim; d++) same = z->shape[d] == s->shape[d];
-        if (!same && !(d5__quant_is_single(z) && d5__quant_is_single(s))) {
+        if (!d5__same_shape(z, s) && !(d5__quant_is_single(z) && d5__quant_is_single(s))) {
             d5__shape_str(z, zs, sizeof zs);
             return d5_error(D5_ERR_SHAPE,
                             "%s: input 2 (%s) has shape %s but input 1 (%s) has %s, "

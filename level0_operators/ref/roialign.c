@@ -23,7 +23,8 @@ typedef struct roialign {
     int max_mode, half_pixel;
     int64_t oh, ow, sampling;
     double scale;
-    int64_t n, c, h, w, rois;
+    d5_nchw x; /* X's sizes */
+    int64_t rois;
 } roialign;
 
 static d5_status read_choices(const d5_attrs *attrs, roialign *r)
@@ -59,10 +60,7 @@ static d5_status read_sizes(const d5_attrs *attrs, roialign *r)
         return d5_error(D5_ERR_INVALID,
                         "RoiAlign: output_height %lld and output_width %lld must be >= 1",
                         (long long)r->oh, (long long)r->ow);
-    if (r->sampling < 0)
-        return d5_error(D5_ERR_INVALID, "RoiAlign: sampling_ratio is %lld, must be >= 0",
-                        (long long)r->sampling);
-    return D5_OK;
+    return d5__need_not_negative("RoiAlign", "sampling_ratio", r->sampling);
 }
 
 static d5_status roialign_create(const d5_op_create_args *args, void **state)
@@ -91,10 +89,7 @@ static d5_status roialign_create(const d5_op_create_args *args, void **state)
         return d5_error(D5_ERR_SHAPE,
                         "RoiAlign: input 2 (batch_indices) must be [%lld], one per roi",
                         (long long)rois->shape[0]);
-    r.n = x->shape[0];
-    r.c = x->shape[1];
-    r.h = x->shape[2];
-    r.w = x->shape[3];
+    r.x = d5__nchw(x);
     r.rois = rois->shape[0];
     out[0] = *x;
     out[0].shape[0] = r.rois;
@@ -114,27 +109,27 @@ static taps bilinear(const roialign *r, double y, double x)
 {
     taps t;
     memset(&t, 0, sizeof t);
-    if (!(y >= -1.0 && y <= (double)r->h && x >= -1.0 && x <= (double)r->w)) return t;
+    if (!(y >= -1.0 && y <= (double)r->x.h && x >= -1.0 && x <= (double)r->x.w)) return t;
     if (y <= 0) y = 0;
     if (x <= 0) x = 0;
     int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
-    if (y0 >= r->h - 1) {
-        y0 = y1 = r->h - 1;
+    if (y0 >= r->x.h - 1) {
+        y0 = y1 = r->x.h - 1;
         y = (double)y0;
     } else {
         y1 = y0 + 1;
     }
-    if (x0 >= r->w - 1) {
-        x0 = x1 = r->w - 1;
+    if (x0 >= r->x.w - 1) {
+        x0 = x1 = r->x.w - 1;
         x = (double)x0;
     } else {
         x1 = x0 + 1;
     }
     double ly = y - (double)y0, lx = x - (double)x0, hy = 1 - ly, hx = 1 - lx;
-    t.at[0] = y0 * r->w + x0;
-    t.at[1] = y0 * r->w + x1;
-    t.at[2] = y1 * r->w + x0;
-    t.at[3] = y1 * r->w + x1;
+    t.at[0] = y0 * r->x.w + x0;
+    t.at[1] = y0 * r->x.w + x1;
+    t.at[2] = y1 * r->x.w + x0;
+    t.at[3] = y1 * r->x.w + x1;
     t.w[0] = hy * hx;
     t.w[1] = hy * lx;
     t.w[2] = ly * hx;
@@ -184,17 +179,17 @@ static d5_status roialign_forward(void *state, const d5_ref_call *call)
     const d5_rt *in = call->inputs;
     d5_rt *out = call->outputs;
     const roialign *r = state;
-    int64_t plane = r->h * r->w, bins = r->oh * r->ow;
+    int64_t plane = r->x.h * r->x.w, bins = r->oh * r->ow;
     for (int64_t k = 0; k < r->rois; k++) {
         double b = in[2].data[k];
-        if (!(b >= 0 && b < (double)r->n))
+        if (!(b >= 0 && b < (double)r->x.n))
             return d5_error(
                 D5_ERR_RANGE,
                 "RoiAlign: batch_indices[%lld] is %g, outside [0, %lld) (the batch of X)",
-                (long long)k, b, (long long)r->n);
-        for (int64_t c = 0; c < r->c; c++)
-            pool_roi(r, in[1].data + 4 * k, in[0].data + ((int64_t)b * r->c + c) * plane,
-                     out[0].data + (k * r->c + c) * bins);
+                (long long)k, b, (long long)r->x.n);
+        for (int64_t c = 0; c < r->x.c; c++)
+            pool_roi(r, in[1].data + 4 * k, in[0].data + ((int64_t)b * r->x.c + c) * plane,
+                     out[0].data + (k * r->x.c + c) * bins);
     }
     return D5_OK;
 }

@@ -69,8 +69,8 @@ d5_status d5__copy_backward(void *state, const d5_ref_call *call)
     return D5_OK;
 }
 
-d5_status d5__squeeze_axes(const char *op, const d5_op_create_args *args, int required,
-                           int64_t *axes, int64_t *n)
+static d5_status squeeze_axes(const char *op, const d5_op_create_args *args, int required,
+                              int64_t *axes, int64_t *n)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
@@ -109,4 +109,13 @@ d5_status d5__squeeze_axes(const char *op, const d5_op_create_args *args, int re
     memcpy(axes, attr, (size_t)nattr * sizeof *axes);
     *n = nattr;
     return D5_OK;
+}
+
+d5_status d5__squeeze_create(const char *op, const d5_op_create_args *args, int required,
+                             d5__axes_shape shape)
+{
+    int64_t axes[D5_MAX_DIMS], n;
+    d5_status s = squeeze_axes(op, args, required, axes, &n);
+    if (s != D5_OK) return s;
+    return shape(&args->inputs[0].desc, axes, n, &args->outputs[0]);
 }

@@ -6,18 +6,13 @@
  * https://onnx.ai/onnx/operators/onnx__Squeeze.html */
 #include "shape_util.h"
 
-static d5_status squeeze_create(const d5_op_create_args *args, void **state)
+static d5_status squeeze_shape(const d5_tensor_desc *x, const int64_t *axes, int64_t n,
+                               d5_tensor_desc *y)
 {
-    (void)state;
-    int64_t axes[D5_MAX_DIMS], n;
-    d5_status s = d5__squeeze_axes("Squeeze", args, 0, axes, &n);
-    if (s != D5_OK) return s;
-    const d5_tensor_desc *x = &args->inputs[0].desc;
-    d5_tensor_desc *out = args->outputs;
     int drop[D5_MAX_DIMS] = {0};
     if (n >= 0) {
         int32_t ax[D5_MAX_DIMS];
-        s = d5__resolve_axes("Squeeze", axes, n, x->ndim, ax);
+        d5_status s = d5__resolve_axes("Squeeze", axes, n, x->ndim, ax);
         if (s != D5_OK) return s;
         for (int64_t k = 0; k < n; k++) {
             if (x->shape[ax[k]] != 1)
@@ -28,11 +23,10 @@ static d5_status squeeze_create(const d5_op_create_args *args, void **state)
     } else {
         for (int32_t d = 0; d < x->ndim; d++) drop[d] = x->shape[d] == 1;
     }
-    out[0].ndim = 0;
+    y->ndim = 0;
     for (int32_t d = 0; d < x->ndim; d++)
-        if (!drop[d]) out[0].shape[out[0].ndim++] = x->shape[d];
+        if (!drop[d]) y->shape[y->ndim++] = x->shape[d];
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Squeeze, 1, 2, 1, 1, squeeze_create, d5__copy_forward, d5__copy_backward, NULL,
-                NULL);
+D5_SQUEEZE_OPERATOR(Squeeze, 0, squeeze_shape);

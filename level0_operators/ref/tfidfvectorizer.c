@@ -65,10 +65,7 @@ static d5_status read_lengths(const d5_attrs *attrs, tfidf *t)
                         "TfIdfVectorizer: min_gram_length %lld and max_gram_length %lld must "
                         "satisfy 1 <= min <= max",
                         (long long)t->min_len, (long long)t->max_len);
-    if (t->max_skip < 0)
-        return d5_error(D5_ERR_INVALID, "TfIdfVectorizer: max_skip_count is %lld, must be >= 0",
-                        (long long)t->max_skip);
-    return D5_OK;
+    return d5__need_not_negative("TfIdfVectorizer", "max_skip_count", t->max_skip);
 }
 
 /* Splits the pool into n-grams with their output indices. */

@@ -72,9 +72,7 @@ static d5_status optimizer_create(const optimizer *o, const d5_tensor *in, int32
             int32_t i = 2 + g * n + k, x = 2 + k;
             if ((s = d5__need_float(o->name, in, nin, i)) != D5_OK) return s;
             const d5_tensor_desc *a = &in[i].desc, *b = &in[x].desc;
-            int same = a->dtype == b->dtype && a->ndim == b->ndim;
-            for (int32_t d = 0; same && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
-            if (!same) {
+            if (a->dtype != b->dtype || !d5__same_shape(a, b)) {
                 char as[96], bs[96];
                 d5__shape_str(a, as, sizeof as);
                 d5__shape_str(b, bs, sizeof bs);

@@ -6,14 +6,9 @@
  * https://onnx.ai/onnx/operators/onnx__Unsqueeze.html */
 #include "shape_util.h"
 
-static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
+static d5_status unsqueeze_shape(const d5_tensor_desc *x, const int64_t *axes, int64_t n,
+                                 d5_tensor_desc *y)
 {
-    (void)state;
-    int64_t axes[D5_MAX_DIMS], n;
-    d5_status s = d5__squeeze_axes("Unsqueeze", args, 1, axes, &n);
-    if (s != D5_OK) return s;
-    const d5_tensor_desc *x = &args->inputs[0].desc;
-    d5_tensor_desc *out = args->outputs;
     int32_t rank = x->ndim + (int32_t)n, ax[D5_MAX_DIMS];
     if (rank > D5_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "Unsqueeze: the output would have %d dims, at most %d",
@@ -23,14 +18,13 @@ static d5_status unsqueeze_create(const d5_op_create_args *args, void **state)
             return d5_error(D5_ERR_INVALID,
                             "Unsqueeze: axis %lld is outside [%d, %d] for a %d-d output",
                             (long long)axes[k], -(int)rank, (int)rank - 1, (int)rank);
-    s = d5__resolve_axes("Unsqueeze", axes, n, rank, ax);
+    d5_status s = d5__resolve_axes("Unsqueeze", axes, n, rank, ax);
     if (s != D5_OK) return s;
     int one[D5_MAX_DIMS] = {0};
     for (int64_t k = 0; k < n; k++) one[ax[k]] = 1;
-    out[0].ndim = rank;
-    for (int32_t d = 0, j = 0; d < rank; d++) out[0].shape[d] = one[d] ? 1 : x->shape[j++];
+    y->ndim = rank;
+    for (int32_t d = 0, j = 0; d < rank; d++) y->shape[d] = one[d] ? 1 : x->shape[j++];
     return D5_OK;
 }
 
-D5_REF_OPERATOR(Unsqueeze, 1, 2, 1, 1, unsqueeze_create, d5__copy_forward, d5__copy_backward, NULL,
-                NULL);
+D5_SQUEEZE_OPERATOR(Unsqueeze, 1, unsqueeze_shape);

@@ -13,6 +13,21 @@ void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size)
     if (used < size) snprintf(buf + used, size - used, "]");
 }
 
+int d5__same_shape(const d5_tensor_desc *a, const d5_tensor_desc *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+d5_status d5__need_not_negative(const char *op, const char *name, int64_t value)
+{
+    if (value < 0)
+        return d5_error(D5_ERR_INVALID, "%s: %s is %lld, must be >= 0", op, name, (long long)value);
+    return D5_OK;
+}
+
 d5_status d5__broadcast(const char *op, const d5_tensor_desc *const *in, int32_t n,
                         d5_tensor_desc *out)
 {

@@ -142,6 +142,15 @@ d5_status d5__const_numbers(const char *op, const d5_tensor *in, int32_t nin, in
 /* Reads "__opset" into *opset (`def` when absent); D5_ERR_INVALID naming the
  * operator when it is not a positive integer. */
 d5_status d5__ref_opset(const char *op, const d5_attrs *attrs, int64_t def, int64_t *opset);
+/* The sizes of a 4-d image tensor: batch, channels, height, width. */
+typedef struct d5_nchw {
+    int64_t n, c, h, w;
+} d5_nchw;
+/* The sizes of x, which has 4 dims [N, C, H, W]. */
+static inline d5_nchw d5__nchw(const d5_tensor_desc *x)
+{
+    return (d5_nchw){x->shape[0], x->shape[1], x->shape[2], x->shape[3]};
+}
 /* A tensor seen as [outer, n, inner] around one axis (softmax-like operators). */
 typedef struct d5_axis_view {
     int64_t outer, n, inner;
@@ -193,5 +202,10 @@ double d5__flops_per_input(void *state, const d5_ref_shapes *shapes);
 double d5__softmax_flops(void *state, const d5_ref_shapes *shapes);
 /* Shape string "[2,3,4]" for messages. */
 void d5__shape_str(const d5_tensor_desc *d, char *buf, size_t size);
+/* 1 when a and b have the same dims (whatever their data types), else 0. */
+int d5__same_shape(const d5_tensor_desc *a, const d5_tensor_desc *b);
+/* D5_ERR_INVALID "op: name is value, must be >= 0" when the attribute's value
+ * is negative, else D5_OK. */
+d5_status d5__need_not_negative(const char *op, const char *name, int64_t value);
 
 #endif
