@@ -9,11 +9,8 @@ static d5_status serve(d5_dist *d)
     return d5__ps_serve_async(d, -1);
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_asgd = {
-    .name = "asgd",
-    .description = "asynchronous parameter server on --servers N dedicated ranks",
-    .servers = 2,
-    .after_backward = d5__ps_exchange,
-    .done = d5__ps_done,
-    .serve = serve,
-};
+    .name = "asgd", .description = "asynchronous parameter server on --servers N dedicated ranks",
+    .servers = 2, .after_backward = d5__ps_exchange, .done = d5__ps_done, .serve = serve};
+/* clang-format on */

@@ -60,11 +60,9 @@ static void fini(d5_dist *d)
     d5_free(q->right);
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_dpsgd = {
     .name = "dpsgd",
     .description = "decentralized: each model averaged with its two ring neighbours every step",
-    .synchronous = 1,
-    .setup = setup,
-    .after_update = after_update,
-    .fini = fini,
-};
+    .synchronous = 1, .setup = setup, .after_update = after_update, .fini = fini};
+/* clang-format on */

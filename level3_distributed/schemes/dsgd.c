@@ -105,13 +105,10 @@ static void fini(d5_dist *d)
     d5_free(q->flight);
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_dsgd = {
     .name = "dsgd",
     .description = "gradients allreduced every step in buckets overlapping backpropagation",
-    .consistent = 1,
-    .synchronous = 1,
-    .setup = setup,
-    .gradient_ready = gradient_ready,
-    .after_backward = after_backward,
-    .fini = fini,
-};
+    .consistent = 1, .synchronous = 1, .setup = setup, .gradient_ready = gradient_ready,
+    .after_backward = after_backward, .fini = fini};
+/* clang-format on */

@@ -2,8 +2,9 @@
  * the baseline that scaling efficiency is measured against. */
 #include "dist_internal.h"
 
+/* clang-format off */
 const d5__scheme d5__scheme_local = {
     .name = "local",
     .description = "no communication: each rank trains its own model (the baseline)",
-    .synchronous = 1,
-};
+    .synchronous = 1};
+/* clang-format on */

@@ -28,12 +28,9 @@ static d5_status finish(d5_dist *d)
     return d5__dist_average_models(d, "model average");
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_mavg = {
-    .name = "mavg",
-    .description = "local steps, models averaged every --average-every steps",
-    .consistent = 0,
-    .synchronous = 1,
-    .setup = setup,
-    .after_update = after_update,
-    .finish = finish,
-};
+    .name = "mavg", .description = "local steps, models averaged every --average-every steps",
+    .consistent = 0, .synchronous = 1, .setup = setup, .after_update = after_update,
+    .finish = finish};
+/* clang-format on */

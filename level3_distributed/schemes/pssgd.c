@@ -17,14 +17,10 @@ static d5_status after_update(d5_dist *d, int64_t step)
     return d->servers == 0 && d->rank == 0 ? d5__ps_root_scatter(d) : D5_OK;
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_pssgd = {
     .name = "pssgd",
     .description = "synchronous parameter server (rank 0, or --servers N dedicated ranks)",
-    .consistent = 1,
-    .synchronous = 1,
-    .servers = 1,
-    .after_backward = after_backward,
-    .after_update = after_update,
-    .done = d5__ps_done,
-    .serve = d5__ps_serve_sync,
-};
+    .consistent = 1, .synchronous = 1, .servers = 1, .after_backward = after_backward,
+    .after_update = after_update, .done = d5__ps_done, .serve = d5__ps_serve_sync};
+/* clang-format on */

@@ -9,11 +9,9 @@ static d5_status serve(d5_dist *d)
     return d5__ps_serve_async(d, d->p.staleness);
 }
 
+/* clang-format off */
 const d5__scheme d5__scheme_ssp = {
     .name = "ssp",
     .description = "stale-synchronous parameter server: at most --staleness steps ahead",
-    .servers = 2,
-    .after_backward = d5__ps_exchange,
-    .done = d5__ps_done,
-    .serve = serve,
-};
+    .servers = 2, .after_backward = d5__ps_exchange, .done = d5__ps_done, .serve = serve};
+/* clang-format on */

@@ -105,16 +105,12 @@ static d5_status bad_forward(void *s, const d5_op_call *call)
 
 Test(instance, another_abi_version_is_refused)
 {
-    d5_op_desc d = {.abi_version = D5_OP_ABI_VERSION + 1,
-                    .flags = 0,
-                    .name = "Old",
-                    .backend = "custom",
-                    .min_inputs = 0,
-                    .max_inputs = 1,
-                    .min_outputs = 0,
-                    .max_outputs = 1,
-                    .create = bad_create,
-                    .forward = bad_forward};
+    /* clang-format off */
+    d5_op_desc d = {
+        .abi_version = D5_OP_ABI_VERSION + 1, .flags = 0, .name = "Old", .backend = "custom",
+        .min_inputs = 0, .max_inputs = 1, .min_outputs = 0, .max_outputs = 1, .create = bad_create,
+        .forward = bad_forward};
+    /* clang-format on */
     d5_op *op;
     cr_assert_eq(d5_op_create_desc(&d, NULL, 0, NULL, 0, &op), D5_ERR_UNSUPPORTED);
     cr_assert(strstr(d5_last_error(), "operator table built against operator ABI 3, newer than "

@@ -100,17 +100,12 @@ static d5_status sq_backward(void *st, const d5_op_call *call)
 
 Test(validate, a_wrong_gradient_is_caught)
 {
-    d5_op_desc sq = {.abi_version = D5_OP_ABI_VERSION,
-                     .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD,
-                     .name = "Square",
-                     .backend = "test",
-                     .min_inputs = 1,
-                     .max_inputs = 1,
-                     .min_outputs = 1,
-                     .max_outputs = 1,
-                     .create = sq_create,
-                     .forward = sq_forward,
-                     .backward = sq_backward};
+    /* clang-format off */
+    d5_op_desc sq = {
+        .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD, .name = "Square",
+        .backend = "test", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+        .create = sq_create, .forward = sq_forward, .backward = sq_backward};
+    /* clang-format on */
     d5_tensor_desc d;
     cr_assert_eq(d5_tensor_desc_make(D5_F64, 1, SHAPE(8), &d), D5_OK);
     d5_gradient_check g;

@@ -44,15 +44,11 @@ static d5_status copy_forward(void *state, const d5_tensor *inputs, int32_t ninp
     return s;
 }
 
-static const v1_op_desc copy_op = {.abi_version = 1,
-                                   .name = "CopyV1",
-                                   .backend = "custom",
-                                   .min_inputs = 1,
-                                   .max_inputs = 1,
-                                   .min_outputs = 1,
-                                   .max_outputs = 1,
-                                   .create = copy_create,
-                                   .forward = copy_forward};
+/* clang-format off */
+static const v1_op_desc copy_op = {
+    .abi_version = 1, .name = "CopyV1", .backend = "custom", .min_inputs = 1, .max_inputs = 1,
+    .min_outputs = 1, .max_outputs = 1, .create = copy_create, .forward = copy_forward};
+/* clang-format on */
 
 /* What D5_OPERATOR_EXPORT(&copy_op) expanded to under ABI 1. */
 __attribute__((visibility("default"))) const v1_op_desc *const *

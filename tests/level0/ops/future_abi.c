@@ -16,15 +16,11 @@ static d5_status future_forward(void *state, const d5_op_call *call)
     return D5_OK;
 }
 
-static const d5_op_desc future = {.abi_version = 99,
-                                  .flags = 0,
-                                  .name = "Future",
-                                  .backend = "custom",
-                                  .min_inputs = 1,
-                                  .max_inputs = 1,
-                                  .min_outputs = 1,
-                                  .max_outputs = 1,
-                                  .create = future_create,
-                                  .forward = future_forward};
+/* clang-format off */
+static const d5_op_desc future = {
+    .abi_version = 99, .flags = 0, .name = "Future", .backend = "custom", .min_inputs = 1,
+    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .create = future_create,
+    .forward = future_forward};
+/* clang-format on */
 
 D5_OPERATOR_EXPORT(&future)
