@@ -28,6 +28,16 @@ static d5_executor *compile(const d5_network *net)
     return ex;
 }
 
+/* The default measurement with these repetition bounds. */
+static d5_measure_params reps(uint32_t warmup, uint32_t min_reps, uint32_t max_reps)
+{
+    d5_measure_params mp = d5_measure_default_params();
+    mp.warmup = warmup;
+    mp.min_reps = min_reps;
+    mp.max_reps = max_reps;
+    return mp;
+}
+
 /* The start of every whole-graph run, on a monotonic clock. */
 typedef struct graph_starts {
     d5_timer *clock;
@@ -61,10 +71,7 @@ Test(overhead, lenet_rounds_are_paired_and_interleaved)
     cr_assert_eq(d5_timer_create(&tp, &g->clock), D5_OK);
     cr_assert_eq(d5_executor_add_handler(ex, on_graph_start, g), D5_OK);
 
-    d5_measure_params mp = d5_measure_default_params();
-    mp.warmup = 2;
-    mp.min_reps = 12;
-    mp.max_reps = 400;
+    d5_measure_params mp = reps(2, 12, 400);
     mp.max_time_s = 0.2;
     d5_overhead o;
     cr_assert_eq(d5_overhead_measure(ex, &mp, &o), D5_OK, "%s", d5_last_error());
@@ -135,10 +142,7 @@ Test(overhead, budget_of_rounds_is_not_stable)
      * them, and the result is not OK whatever its value. */
     d5_network *net = lenet(2);
     d5_executor *ex = compile(net);
-    d5_measure_params mp = d5_measure_default_params();
-    mp.warmup = 0;
-    mp.min_reps = 5;
-    mp.max_reps = 5;
+    d5_measure_params mp = reps(0, 5, 5);
     mp.rel_ci = 0.5;
     d5_overhead o;
     cr_assert_eq(d5_overhead_measure(ex, &mp, &o), D5_OK, "%s", d5_last_error());
@@ -245,10 +249,7 @@ Test(overhead, out_of_memory_anywhere_fails_cleanly)
     cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
     for (int32_t i = 0; i < d5_executor_node_count(ex); i++)
         cr_assert_eq(d5_executor_run_node(ex, i), D5_OK);
-    d5_measure_params mp = d5_measure_default_params();
-    mp.warmup = 1;
-    mp.min_reps = 40;
-    mp.max_reps = 70; /* grows the arrays once past 64 rounds */
+    d5_measure_params mp = reps(1, 40, 70); /* grows the arrays once past 64 rounds */
     int succeeded = 0;
     for (long budget = 0; budget < 10000 && !succeeded; budget++) {
         d5_overhead o;
