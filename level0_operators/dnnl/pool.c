@@ -237,13 +237,17 @@ static d5_status window_table(dpool *c)
 #define C_FORWARD_MAX_WORK (1 << 20)
 
 /* The offset of the first maximum of output o's window in plane xp; every
- * window holds an input (check_windows). */
+ * window holds an input (check_windows), a short window ends in -1 entries.
+ * Written without branches (conditional moves): which element wins depends
+ * on the data, and mispredicted branches cost more than the comparisons. */
 static int32_t first_max(const dpool *c, const float *xp, int64_t o)
 {
     const int32_t *w = c->win + o * c->p.window;
     int32_t best = w[0];
-    for (int64_t k = 1; k < c->p.window && w[k] >= 0; k++)
-        if (xp[w[k]] > xp[best]) best = w[k];
+    for (int64_t k = 1; k < c->p.window; k++) {
+        int32_t j = w[k] < 0 ? best : w[k];
+        best = xp[j] > xp[best] ? j : best;
+    }
     return best;
 }
 
