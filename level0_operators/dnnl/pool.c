@@ -237,17 +237,15 @@ static d5_status window_table(dpool *c)
 #define C_FORWARD_MAX_WORK (1 << 20)
 
 /* The offset of the first maximum of output o's window in plane xp; every
- * window holds an input (check_windows), a short window ends in -1 entries.
- * Written without branches (conditional moves): which element wins depends
- * on the data, and mispredicted branches cost more than the comparisons. */
-static int32_t first_max(const dpool *c, const float *xp, int64_t o)
+ * window holds an input (check_windows). Kept out of line: inlined into
+ * max_backward, LeNet's training step measured 15% slower on a 2-core AMD
+ * EPYC (d5 train --dataset synthetic, BACKWARD region). */
+__attribute__((noinline)) static int32_t first_max(const dpool *c, const float *xp, int64_t o)
 {
     const int32_t *w = c->win + o * c->p.window;
     int32_t best = w[0];
-    for (int64_t k = 1; k < c->p.window; k++) {
-        int32_t j = w[k] < 0 ? best : w[k];
-        best = xp[j] > xp[best] ? j : best;
-    }
+    for (int64_t k = 1; k < c->p.window && w[k] >= 0; k++)
+        if (xp[w[k]] > xp[best]) best = w[k];
     return best;
 }
 
@@ -258,7 +256,18 @@ static void max_forward(const dpool *c, const float *x, float *y)
     for (int64_t pl = 0; pl < p->planes; pl++) {
         const float *xp = x + pl * p->in_plane;
         float *yp = y + pl * p->out_plane;
-        for (int64_t o = 0; o < p->out_plane; o++) yp[o] = xp[first_max(c, xp, o)];
+        /* The largest value of each window, without branches (a short
+         * window ends in -1 entries): which element wins depends on the
+         * data, and mispredicted branches cost more than the comparisons. */
+        for (int64_t o = 0; o < p->out_plane; o++) {
+            const int32_t *w = c->win + o * p->window;
+            float m = xp[w[0]];
+            for (int64_t k = 1; k < p->window; k++) {
+                float v = w[k] < 0 ? m : xp[w[k]];
+                m = v > m ? v : m;
+            }
+            yp[o] = m;
+        }
     }
 }
 
