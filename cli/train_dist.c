@@ -2,6 +2,7 @@
  * step is the warm-up (buffers, first messages) and is left out of the step
  * statistics when there are others. */
 #include "train_dist.h"
+#include "train_run.h"
 
 #include "comm_cli.h"
 
@@ -165,16 +166,16 @@ int job_fail(job *jb, d5_status s)
 /* Ends the job on a bad option, keeping this rank's number and `why`. */
 static int bad_option(job *jb, const char *why)
 {
-    int32_t rank = jb->rank;
-    job_end(jb, D5_EXIT_USAGE);
-    jb->rank = rank;
-    snprintf(jb->why, sizeof jb->why, "%s", why);
-    return D5_EXIT_USAGE;
+    /* Rank 0 says why before the job ends: ending it waits for every rank
+     * (MPI_Finalize), whereas a message printed afterwards can be cut off
+     * by mpiexec, which aborts the job once another rank has exited 2. */
+    if (jb->rank == 0) train_usage_error(why);
+    return job_end(jb, D5_EXIT_USAGE);
 }
 
 /* The communicator and the checks every rank makes alike before anything
- * starts: -1 to go on, or an exit status (D5_EXIT_USAGE: jb->why says what
- * is wrong with the options, for rank 0 to print). */
+ * starts: -1 to go on, or an exit status (D5_EXIT_USAGE: rank 0 has said
+ * what is wrong with the options). */
 int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
               int32_t sampler, int batch)
 {

@@ -39,14 +39,13 @@ typedef struct job {
     d5_trainer *t;
     d5_sampler *smp;
     d5_dist_result res;
-    int finished;  /* res holds figures */
-    char why[512]; /* job_begin's D5_EXIT_USAGE: what is wrong with the options */
+    int finished; /* res holds figures */
 } job;
 
 /* The communicator and the checks every rank makes alike before anything
  * starts: -1 to go on, or an exit status; with D5_EXIT_USAGE after the
- * communicator started, jb->why says what is wrong with the options (rank 0
- * prints it; the job is ended). */
+ * communicator started, rank 0 has said what is wrong with the options
+ * before the job ended on every rank. */
 int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double timeout,
               int32_t sampler, int batch);
 /* Every rank's verdict on a check, so that all go on or all stop. */

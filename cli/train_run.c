@@ -266,7 +266,6 @@ static int run_begin(run *r)
         dp.hash_every = o->hash_every;
         int rc = job_begin(&r->jb, &dp, o->comm ? o->comm : "mpi", o->comm_timeout, r->sp.kind,
                            r->c->batch);
-        if (rc >= 0 && r->jb.why[0] && r->jb.rank == 0) train_usage_error(r->jb.why);
         if (rc >= 0) return rc;
         /* Only rank 0 prints and writes files; the others keep standard error. */
         if (r->jb.rank != 0 && !freopen("/dev/null", "w", stdout)) r->jb.rank = r->jb.rank;
