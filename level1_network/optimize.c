@@ -393,59 +393,118 @@ static int32_t other_is(d5_network *net, const d5__node *n, int32_t v, double wa
     return -1;
 }
 
-/* One GELU in the form PyTorch exports (nn.GELU(), Erf form), from its Erf:
- *   d = Div(x, sqrt(2)) or Mul(x, 1/sqrt(2));  e = Erf(d);  a = Add(e, 1)
- *   then y = Mul(Mul(x, a), 0.5)  or  y = Mul(Mul(x, 0.5), a)
- * (operands of Add and Mul in either order) becomes y = Gelu(x). Every
- * intermediate value has one reader and is no graph output; x, d and y have
- * one float32 shape. */
-static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *applied)
+/* The input of the two-input node n that is multiplied, divided or added
+ * by the scalar constant `want` (the other input); -1 when neither is. */
+static int32_t scaled_input(d5_network *net, const d5__node *n, double want)
 {
-    const d5__node *erf = &net->nodes[ei];
-    if (erf->nin != 1 || erf->nout != 1) return D5_OK;
-    int32_t d = value_of(net, erf->inputs[0]), e = value_of(net, erf->outputs[0]);
-    int32_t di = prev_op(net, l, d, "Div");
-    if (di < 0) di = prev_op(net, l, d, "Mul");
-    if (di < 0 || e < 0 || net->nodes[di].nin != 2) return D5_OK;
-    const d5__node *dn = &net->nodes[di];
-    int32_t x = -1;
-    for (int32_t k = 0; k < 2 && x < 0; k++) {
-        double c;
-        int32_t v = value_of(net, dn->inputs[k]);
-        if (!scalar_init(net, dn, 1 - k, &c)) continue;
-        if (is_op(dn, "Div") && k == 0 && fabs(c - 1.41421356237309505) <= 1e-6) x = v;
-        if (is_op(dn, "Mul") && fabs(c - 0.70710678118654752) <= 1e-6) x = v;
-    }
-    if (x < 0) return D5_OK;
+    double c;
+    if (n->nin != 2 || n->nout != 1) return -1;
+    for (int32_t k = 0; k < 2; k++)
+        if (scalar_init(net, n, 1 - k, &c) && fabs(c - want) <= 1e-6 * fabs(want))
+            return value_of(net, n->inputs[k]);
+    return -1;
+}
+
+/* The end that both forms of GELU share, from the value e (Erf's or Tanh's
+ * output) and the GELU's input x:
+ *   a = Add(e, 1)  then y = Mul(Mul(x, a), 0.5)  or  y = Mul(Mul(x, 0.5), a)
+ * Returns y and the three nodes in `tail`, or -1. */
+static int32_t gelu_tail(d5_network *net, const links *l, int32_t e, int32_t x, int32_t tail[3])
+{
     int32_t ai = next_op(net, l, e, "Add");
-    if (ai < 0 || other_is(net, &net->nodes[ai], e, 1.0) < 0) return D5_OK;
+    if (ai < 0 || other_is(net, &net->nodes[ai], e, 1.0) < 0) return -1;
     int32_t a = value_of(net, net->nodes[ai].outputs[0]);
     int32_t m1 = next_op(net, l, a, "Mul"), m2 = -1, y = -1;
-    if (m1 < 0) return D5_OK;
+    if (m1 < 0) return -1;
     const d5__node *mn = &net->nodes[m1];
     int32_t other = value_of(net, mn->inputs[value_of(net, mn->inputs[0]) == a ? 1 : 0]);
     int32_t h = value_of(net, mn->outputs[0]);
     if (other == x) { /* Mul(x, a) then Mul(., 0.5) */
         m2 = next_op(net, l, h, "Mul");
-        if (m2 < 0 || other_is(net, &net->nodes[m2], h, 0.5) < 0) return D5_OK;
+        if (m2 < 0 || other_is(net, &net->nodes[m2], h, 0.5) < 0) return -1;
         y = value_of(net, net->nodes[m2].outputs[0]);
     } else { /* Mul(x, 0.5) then Mul(., a) */
         m2 = prev_op(net, l, other, "Mul");
-        if (m2 < 0 || other_is(net, &net->nodes[m2], x, 0.5) < 0) return D5_OK;
+        if (m2 < 0 || other_is(net, &net->nodes[m2], x, 0.5) < 0) return -1;
         y = h;
     }
+    tail[0] = ai, tail[1] = m1, tail[2] = m2;
+    return y;
+}
+
+/* The GELU's input x of the tanh form, from the Tanh's input s:
+ *   c = Mul(Pow(x, 3), 0.044715);  i = Add(x, c);  s = Mul(i, sqrt(2 / pi))
+ * (operands in either order). Returns x and the four nodes in `head`, or -1. */
+static int32_t gelu_tanh_head(d5_network *net, const links *l, int32_t s, int32_t head[4])
+{
+    int32_t si = prev_op(net, l, s, "Mul");
+    if (si < 0) return -1;
+    int32_t i = scaled_input(net, &net->nodes[si], 0.79788456080286536);
+    int32_t ii = prev_op(net, l, i, "Add");
+    if (ii < 0 || net->nodes[ii].nin != 2) return -1;
+    for (int32_t k = 0; k < 2; k++) {
+        int32_t x = value_of(net, net->nodes[ii].inputs[k]);
+        int32_t ci = prev_op(net, l, value_of(net, net->nodes[ii].inputs[1 - k]), "Mul");
+        if (ci < 0) continue;
+        int32_t pi = prev_op(net, l, scaled_input(net, &net->nodes[ci], 0.044715), "Pow");
+        double e;
+        if (pi < 0 || net->nodes[pi].nin != 2 || value_of(net, net->nodes[pi].inputs[0]) != x ||
+            !scalar_init(net, &net->nodes[pi], 1, &e) || e != 3.0)
+            continue;
+        head[0] = si, head[1] = ii, head[2] = ci, head[3] = pi;
+        return x;
+    }
+    return -1;
+}
+
+/* One GELU in a form PyTorch exports, from its Erf or its Tanh, becomes
+ * y = Gelu(x):
+ *   Erf form (nn.GELU()): d = Div(x, sqrt(2)) or Mul(x, 1/sqrt(2));
+ *     e = Erf(d), then gelu_tail;
+ *   tanh form (nn.GELU(approximate="tanh"), GPT-2's gelu_new): gelu_tanh_head,
+ *     e = Tanh(s), then gelu_tail; the Gelu is approximate="tanh".
+ * Every intermediate value has one reader and is no graph output; x, the
+ * Erf's or Tanh's input and y have one float32 shape. */
+static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *applied)
+{
+    const d5__node *en = &net->nodes[ei];
+    const int tanh_form = is_op(en, "Tanh");
+    if ((!tanh_form && !is_op(en, "Erf")) || en->nin != 1 || en->nout != 1) return D5_OK;
+    int32_t d = value_of(net, en->inputs[0]), e = value_of(net, en->outputs[0]);
+    int32_t head[4] = {-1, -1, -1, -1}, tail[3], x = -1;
+    if (tanh_form) {
+        x = gelu_tanh_head(net, l, d, head);
+    } else {
+        head[0] = prev_op(net, l, d, "Div");
+        if (head[0] < 0) head[0] = prev_op(net, l, d, "Mul");
+        if (head[0] < 0 || net->nodes[head[0]].nin != 2) return D5_OK;
+        const d5__node *dn = &net->nodes[head[0]];
+        double c;
+        if (is_op(dn, "Div") && scalar_init(net, dn, 1, &c) &&
+            fabs(c - 1.41421356237309505) <= 1e-6)
+            x = value_of(net, dn->inputs[0]);
+        if (is_op(dn, "Mul")) x = scaled_input(net, dn, 0.70710678118654752);
+    }
+    if (x < 0 || e < 0) return D5_OK;
+    int32_t y = gelu_tail(net, l, e, x, tail);
     if (y < 0 || net->values[x].desc.dtype != D5_F32 ||
         !d5__same_desc(&net->values[x].desc, &net->values[d].desc) ||
         !d5__same_desc(&net->values[x].desc, &net->values[y].desc))
         return D5_OK;
     char name[512];
-    snprintf(name, sizeof name, "%s+gelu", erf->name);
+    snprintf(name, sizeof name, "%s+gelu", en->name);
+    d5_attr approximate = {0};
+    approximate.name = "approximate";
+    approximate.type = D5_ATTR_STRING;
+    approximate.s = "tanh";
     d5_status s = d5__network_rewrite_node(net, ei, d5__network_node(net, name) < 0 ? name : NULL,
-                                           "Gelu", NULL);
+                                           "Gelu", tanh_form ? &approximate : NULL);
     if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[ei].name, 0, net->values[x].name);
     if (s == D5_OK) s = d5__network_move_output(net, ei, 0, y);
     if (s == D5_OK) {
-        l->dead[di] = l->dead[ai] = l->dead[m1] = l->dead[m2] = 1;
+        for (int k = 0; k < 4; k++)
+            if (head[k] >= 0) l->dead[head[k]] = 1;
+        for (int k = 0; k < 3; k++) l->dead[tail[k]] = 1;
         (*applied)++;
     }
     return s;
@@ -592,7 +651,7 @@ static const struct {
     {"eliminate-identity", D5_OPTIMIZE_BASIC, eliminate_identity, NULL, NULL},
     {"fold-batchnorm", D5_OPTIMIZE_BASIC, fold_batchnorm, NULL, NULL},
     {"fuse-conv-activation", D5_OPTIMIZE_ALL, NULL, "Conv", fuse_one},
-    {"fuse-gelu", D5_OPTIMIZE_ALL, NULL, "Erf", fuse_gelu_one},
+    {"fuse-gelu", D5_OPTIMIZE_ALL, NULL, NULL, fuse_gelu_one},
     {"fold-transpose-matmul", D5_OPTIMIZE_ALL, NULL, "MatMul", fold_one_matmul},
     {"fuse-matmul-scale", D5_OPTIMIZE_ALL, NULL, NULL, scale_one},
     {"fuse-matmul-bias", D5_OPTIMIZE_ALL, NULL, NULL, bias_one},

@@ -5,6 +5,7 @@
 #include "optimize_support.h"
 
 #include <criterion/criterion.h>
+#include <string.h>
 
 /* ---- fuse-gelu ---- */
 
@@ -71,6 +72,55 @@ Test(optimize_transformer, keeps_gelu_parts_read_elsewhere)
     d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
     cr_expect_eq(applied(&r, "fuse-gelu"), 0);
     cr_expect_eq(count_op(net, "Erf"), 1);
+    d5_network_free(net);
+}
+
+/* The tanh form, as PyTorch exports nn.GELU(approximate="tanh") and GPT-2's
+ * gelu_new: h = Mul(x, 0.5); c = Mul(Pow(x, 3), 0.044715); i = Add(x, c);
+ * s = Mul(i, sqrt(2/pi)); t = Tanh(s); a = Add(t, 1); y = Mul(h, a). With
+ * `exponent` other than 3 the graph is no GELU. */
+static d5_network *gelu_tanh_graph(float exponent)
+{
+    const int64_t xs[] = {4, 6}, one[] = {1};
+    d5_network *net = graph("gelu_tanh", 17, 2, xs);
+    add_f32(net, "half", 1, one, 0.5f);
+    add_f32(net, "exponent", 1, one, exponent);
+    add_f32(net, "cubic", 1, one, 0.044715f);
+    add_f32(net, "scale", 1, one, 0.7978845608f);
+    add_f32(net, "one", 1, one, 1.0f);
+    const char *i0[] = {"x", "half"}, *i1[] = {"x", "exponent"}, *i2[] = {"cubic", "p"},
+               *i3[] = {"x", "c"}, *i4[] = {"i", "scale"}, *i5[] = {"s"}, *i6[] = {"one", "t"},
+               *i7[] = {"h", "a"};
+    node(net, "mul_half", "Mul", i0, 2, "h", NULL);
+    node(net, "pow", "Pow", i1, 2, "p", NULL);
+    node(net, "mul_cubic", "Mul", i2, 2, "c", NULL);
+    node(net, "add_inner", "Add", i3, 2, "i", NULL);
+    node(net, "mul_scale", "Mul", i4, 2, "s", NULL);
+    node(net, "tanh", "Tanh", i5, 1, "t", NULL);
+    node(net, "add_one", "Add", i6, 2, "a", NULL);
+    node(net, "mul", "Mul", i7, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    return net;
+}
+
+Test(optimize_transformer, fuses_gelu_tanh_form)
+{
+    d5_network *net = gelu_tanh_graph(3.0f);
+    d5_node_info g = fused_into(net, "fuse-gelu", "Gelu");
+    cr_expect_str_eq(g.inputs[0], "x");
+    cr_expect_str_eq(g.outputs[0], "y");
+    const d5_attr *a = d5_attrs_find(g.attrs, "approximate");
+    cr_expect(a && a->type == D5_ATTR_STRING && strcmp(a->s, "tanh") == 0,
+              "the Gelu of the tanh form is approximate=\"tanh\"");
+    d5_network_free(net);
+}
+
+Test(optimize_transformer, keeps_a_tanh_form_of_another_power)
+{
+    d5_network *net = gelu_tanh_graph(2.0f);
+    d5_optimize_report r = optimise_and_compare(net, D5_OPTIMIZE_ALL);
+    cr_expect_eq(applied(&r, "fuse-gelu"), 0);
+    cr_expect_eq(count_op(net, "Tanh"), 1);
     d5_network_free(net);
 }
 
