@@ -47,7 +47,8 @@ static int parse_seed(const char *text, uint64_t *out)
 int cmd_model(int argc, char **argv)
 {
     const char *name = NULL, *output = NULL, *seed_text = "0";
-    int batch = 0, classes = 0, opset = 0, list = 0;
+    int batch = 0, classes = 0, opset = 0, list = 0, sequence = 0, layers = 0, hidden = 0,
+        heads = 0;
     const cli_opt opts[] = {
         {"output", CLI_STRING, &output, "FILE", "the ONNX file to write (also -o FILE)", 0, 0},
         {"batch", CLI_INT, &batch, "N", "batch size of the input; 0: the symbolic dimension N", 0,
@@ -55,7 +56,18 @@ int cmd_model(int argc, char **argv)
         {"classes", CLI_INT, &classes, "K", "outputs of the classifier; 0: the model's default", 0,
          1000000},
         {"seed", CLI_STRING, &seed_text, "S", "seed of the random weights (default 0)", 0, 0},
-        {"opset", CLI_INT, &opset, "V", "ai.onnx opset to declare, 7..22; 0: d5's default", 0, 22},
+        {"opset", CLI_INT, &opset, "V",
+         "ai.onnx opset to declare, 7..22 (17..22 for the transformers); 0: d5's default (17)", 0,
+         22},
+        {"sequence", CLI_INT, &sequence, "S",
+         "bert-*, gpt2-*: tokens per input (default 128; at most 512 for bert, 1024 for gpt2)", 0,
+         1 << 20},
+        {"layers", CLI_INT, &layers, "L", "transformers: blocks (default: the model's)", 0, 1024},
+        {"hidden", CLI_INT, &hidden, "H",
+         "transformers: the width; the heads stay 64 wide unless --heads (default: the model's)", 0,
+         65536},
+        {"heads", CLI_INT, &heads, "A", "transformers: attention heads, dividing the width", 0,
+         65536},
         {"list", CLI_FLAG, &list, NULL, "list the models with their parameter counts, then exit", 0,
          0},
     };
@@ -73,13 +85,18 @@ int cmd_model(int argc, char **argv)
     }
     const cli_spec spec = {
         CLI_SPEC(
-            "model", "NAME [--batch N] [--classes K] [--seed S] [--opset V] -o FILE.onnx | --list",
+            "model",
+            "NAME [--batch N] [--classes K] [--seed S] [--opset V] [--sequence S] [--layers L]\n"
+            "       [--hidden H] [--heads A] -o FILE.onnx | --list",
             "Builds a built-in model with seeded random weights and writes it as an ONNX file\n"
             "(graph input 'input' [N,C,H,W] float32, output 'logits' [N,classes]). The same\n"
             "NAME, options and seed give the same file. Models: lenet, mlp (MNIST); resnet18,\n"
             "resnet34, resnet50 (ImageNet, as torchvision); resnet20/32/44/56, resnet18-cifar\n"
-            "and wide-resnet-28-10 (CIFAR). 'd5 model --list' shows them with their parameter\n"
-            "counts.",
+            "and wide-resnet-28-10 (CIFAR); the transformers bert-tiny, bert-base (input token\n"
+            "ids int64 [N,S], a classifier on the first token), gpt2-small (token ids, causal,\n"
+            "logits [N,S,vocabulary]; --classes sets the vocabulary) and vit-tiny, vit-b16\n"
+            "(images 3x224x224), written as PyTorch exports them. 'd5 model --list' shows them\n"
+            "with their parameter counts; docs/models.md describes each.",
             opts),
         .positional = want_name ? "NAME" : NULL, .pos_value = want_name ? &name : NULL};
     int rc = cli_parse(&spec, argc, args);
@@ -95,6 +112,10 @@ int cmd_model(int argc, char **argv)
     p.batch = batch;
     p.classes = classes;
     p.opset = opset;
+    p.sequence = sequence;
+    p.layers = layers;
+    p.hidden = hidden;
+    p.heads = heads;
     int64_t params = 0;
     d5_status s = d5_model_param_elements(name, &p, &params);
     if (s != D5_OK) return cli_fail("model", s);

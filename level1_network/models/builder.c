@@ -38,17 +38,8 @@ static d5_status wrap(const d5__mb *b, d5_status s)
     return d5_error(s, "model '%s': %s", b->model, detail);
 }
 
-typedef enum fill_kind {
-    FILL_CONST,  /* every element `a` */
-    FILL_NORMAL, /* normal with mean 0 and standard deviation `a` */
-    FILL_UNIFORM /* uniform in [-a, a) */
-} fill_kind;
-
-/* Adds the float32 initializer "<layer>.<suffix>" of the given shape. `param`
- * says whether PyTorch counts it as a parameter (running statistics are
- * buffers). */
-static d5_status add_init(d5__mb *b, const char *layer, const char *suffix, int32_t ndim,
-                          const int64_t *shape, fill_kind kind, double a, int param)
+d5_status d5__mb_init(d5__mb *b, const char *layer, const char *suffix, int32_t ndim,
+                      const int64_t *shape, d5__mb_fill kind, double a, int param)
 {
     d5_tensor_desc desc;
     D5__TRY(d5_tensor_desc_make(D5_F32, ndim, shape, &desc));
@@ -65,28 +56,47 @@ static d5_status add_init(d5__mb *b, const char *layer, const char *suffix, int3
     d5_rng_seed(&rng, stream_seed(b->seed, name));
     for (int64_t i = 0; i < n; i++) {
         switch (kind) {
-        case FILL_CONST: v[i] = (float)a; break;
-        case FILL_NORMAL: v[i] = (float)(a * d5_rng_normal(&rng)); break;
-        case FILL_UNIFORM: v[i] = (float)(a * (2.0 * d5_rng_uniform(&rng) - 1.0)); break;
+        case D5__MB_CONST: v[i] = (float)a; break;
+        case D5__MB_NORMAL: v[i] = (float)(a * d5_rng_normal(&rng)); break;
+        case D5__MB_UNIFORM: v[i] = (float)(a * (2.0 * d5_rng_uniform(&rng) - 1.0)); break;
         }
     }
     d5_status s = d5_network_add_initializer_take(b->net, name, &t);
     return s == D5_OK ? D5_OK : wrap(b, s);
 }
 
-/* Adds a node with one output (`out`, or the node's name when NULL). */
-static d5_status add_node(d5__mb *b, const char *name, const char *op, const char *const *inputs,
-                          int32_t ninputs, const char *out, const d5_attr *attrs, int32_t nattrs)
+d5_status d5__mb_const(d5__mb *b, const char *name, d5_dtype dtype, int32_t ndim,
+                       const int64_t *shape, const void *data)
 {
     if (!b->net) return D5_OK;
-    const char *outputs[1] = {out ? out : name};
+    d5_tensor_desc desc;
+    d5_tensor t;
+    D5__TRY(d5_tensor_desc_make(dtype, ndim, shape, &desc));
+    D5__TRY(d5_tensor_alloc(&desc, &t));
+    memcpy(t.data, data, (size_t)d5_tensor_desc_numel(&desc) * d5_dtype_size(dtype));
+    d5_status s = d5_network_add_initializer_take(b->net, name, &t);
+    return s == D5_OK ? D5_OK : wrap(b, s);
+}
+
+d5_status d5__mb_node_outs(d5__mb *b, const char *name, const char *op, const char *const *inputs,
+                           int32_t ninputs, const char *const *outputs, int32_t noutputs,
+                           const d5_attr *attrs, int32_t nattrs)
+{
+    if (!b->net) return D5_OK;
     const d5_attrs a = {attrs, nattrs};
-    d5_status s = d5_network_add_node(b->net, name, op, "", inputs, ninputs, outputs, 1,
+    d5_status s = d5_network_add_node(b->net, name, op, "", inputs, ninputs, outputs, noutputs,
                                       nattrs ? &a : NULL, NULL);
     return s == D5_OK ? D5_OK : wrap(b, s);
 }
 
-static d5_attr ints_attr(const char *name, const int64_t *v, int64_t n)
+d5_status d5__mb_node(d5__mb *b, const char *name, const char *op, const char *const *inputs,
+                      int32_t ninputs, const char *out, const d5_attr *attrs, int32_t nattrs)
+{
+    const char *outputs[1] = {out ? out : name};
+    return d5__mb_node_outs(b, name, op, inputs, ninputs, outputs, 1, attrs, nattrs);
+}
+
+d5_attr d5__mb_ints(const char *name, const int64_t *v, int64_t n)
 {
     d5_attr a = {0};
     a.name = name;
@@ -96,24 +106,47 @@ static d5_attr ints_attr(const char *name, const int64_t *v, int64_t n)
     return a;
 }
 
-d5_status d5__mb_io(d5__mb *b, int64_t c, int64_t h, int64_t w)
+d5_attr d5__mb_int(const char *name, int64_t v)
+{
+    d5_attr a = {0};
+    a.name = name;
+    a.type = D5_ATTR_INT;
+    a.i = v;
+    return a;
+}
+
+d5_attr d5__mb_float(const char *name, double v)
+{
+    d5_attr a = {0};
+    a.name = name;
+    a.type = D5_ATTR_FLOAT;
+    a.f = v;
+    return a;
+}
+
+d5_status d5__mb_graph_io(d5__mb *b, d5_dtype in_type, int32_t in_ndim, const int64_t *in_shape,
+                          int32_t out_ndim, const int64_t *out_shape)
 {
     if (!b->net) return D5_OK;
     const int64_t n = b->batch > 0 ? b->batch : -1;
     d5_tensor_desc in = {0}, out = {0};
-    in.dtype = out.dtype = D5_F32;
-    in.ndim = 4;
-    in.shape[0] = n;
-    in.shape[1] = c;
-    in.shape[2] = h;
-    in.shape[3] = w;
-    out.ndim = 2;
-    out.shape[0] = n;
-    out.shape[1] = b->classes;
-    const char *const dims[4] = {b->batch > 0 ? NULL : "N", NULL, NULL, NULL};
+    in.dtype = in_type;
+    out.dtype = D5_F32;
+    in.ndim = in_ndim;
+    out.ndim = out_ndim;
+    in.shape[0] = out.shape[0] = n;
+    for (int32_t i = 1; i < in_ndim; i++) in.shape[i] = in_shape[i - 1];
+    for (int32_t i = 1; i < out_ndim; i++) out.shape[i] = out_shape[i - 1];
+    const char *const dims[D5_MAX_DIMS] = {b->batch > 0 ? NULL : "N"};
     d5_status s = d5_network_add_input(b->net, "input", &in, dims);
     if (s == D5_OK) s = d5_network_add_output(b->net, "logits", &out);
     return s == D5_OK ? D5_OK : wrap(b, s);
+}
+
+d5_status d5__mb_io(d5__mb *b, int64_t c, int64_t h, int64_t w)
+{
+    const int64_t in[3] = {c, h, w};
+    return d5__mb_graph_io(b, D5_F32, 4, in, 2, &b->classes);
 }
 
 d5_status d5__mb_conv(d5__mb *b, const char *name, const char *x, int64_t cin, int64_t cout,
@@ -121,29 +154,29 @@ d5_status d5__mb_conv(d5__mb *b, const char *name, const char *x, int64_t cin, i
 {
     const int64_t wshape[4] = {cout, cin, k, k};
     if (b->conv_torch_default)
-        D5__TRY(add_init(b, name, "weight", 4, wshape, FILL_UNIFORM,
-                         1.0 / sqrt((double)(cin * k * k)), 1));
+        D5__TRY(d5__mb_init(b, name, "weight", 4, wshape, D5__MB_UNIFORM,
+                            1.0 / sqrt((double)(cin * k * k)), 1));
     else
-        D5__TRY(add_init(b, name, "weight", 4, wshape, FILL_NORMAL,
-                         sqrt(2.0 / (double)(cout * k * k)), 1));
+        D5__TRY(d5__mb_init(b, name, "weight", 4, wshape, D5__MB_NORMAL,
+                            sqrt(2.0 / (double)(cout * k * k)), 1));
     if (bias)
-        D5__TRY(add_init(b, name, "bias", 1, &cout, FILL_UNIFORM, 1.0 / sqrt((double)(cin * k * k)),
-                         1));
+        D5__TRY(d5__mb_init(b, name, "bias", 1, &cout, D5__MB_UNIFORM,
+                            1.0 / sqrt((double)(cin * k * k)), 1));
     char wname[D5__MB_NAME], bname[D5__MB_NAME];
     const char *inputs[3] = {x, d5__mb_name(wname, "%s.weight", name),
                              d5__mb_name(bname, "%s.bias", name)};
     const int64_t kernel[2] = {k, k}, strides[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
-    const d5_attr attrs[3] = {ints_attr("kernel_shape", kernel, 2),
-                              ints_attr("strides", strides, 2), ints_attr("pads", pads, 4)};
-    return add_node(b, name, "Conv", inputs, bias ? 3 : 2, NULL, attrs, 3);
+    const d5_attr attrs[3] = {d5__mb_ints("kernel_shape", kernel, 2),
+                              d5__mb_ints("strides", strides, 2), d5__mb_ints("pads", pads, 4)};
+    return d5__mb_node(b, name, "Conv", inputs, bias ? 3 : 2, NULL, attrs, 3);
 }
 
 d5_status d5__mb_bn(d5__mb *b, const char *name, const char *x, int64_t c)
 {
-    D5__TRY(add_init(b, name, "weight", 1, &c, FILL_CONST, 1.0, 1));
-    D5__TRY(add_init(b, name, "bias", 1, &c, FILL_CONST, 0.0, 1));
-    D5__TRY(add_init(b, name, "running_mean", 1, &c, FILL_CONST, 0.0, 0));
-    D5__TRY(add_init(b, name, "running_var", 1, &c, FILL_CONST, 1.0, 0));
+    D5__TRY(d5__mb_init(b, name, "weight", 1, &c, D5__MB_CONST, 1.0, 1));
+    D5__TRY(d5__mb_init(b, name, "bias", 1, &c, D5__MB_CONST, 0.0, 1));
+    D5__TRY(d5__mb_init(b, name, "running_mean", 1, &c, D5__MB_CONST, 0.0, 0));
+    D5__TRY(d5__mb_init(b, name, "running_var", 1, &c, D5__MB_CONST, 1.0, 0));
     char n[4][D5__MB_NAME];
     const char *inputs[5] = {
         x, d5__mb_name(n[0], "%s.weight", name), d5__mb_name(n[1], "%s.bias", name),
@@ -152,32 +185,32 @@ d5_status d5__mb_bn(d5__mb *b, const char *name, const char *x, int64_t c)
     eps.name = "epsilon";
     eps.type = D5_ATTR_FLOAT;
     eps.f = 1e-5;
-    return add_node(b, name, "BatchNormalization", inputs, 5, NULL, &eps, 1);
+    return d5__mb_node(b, name, "BatchNormalization", inputs, 5, NULL, &eps, 1);
 }
 
 d5_status d5__mb_relu(d5__mb *b, const char *name, const char *x)
 {
-    return add_node(b, name, "Relu", &x, 1, NULL, NULL, 0);
+    return d5__mb_node(b, name, "Relu", &x, 1, NULL, NULL, 0);
 }
 
 d5_status d5__mb_maxpool(d5__mb *b, const char *name, const char *x, int64_t k, int64_t stride,
                          int64_t pad)
 {
     const int64_t kernel[2] = {k, k}, strides[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
-    const d5_attr attrs[3] = {ints_attr("kernel_shape", kernel, 2),
-                              ints_attr("strides", strides, 2), ints_attr("pads", pads, 4)};
-    return add_node(b, name, "MaxPool", &x, 1, NULL, attrs, 3);
+    const d5_attr attrs[3] = {d5__mb_ints("kernel_shape", kernel, 2),
+                              d5__mb_ints("strides", strides, 2), d5__mb_ints("pads", pads, 4)};
+    return d5__mb_node(b, name, "MaxPool", &x, 1, NULL, attrs, 3);
 }
 
 d5_status d5__mb_add(d5__mb *b, const char *name, const char *x, const char *y)
 {
     const char *inputs[2] = {x, y};
-    return add_node(b, name, "Add", inputs, 2, NULL, NULL, 0);
+    return d5__mb_node(b, name, "Add", inputs, 2, NULL, NULL, 0);
 }
 
 d5_status d5__mb_global_avgpool(d5__mb *b, const char *name, const char *x)
 {
-    return add_node(b, name, "GlobalAveragePool", &x, 1, NULL, NULL, 0);
+    return d5__mb_node(b, name, "GlobalAveragePool", &x, 1, NULL, NULL, 0);
 }
 
 d5_status d5__mb_flatten(d5__mb *b, const char *name, const char *x)
@@ -186,7 +219,7 @@ d5_status d5__mb_flatten(d5__mb *b, const char *name, const char *x)
     axis.name = "axis";
     axis.type = D5_ATTR_INT;
     axis.i = 1;
-    return add_node(b, name, "Flatten", &x, 1, NULL, &axis, 1);
+    return d5__mb_node(b, name, "Flatten", &x, 1, NULL, &axis, 1);
 }
 
 d5_status d5__mb_linear(d5__mb *b, const char *name, const char *x, int64_t in, int64_t out,
@@ -194,8 +227,8 @@ d5_status d5__mb_linear(d5__mb *b, const char *name, const char *x, int64_t in, 
 {
     const int64_t wshape[2] = {out, in};
     const double bound = 1.0 / sqrt((double)in);
-    D5__TRY(add_init(b, name, "weight", 2, wshape, FILL_UNIFORM, bound, 1));
-    D5__TRY(add_init(b, name, "bias", 1, &out, FILL_UNIFORM, bound, 1));
+    D5__TRY(d5__mb_init(b, name, "weight", 2, wshape, D5__MB_UNIFORM, bound, 1));
+    D5__TRY(d5__mb_init(b, name, "bias", 1, &out, D5__MB_UNIFORM, bound, 1));
     char wname[D5__MB_NAME], bname[D5__MB_NAME];
     const char *inputs[3] = {x, d5__mb_name(wname, "%s.weight", name),
                              d5__mb_name(bname, "%s.bias", name)};
@@ -203,5 +236,5 @@ d5_status d5__mb_linear(d5__mb *b, const char *name, const char *x, int64_t in, 
     tb.name = "transB";
     tb.type = D5_ATTR_INT;
     tb.i = 1;
-    return add_node(b, name, "Gemm", inputs, 3, y, &tb, 1);
+    return d5__mb_node(b, name, "Gemm", inputs, 3, y, &tb, 1);
 }

@@ -29,7 +29,17 @@ typedef struct d5__mb {
     /* Conv weights as torch.nn.Conv2d initializes them (uniform in
      * +-1/sqrt(cin k k)) instead of torchvision's Kaiming-normal fan-out. */
     int conv_torch_default;
+    /* The transformers' sizes, as asked (0: the model's default). */
+    int64_t sequence, hidden;
+    int32_t layers, heads;
 } d5__mb;
+
+/* How d5__mb_init fills an initializer. */
+typedef enum d5__mb_fill {
+    D5__MB_CONST,  /* every element `a` */
+    D5__MB_NORMAL, /* normal with mean 0 and standard deviation `a` */
+    D5__MB_UNIFORM /* uniform in [-a, a) */
+} d5__mb_fill;
 
 /* Returns from the enclosing function when `call` fails. */
 #define D5__TRY(call)                                                                              \
@@ -40,6 +50,32 @@ typedef struct d5__mb {
 
 /* Formats a node name into buf (D5__MB_NAME bytes) and returns buf. */
 const char *d5__mb_name(char *buf, const char *fmt, ...) D5_PRINTF(2, 3);
+
+/* Adds the float32 initializer "<layer>.<suffix>" of the given shape, filled
+ * from its own seeded stream. `param` says whether PyTorch counts it as a
+ * parameter (running statistics are buffers). */
+d5_status d5__mb_init(d5__mb *b, const char *layer, const char *suffix, int32_t ndim,
+                      const int64_t *shape, d5__mb_fill kind, double a, int param);
+/* Adds the initializer `name` holding a copy of `data` (a constant the graph
+ * needs: a shape, indices, a mask; not a parameter). */
+d5_status d5__mb_const(d5__mb *b, const char *name, d5_dtype dtype, int32_t ndim,
+                       const int64_t *shape, const void *data);
+/* Adds a node with one output (`out`, or the node's name when NULL). */
+d5_status d5__mb_node(d5__mb *b, const char *name, const char *op, const char *const *inputs,
+                      int32_t ninputs, const char *out, const d5_attr *attrs, int32_t nattrs);
+/* The same with several outputs (Split). */
+d5_status d5__mb_node_outs(d5__mb *b, const char *name, const char *op, const char *const *inputs,
+                           int32_t ninputs, const char *const *outputs, int32_t noutputs,
+                           const d5_attr *attrs, int32_t nattrs);
+/* Attributes for d5__mb_node (the ints are referred to, not copied). */
+d5_attr d5__mb_ints(const char *name, const int64_t *v, int64_t n);
+d5_attr d5__mb_int(const char *name, int64_t v);
+d5_attr d5__mb_float(const char *name, double v);
+/* Declares the graph input "input" of type in_type and the float32 graph
+ * output "logits": each has the batch as its first dimension (dim_param "N"
+ * when the batch is 0), then the in_ndim - 1 and out_ndim - 1 sizes given. */
+d5_status d5__mb_graph_io(d5__mb *b, d5_dtype in_type, int32_t in_ndim, const int64_t *in_shape,
+                          int32_t out_ndim, const int64_t *out_shape);
 
 /* Declares the graph input "input", float32 [batch, c, h, w] (dim_param "N"
  * when the batch is 0), and the graph output "logits", float32 [batch, classes]. */
@@ -75,5 +111,8 @@ d5_status d5__model_resnet_imagenet(d5__mb *b, int32_t variant);
 d5_status d5__model_resnet_cifar(d5__mb *b, int32_t variant);
 d5_status d5__model_resnet18_cifar(d5__mb *b, int32_t variant);
 d5_status d5__model_wrn(d5__mb *b, int32_t variant);
+d5_status d5__model_bert(d5__mb *b, int32_t variant);
+d5_status d5__model_gpt2(d5__mb *b, int32_t variant);
+d5_status d5__model_vit(d5__mb *b, int32_t variant);
 
 #endif

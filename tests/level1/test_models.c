@@ -14,23 +14,31 @@
 
 typedef struct expected {
     const char *name;
-    int64_t params;  /* PyTorch parameters with the default classes */
-    int64_t running; /* elements of running_mean and running_var */
-    int64_t classes, c, hw;
+    int64_t params;         /* PyTorch parameters with the default classes */
+    int64_t running;        /* elements of running_mean and running_var */
+    int64_t classes, c, hw; /* c 0: token ids [N, hw] */
+    int per_token;          /* logits [N, hw, classes] */
 } expected;
 
 static const expected models[] = {
-    {"lenet", 61706, 0, 10, 1, 28},
-    {"mlp", 535818, 0, 10, 1, 28},
-    {"resnet18", 11689512, 9600, 1000, 3, 224},
-    {"resnet34", 21797672, 17024, 1000, 3, 224},
-    {"resnet50", 25557032, 53120, 1000, 3, 224},
-    {"resnet20", 272474, 1568, 10, 3, 32},
-    {"resnet32", 466906, 2464, 10, 3, 32},
-    {"resnet44", 661338, 3360, 10, 3, 32},
-    {"resnet56", 855770, 4256, 10, 3, 32},
-    {"resnet18-cifar", 11173962, 9600, 10, 3, 32},
-    {"wide-resnet-28-10", 36479194, 17952, 10, 3, 32},
+    {"lenet", 61706, 0, 10, 1, 28, 0},
+    {"mlp", 535818, 0, 10, 1, 28, 0},
+    {"resnet18", 11689512, 9600, 1000, 3, 224, 0},
+    {"resnet34", 21797672, 17024, 1000, 3, 224, 0},
+    {"resnet50", 25557032, 53120, 1000, 3, 224, 0},
+    {"resnet20", 272474, 1568, 10, 3, 32, 0},
+    {"resnet32", 466906, 2464, 10, 3, 32, 0},
+    {"resnet44", 661338, 3360, 10, 3, 32, 0},
+    {"resnet56", 855770, 4256, 10, 3, 32, 0},
+    {"resnet18-cifar", 11173962, 9600, 10, 3, 32, 0},
+    {"wide-resnet-28-10", 36479194, 17952, 10, 3, 32, 0},
+    /* Hugging Face's BertModel counts (4,385,920 and 109,482,240) and the
+     * classifier, GPT2LMHeadModel's and torchvision's vit_b_16's; DeiT-Ti. */
+    {"bert-tiny", 4386178, 0, 2, 0, 128, 0},
+    {"bert-base", 109483778, 0, 2, 0, 128, 0},
+    {"gpt2-small", 124439808, 0, 50257, 0, 128, 1},
+    {"vit-tiny", 5717416, 0, 1000, 3, 224, 0},
+    {"vit-b16", 86567656, 0, 1000, 3, 224, 0},
 };
 #define NMODELS ((int32_t)(sizeof models / sizeof models[0]))
 
@@ -76,7 +84,8 @@ static d5_network *build(const char *name, int64_t batch, int64_t classes, uint6
     return net;
 }
 
-static void check_logits(d5_network *net, int64_t batch, int64_t classes)
+/* logits [batch, classes], or [batch, tokens, classes] when tokens > 0. */
+static void check_logits_of(d5_network *net, int64_t batch, int64_t tokens, int64_t classes)
 {
     int32_t k;
     cr_assert_eq(d5_network_find_value(net, "logits", &k), D5_OK);
@@ -84,11 +93,17 @@ static void check_logits(d5_network *net, int64_t batch, int64_t classes)
     d5_network_value_at(net, k, &v);
     cr_assert(v.is_output);
     cr_assert_eq(v.desc.dtype, D5_F32);
-    cr_assert_eq(v.desc.ndim, 2);
+    cr_assert_eq(v.desc.ndim, tokens ? 3 : 2);
+    if (tokens) cr_assert_eq(v.desc.shape[1], tokens);
     cr_assert_eq(v.desc.shape[0], batch, "%s: batch %lld", d5_network_name(net),
                  (long long)v.desc.shape[0]);
-    cr_assert_eq(v.desc.shape[1], classes, "%s: classes %lld", d5_network_name(net),
-                 (long long)v.desc.shape[1]);
+    cr_assert_eq(v.desc.shape[v.desc.ndim - 1], classes, "%s: classes %lld", d5_network_name(net),
+                 (long long)v.desc.shape[v.desc.ndim - 1]);
+}
+
+static void check_logits(d5_network *net, int64_t batch, int64_t classes)
+{
+    check_logits_of(net, batch, 0, classes);
 }
 
 Test(models, registry_lists_every_model_once)
@@ -131,14 +146,21 @@ static void check_model(int32_t i)
     cr_assert_eq(d5_network_find_value(net, "input", &k), D5_OK);
     d5_value_info in;
     d5_network_value_at(net, k, &in);
-    cr_assert_eq(in.desc.ndim, 4);
     cr_assert_eq(in.desc.shape[0], batch);
-    cr_assert_eq(in.desc.shape[1], e->c);
-    cr_assert_eq(in.desc.shape[2], e->hw);
-    cr_assert_eq(in.desc.shape[3], e->hw);
+    if (e->c) {
+        cr_assert_eq(in.desc.dtype, D5_F32);
+        cr_assert_eq(in.desc.ndim, 4);
+        cr_assert_eq(in.desc.shape[1], e->c);
+        cr_assert_eq(in.desc.shape[2], e->hw);
+        cr_assert_eq(in.desc.shape[3], e->hw);
+    } else {
+        cr_assert_eq(in.desc.dtype, D5_I64);
+        cr_assert_eq(in.desc.ndim, 2);
+        cr_assert_eq(in.desc.shape[1], e->hw);
+    }
 
     cr_assert_eq(d5_network_infer_shapes(net), D5_OK, "%s: %s", e->name, d5_last_error());
-    check_logits(net, batch, e->classes);
+    check_logits_of(net, batch, e->per_token ? e->hw : 0, e->classes);
     d5_network_free(net);
 }
 
@@ -158,6 +180,11 @@ MODEL_TEST(7, resnet44)
 MODEL_TEST(8, resnet56)
 MODEL_TEST(9, resnet18_cifar)
 MODEL_TEST(10, wide_resnet_28_10)
+MODEL_TEST(11, bert_tiny)
+MODEL_TEST(12, bert_base)
+MODEL_TEST(13, gpt2_small)
+MODEL_TEST(14, vit_tiny)
+MODEL_TEST(15, vit_b16)
 
 Test(models, symbolic_batch_is_named_N_until_bound)
 {
@@ -311,10 +338,14 @@ Test(models, names_follow_torch_modules)
  * below, digit for digit; the values kept before it agreed to the six
  * decimals printed except ResNet-50's sixth logit, -12.4790645, then written
  * -12.479065. */
-static void check_forward(const char *name, const char *backend, int64_t classes,
-                          const double *want, double tol)
+/* Runs the model `name` built with p on the input above and checks the
+ * logits at the n flat positions `at` against want; the logits hold numel
+ * elements. */
+static void forward_at(const char *name, const d5_model_params *p, const char *backend,
+                       int64_t numel, const int64_t *at, const double *want, int n, double tol)
 {
-    d5_network *net = build(name, 1, 0, 3);
+    d5_network *net;
+    cr_assert_eq(d5_model_build(name, p, &net), D5_OK, "%s: %s", name, d5_last_error());
     cr_assert_eq(d5_network_infer_shapes(net), D5_OK, "%s", d5_last_error());
     d5_executor_options opt = d5_executor_default_options();
     opt.backend = backend;
@@ -326,21 +357,35 @@ static void check_forward(const char *name, const char *backend, int64_t classes
     d5_network_value_at(net, k, &in);
     d5_tensor x;
     cr_assert_eq(d5_tensor_alloc(&in.desc, &x), D5_OK);
-    float *xv = x.data;
-    for (int64_t i = 0; i < d5_tensor_desc_numel(&in.desc); i++)
-        xv[i] = (float)((double)((37 * i) % 101) / 50.0 - 1.0);
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&in.desc); i++) {
+        if (in.desc.dtype == D5_I64)
+            ((int64_t *)x.data)[i] = (37 * i) % 1000;
+        else
+            ((float *)x.data)[i] = (float)((double)((37 * i) % 101) / 50.0 - 1.0);
+    }
     cr_assert_eq(d5_executor_feed(ex, "input", &x), D5_OK, "%s", d5_last_error());
     cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s: %s", name, d5_last_error());
     d5_tensor y;
     cr_assert_eq(d5_executor_fetch(ex, "logits", &y), D5_OK, "%s", d5_last_error());
-    cr_assert_eq(d5_tensor_desc_numel(&y.desc), classes);
+    cr_assert_eq(d5_tensor_desc_numel(&y.desc), numel, "%s", name);
     const float *yv = y.data;
-    for (int i = 0; i < 10; i++)
-        cr_assert(fabs(yv[i] - want[i]) <= tol * (1 + fabs(want[i])),
-                  "%s: logit %d is %g, torch %g", name, i, yv[i], want[i]);
+    for (int i = 0; i < n; i++) {
+        cr_assert(fabs(yv[at[i]] - want[i]) <= tol * (1 + fabs(want[i])),
+                  "%s: logit %lld is %g, torch %g", name, (long long)at[i], yv[at[i]], want[i]);
+    }
     d5_tensor_free(&x);
     d5_executor_free(ex);
     d5_network_free(net);
+}
+
+static void check_forward(const char *name, const char *backend, int64_t classes,
+                          const double *want, double tol)
+{
+    d5_model_params p = d5_model_default_params();
+    p.batch = 1;
+    p.seed = 3;
+    const int64_t at[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    forward_at(name, &p, backend, classes, at, want, classes < 10 ? (int)classes : 10, tol);
 }
 
 Test(models, lenet_computes_what_torch_computes)
@@ -370,6 +415,126 @@ Test(models, wide_resnet_28_10_computes_what_torch_computes, .timeout = D5_TIMEO
     static const double want[10] = {0.853605, -0.324576, 0.043558, 0.911481, 1.143387,
                                     0.901630, -0.478602, 0.387464, 1.145368, 1.012722};
     check_forward("wide-resnet-28-10", NULL, 10, want, 1e-4);
+}
+
+/* The transformers against their definitions in PyTorch, computed from the
+ * same weights (tests/level1/torch_transformer_logits.py prints these
+ * arrays): on ref, and on the default backends. GPT-2 at a small size (one
+ * layer of width 64 with 4 heads, 16 tokens, vocabulary 1000): five logits
+ * of the first token, which the causal mask lets see only itself, and five
+ * of the last. */
+static const double bert_tiny_want[2] = {0.073898, -0.205732};
+static const double gpt2_want[10] = {0.775896, -0.092001, -0.040713, 0.181749,  0.104610,
+                                     0.096861, 0.106381,  -0.235181, -0.146055, 0.004084};
+static const double vit_tiny_want[10] = {-0.007818, 0.633389,  -0.268012, 1.284771,  0.405695,
+                                         -0.332770, -0.791961, -0.986107, -0.382604, 0.013891};
+
+static void check_transformer(const char *name, const char *backend, double tol)
+{
+    d5_model_params p = d5_model_default_params();
+    p.batch = 1;
+    p.seed = 3;
+    if (strcmp(name, "bert-tiny") == 0) {
+        const int64_t at[2] = {0, 1};
+        forward_at(name, &p, backend, 2, at, bert_tiny_want, 2, tol);
+    } else if (strcmp(name, "gpt2-small") == 0) {
+        p.layers = 1, p.hidden = 64, p.heads = 4, p.sequence = 16, p.classes = 1000;
+        const int64_t at[10] = {0, 1, 2, 3, 4, 15000, 15001, 15002, 15003, 15004};
+        forward_at(name, &p, backend, 16 * 1000, at, gpt2_want, 10, tol);
+    } else {
+        p.layers = 1;
+        const int64_t at[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        forward_at(name, &p, backend, 1000, at, vit_tiny_want, 10, tol);
+    }
+}
+
+Test(models, bert_tiny_computes_what_torch_computes, .timeout = D5_TIMEOUT(120))
+{
+    check_transformer("bert-tiny", "ref", 2e-5);
+    check_transformer("bert-tiny", NULL, 1e-4);
+}
+
+Test(models, gpt2_small_computes_what_torch_computes, .timeout = D5_TIMEOUT(120))
+{
+    check_transformer("gpt2-small", "ref", 2e-5);
+    check_transformer("gpt2-small", NULL, 1e-4);
+}
+
+Test(models, vit_tiny_computes_what_torch_computes, .timeout = D5_TIMEOUT(120))
+{
+    check_transformer("vit-tiny", "ref", 2e-5);
+    check_transformer("vit-tiny", NULL, 1e-4);
+}
+
+/* ViT with a symbolic batch takes the batch from the input's shape (Shape,
+ * Gather, Concat, Expand of the class token): bound to 3, each sample's
+ * logits are those of the same image alone. */
+Test(models, vit_with_a_symbolic_batch_expands_the_class_token, .timeout = D5_TIMEOUT(120))
+{
+    d5_model_params p = d5_model_default_params();
+    p.seed = 3;
+    p.layers = 1;
+    d5_network *net;
+    cr_assert_eq(d5_model_build("vit-tiny", &p, &net), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_network_bind_dim(net, "N", 3), D5_OK);
+    cr_assert_eq(d5_network_infer_shapes(net), D5_OK, "%s", d5_last_error());
+    check_logits(net, 3, 1000);
+    d5_executor *ex;
+    d5_executor_options opt = d5_executor_default_options();
+    cr_assert_eq(d5_executor_create(net, &opt, &ex), D5_OK, "%s", d5_last_error());
+    const int64_t shape[4] = {3, 3, 224, 224}, image = 3 * 224 * 224;
+    d5_tensor_desc xd;
+    d5_tensor x, y;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 4, shape, &xd), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&xd, &x), D5_OK);
+    for (int64_t i = 0; i < 3 * image; i++)
+        ((float *)x.data)[i] = (float)((double)((37 * (i % image)) % 101) / 50.0 - 1.0);
+    cr_assert_eq(d5_executor_feed(ex, "input", &x), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_fetch(ex, "logits", &y), D5_OK, "%s", d5_last_error());
+    const float *yv = y.data;
+    for (int64_t n = 0; n < 3; n++)
+        for (int i = 0; i < 10; i++)
+            cr_assert(fabs(yv[n * 1000 + i] - vit_tiny_want[i]) <=
+                          1e-4 * (1 + fabs(vit_tiny_want[i])),
+                      "sample %lld, logit %d: %g, torch %g", (long long)n, i, yv[n * 1000 + i],
+                      vit_tiny_want[i]);
+    d5_tensor_free(&x);
+    d5_executor_free(ex);
+    d5_network_free(net);
+}
+
+/* Sizes a transformer cannot take, and transformer sizes for other models. */
+Test(models, transformer_sizes_are_checked)
+{
+    d5_network *net = NULL;
+    d5_model_params p = d5_model_default_params();
+    p.hidden = 100;
+    p.heads = 3;
+    cr_assert_eq(d5_model_build("bert-tiny", &p, &net), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "3 heads do not divide the width 100"), "%s",
+              d5_last_error());
+    p = d5_model_default_params();
+    p.sequence = 513;
+    cr_assert_eq(d5_model_build("bert-base", &p, &net), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "sequence 513, expected 1..512"), "%s", d5_last_error());
+    p.sequence = 64;
+    cr_assert_eq(d5_model_build("vit-b16", &p, &net), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "'vit-b16' takes no sequence"), "%s", d5_last_error());
+    cr_assert_eq(d5_model_build("resnet20", &p, &net), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "'resnet20' takes no"), "%s", d5_last_error());
+    p = d5_model_default_params();
+    p.opset = 16;
+    cr_assert_eq(d5_model_build("gpt2-small", &p, &net), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "opset 16 is outside 17..22"), "%s", d5_last_error());
+    cr_assert_null(net);
+    /* --hidden alone keeps the heads 64 wide: 256 / 64 = 4 heads. */
+    p = d5_model_default_params();
+    p.hidden = 256;
+    p.layers = 1;
+    int64_t params;
+    cr_assert_eq(d5_model_param_elements("gpt2-small", &p, &params), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(params, 50257 * 256 + 1024 * 256 + (12 * 256 * 256 + 13 * 256) + 2 * 256);
 }
 
 Test(models, bad_requests_are_precise_errors)
