@@ -20,8 +20,10 @@
  * decoder with a causal mask, ViT-style classifier; opset 17, fixed shapes)
  * from the folder given with --transformers-dir; without it they are skipped.
  * Their token ids are the same xorshift32 sequence, (x >> 8) % 1000, on both
- * sides. --cases runs only the inference cases named (and skips the load and
- * FrameworkOverhead parts).
+ * sides. The full-sized transformers that `d5 model` builds (bert-base,
+ * gpt2-small with its 50,257-word output, vit-b16; 128 tokens, batch 1) are
+ * built-in cases. --cases runs only the inference cases named (and skips the
+ * load and FrameworkOverhead parts).
  *
  *     bench/network/install.sh build/ort
  *     /usr/bin/python3 bench/network/transformers.py build/transformers
@@ -64,6 +66,9 @@ static const bench_case cases[] = {
     {"bert", 8, "test_bert_b8/model.onnx", 1000, "bert_b8"},
     {"gpt2", 4, "test_gpt2_b4/model.onnx", 1000, "gpt2_b4"},
     {"vit", 16, "test_vit_b16/model.onnx", 0, "vit_b16"},
+    {"bert-base", 1, NULL, 1000, "bert-base_b1"},
+    {"gpt2-small", 1, NULL, 1000, "gpt2-small_b1"},
+    {"vit-b16", 1, NULL, 0, "vit-b16_b1"},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -335,7 +340,8 @@ int main(int argc, char **argv)
          "the folder bench/network/transformers.py wrote (default: skip those cases)", 0, 0},
         {"cases", CLI_STRING, &only, "LIST",
          "only these inference cases, comma-separated (lenet_b1, lenet_b64, resnet20_b32, "
-         "resnet18_b1, resnet50_b1, resnet18-cifar_b32, bert_b1, bert_b8, gpt2_b4, vit_b16); "
+         "resnet18_b1, resnet50_b1, resnet18-cifar_b32, bert_b1, bert_b8, gpt2_b4, vit_b16, "
+         "bert-base_b1, gpt2-small_b1, vit-b16_b1); "
          "skips the load and FrameworkOverhead parts",
          0, 0},
         {"optimize", CLI_STRING, &optimize, "none|basic|all",

@@ -4,6 +4,8 @@
 #include "op_support.h"
 
 #include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 /* How inputs are drawn: uniform in [-1, 1], inputs whose bit is set in
@@ -556,4 +558,31 @@ Test(dnnl_ops, binary_same_shape_and_broadcast)
     }
     forward_as_ref("Mul", scalar_first, (draw){0});
     refused("Sub", scalar_first, 2, NULL, 1, D5_ERR_UNSUPPORTED, "first operand");
+}
+
+/* ---- Softmax without denormals ------------------------------------------------------- */
+
+/* A row masked as attention masks it (-1e4, the lowest float) and entries
+ * whose exponent underflows: their probabilities are exactly 0, and none is
+ * a denormal, which would slow the MatMul that reads them a hundredfold on
+ * Intel cores. The others are ref's. */
+Test(dnnl_ops, softmax_gives_zero_not_denormals)
+{
+    need_dnnl();
+    const int64_t shape[] = {2, 8};
+    const float v[16] = {0.5f, -1e4f,  -3.4e38f, -86.0f, -87.5f, -90.0f, -100.0f, 1.0f,
+                         0.0f, -20.0f, -40.0f,   -60.0f, -80.0f, -85.0f, -87.0f,  -88.0f};
+    d5_tensor x = tf32(2, shape, v), y, want;
+    run_op("Softmax", "dnnl", &x, 1, NULL, &y, 1);
+    run_op("Softmax", "ref", &x, 1, NULL, &want, 1);
+    const float *p = y.data, *q = want.data;
+    for (int i = 0; i < 16; i++) {
+        cr_expect(p[i] == 0.0f || p[i] >= FLT_MIN, "probability %d is %g, a denormal", i, p[i]);
+        cr_expect(fabsf(p[i] - q[i]) <= 1e-6f * (1 + q[i]), "probability %d: %g, ref %g", i, p[i],
+                  q[i]);
+    }
+    for (int i = 1; i <= 6; i++) cr_expect_eq(p[i], 0.0f, "probability %d is %g, not 0", i, p[i]);
+    d5_tensor_free(&x);
+    d5_tensor_free(&y);
+    d5_tensor_free(&want);
 }
