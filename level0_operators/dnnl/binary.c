@@ -6,11 +6,13 @@
  * backend then runs. The primitive takes the caller's plain memory: no
  * reorders.
  *
- * Backward (Add and Sub): the gradient of each operand is the output's
- * gradient (negated for Sub's second operand), summed over the dimensions
- * that operand was broadcast along.
+ * Backward: the gradient of each operand is the output's gradient (negated
+ * for Sub's second operand; times the other operand for Mul; divided by B,
+ * and -A / B^2 for B, for Div), summed over the dimensions that operand was
+ * broadcast along.
  * https://onnx.ai/onnx/operators/onnx__Add.html */
 #include "dnnl_util.h"
+#include "kernels.h"
 
 #include <string.h>
 
@@ -198,6 +200,77 @@ static d5_status sub_backward(void *state, const d5_op_call *call)
     return add_sub_backward(state, call, -1.0f);
 }
 
+/* x of padded shape `shape` broadcast into the output's shape: n floats. */
+static void expand(const dbin *d, const float *x, const int64_t *shape, float *dst)
+{
+    int64_t n = 1, m = 1;
+    for (int32_t i = 0; i < d->ndim; i++) {
+        n *= d->out[i];
+        m *= shape[i];
+    }
+    if (m == n) {
+        memcpy(dst, x, (size_t)n * sizeof *dst);
+        return;
+    }
+    if (m == 1) {
+        for (int64_t i = 0; i < n; i++) dst[i] = x[0];
+        return;
+    }
+    int64_t idx[D5_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = 0;
+        for (int32_t j = 0; j < d->ndim; j++) k = k * shape[j] + (shape[j] == 1 ? 0 : idx[j]);
+        dst[i] = x[k];
+        for (int32_t j = d->ndim - 1; j >= 0 && ++idx[j] == d->out[j]; j--) idx[j] = 0;
+    }
+}
+
+/* Mul (div 0) and Div (div 1) backward: with A and B broadcast into the
+ * output's shape, dA = dY B or dY / B, dB = dY A or -dY A / B^2, each summed
+ * over the dimensions its operand was broadcast along. */
+static d5_status mul_div_backward(void *state, const d5_op_call *call, int div)
+{
+    const d5_tensor *in = call->inputs, *gout = call->grad_outputs;
+    d5_tensor *gin = call->grad_inputs;
+    dbin *d = state;
+    if (!gin[0].data && !gin[1].data) return D5_OK;
+    int64_t n = 1;
+    for (int32_t i = 0; i < d->ndim; i++) n *= d->out[i];
+    float *a = d5_alloc((size_t)(3 * n + 1) * sizeof *a, d->name);
+    if (!a) return D5_ERR_NOMEM;
+    float *b = a + n, *t = b + n;
+    const float *g = gout[0].data;
+    expand(d, in[0].data, d->shape[0], a);
+    expand(d, in[1].data, d->shape[1], b);
+    for (int k = 0; k < 2; k++) {
+        if (!gin[k].data) continue;
+        const int mode = 2 * div + k, par = n * 12 >= D5_PARALLEL_BYTES;
+        D5_PARALLEL_RANGE(n, par, lo, hi, {
+            if (mode == 0)
+                for (int64_t i = lo; i < hi; i++) t[i] = g[i] * b[i];
+            else if (mode == 1)
+                for (int64_t i = lo; i < hi; i++) t[i] = g[i] * a[i];
+            else if (mode == 2)
+                for (int64_t i = lo; i < hi; i++) t[i] = g[i] / b[i];
+            else
+                for (int64_t i = lo; i < hi; i++) t[i] = -g[i] * a[i] / (b[i] * b[i]);
+        })
+        reduce_into(d, t, d->shape[k], 1.0f, gin[k].data);
+    }
+    d5_free(a);
+    return D5_OK;
+}
+
+static d5_status mul_backward(void *state, const d5_op_call *call)
+{
+    return mul_div_backward(state, call, 0);
+}
+
+static d5_status div_backward(void *state, const d5_op_call *call)
+{
+    return mul_div_backward(state, call, 1);
+}
+
 #define BINARY_OP(NAME, ALG, COMMUTATIVE, FLAGS, BACKWARD)                                         \
     static d5_status create_##NAME(const d5_op_create_args *args, void **state)                    \
     {                                                                                              \
@@ -220,5 +293,6 @@ static d5_status sub_backward(void *state, const d5_op_call *call)
 /* Their gradients, dY and -dY, are written element by element: in place is fine. */
 BINARY_OP(Add, dnnl_binary_add, 1, D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE, add_backward);
 BINARY_OP(Sub, dnnl_binary_sub, 0, D5_OP_HAS_BACKWARD | D5_OP_GRAD_IN_PLACE, sub_backward);
-BINARY_OP(Mul, dnnl_binary_mul, 1, 0, NULL);
-BINARY_OP(Div, dnnl_binary_div, 0, 0, NULL);
+/* Theirs read both operands after the gradients are written: not in place. */
+BINARY_OP(Mul, dnnl_binary_mul, 1, D5_OP_HAS_BACKWARD, mul_backward);
+BINARY_OP(Div, dnnl_binary_div, 0, D5_OP_HAS_BACKWARD, div_backward);
