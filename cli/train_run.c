@@ -57,6 +57,31 @@ static d5_status check_full_batch(const char *name, int64_t n, const d5_sampler_
                     name, (long long)n, (long long)need, (long long)most);
 }
 
+/* The vocabulary of a model that reads token ids from graph input `input`:
+ * the rows of the embedding table (an initializer) of the Gather that looks
+ * them up. */
+static d5_status token_vocab(const d5_network *net, const char *input, int64_t *vocab)
+{
+    for (int32_t i = 0; i < d5_network_node_count(net); i++) {
+        d5_node_info n;
+        d5_network_node_at(net, i, &n);
+        if (strcmp(n.op_type, "Gather") != 0 || n.ninputs < 2 || strcmp(n.inputs[1], input) != 0)
+            continue;
+        int32_t v;
+        d5_value_info table;
+        if (d5_network_find_value(net, n.inputs[0], &v) != D5_OK) continue;
+        d5_network_value_at(net, v, &table);
+        if (table.kind == D5_VALUE_INITIALIZER && table.desc.ndim >= 1) {
+            *vocab = table.desc.shape[0];
+            return D5_OK;
+        }
+    }
+    return d5_error(D5_ERR_UNSUPPORTED,
+                    "--dataset synthetic: graph input '%s' holds token ids, but no Gather looks "
+                    "them up in an embedding table, so the vocabulary is unknown",
+                    input);
+}
+
 /* "name[:DIR]": mnist, fashion-mnist, cifar10, cifar100, synthetic. */
 static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t seed,
                               d5_dataset **train, d5_dataset **test)
@@ -103,6 +128,15 @@ static d5_status open_dataset(const char *spec, const d5_network *net, uint64_t 
         sample.ndim--;
         memmove(sample.shape, sample.shape + 1, (size_t)sample.ndim * sizeof *sample.shape);
         int64_t classes = out.desc.ndim == 2 && out.desc.shape[1] > 0 ? out.desc.shape[1] : 10;
+        if (in.desc.dtype == D5_I64 || in.desc.dtype == D5_I32) {
+            int64_t vocab = 0;
+            s = token_vocab(net, in.name, &vocab);
+            if (s == D5_OK)
+                s = d5_dataset_synthetic_tokens(&sample, 6400, classes, vocab, seed, train);
+            if (s == D5_OK)
+                s = d5_dataset_synthetic_tokens(&sample, 1024, classes, vocab, seed + 1, test);
+            return s;
+        }
         s = d5_dataset_synthetic(&sample, 6400, classes, seed, train);
         if (s == D5_OK) s = d5_dataset_synthetic(&sample, 1024, classes, seed + 1, test);
     } else {

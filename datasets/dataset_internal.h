@@ -23,6 +23,7 @@ struct d5_dataset {
     float *values;   /* [n * numel] */
     d5__sample_gen gen;
     uint64_t seed; /* for gen */
+    int64_t vocab; /* token ids in [0, vocab) for the synthetic token dataset; 0 otherwise */
 };
 
 /* Allocates a dataset named `name` with samples of shape [ndim]shape, n

@@ -247,3 +247,35 @@ d5_status d5_dataset_synthetic(const d5_tensor_desc *sample, int64_t n, int64_t 
     *out = ds;
     return D5_OK;
 }
+
+/* Token ids of the synthetic token dataset: element j of a sample of label c
+ * is, with probability 1/2, the class's token at that position, mix(c, j)
+ * mod vocab (a fixed pattern per class), and otherwise uniform in
+ * [0, vocab). Stored as floats (exact up to 2^24). */
+static void generate_tokens(const d5_dataset *ds, int64_t index, float *x)
+{
+    const uint64_t label = (uint64_t)ds->labels[index];
+    d5_rng r;
+    d5_rng_seed(&r, mix(ds->seed ^ mix((uint64_t)index)));
+    const uint64_t vocab = (uint64_t)ds->vocab, klass = mix(0x746f6b656e73u ^ mix(~label));
+    for (int64_t j = 0; j < ds->numel; j++) {
+        uint64_t u = next(&r);
+        uint64_t id = u & 1u ? mix(klass ^ (uint64_t)j) % vocab : (u >> 1) % vocab;
+        x[j] = (float)id;
+    }
+}
+
+d5_status d5_dataset_synthetic_tokens(const d5_tensor_desc *sample, int64_t n, int64_t classes,
+                                      int64_t vocab, uint64_t seed, d5_dataset **out)
+{
+    if (vocab < 1 || vocab > (1 << 24))
+        return d5_error(D5_ERR_INVALID,
+                        "synthetic token dataset: vocabulary %lld, expected 1..16777216 (ids are "
+                        "held exactly as floats)",
+                        (long long)vocab);
+    d5_status s = d5_dataset_synthetic(sample, n, classes, seed, out);
+    if (s != D5_OK) return s;
+    (*out)->gen = generate_tokens;
+    (*out)->vocab = vocab;
+    return D5_OK;
+}

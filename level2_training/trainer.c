@@ -102,12 +102,14 @@ static d5_status build(d5_trainer *t)
     t->xdesc = in.desc;
     t->batch = in.desc.ndim > 0 ? in.desc.shape[0] : 0;
     t->sample = t->batch > 0 ? d5_tensor_desc_numel(&in.desc) / t->batch : 0;
-    if (in.desc.dtype != D5_F32 || t->batch < 1 || t->sample < 1) {
+    const int ids = in.desc.dtype == D5_I64 || in.desc.dtype == D5_I32;
+    if ((in.desc.dtype != D5_F32 && !ids) || t->batch < 1 || t->sample < 1) {
         char a[128];
         d5_tensor_desc_format(&in.desc, a, sizeof a);
         return d5_error(D5_ERR_SHAPE,
                         "trainer: the network's input '%s' is %s; it must be float32 [batch, "
-                        "sample...] with batch >= 1",
+                        "sample...], or token ids int64 or int32 [batch, sequence...], with "
+                        "batch >= 1",
                         t->input, a);
     }
     t->classes = out.desc.ndim == 2 ? out.desc.shape[1] : 0;
@@ -198,6 +200,11 @@ static d5_status setup(d5_trainer *t)
     t->params = d5_calloc((size_t)t->nparams + 1, sizeof *t->params, "parameters");
     t->sizes = d5_calloc((size_t)t->nparams + 1, sizeof *t->sizes, "parameters");
     t->x = d5_alloc((size_t)(t->batch * t->sample) * sizeof *t->x, "training batch");
+    if (t->xdesc.dtype != D5_F32) {
+        t->ids = d5_alloc((size_t)(t->batch * t->sample) * d5_dtype_size((d5_dtype)t->xdesc.dtype),
+                          "training batch ids");
+        if (!t->ids) return D5_ERR_NOMEM;
+    }
     t->labels = d5_calloc((size_t)t->batch, sizeof *t->labels, "training labels");
     if (!t->grads || !t->names || !t->params || !t->sizes || !t->x || !t->labels)
         return D5_ERR_NOMEM;
@@ -226,9 +233,22 @@ static d5_status setup(d5_trainer *t)
     return s == D5_OK ? ready_order(t) : s;
 }
 
+d5_tensor d5__trainer_input(d5_trainer *t)
+{
+    d5_tensor x = {t->xdesc, t->x, D5_DEVICE_CPU, 0};
+    if (!t->ids) return x;
+    const int64_t n = t->batch * t->sample;
+    if (t->xdesc.dtype == D5_I64)
+        for (int64_t i = 0; i < n; i++) ((int64_t *)t->ids)[i] = (int64_t)t->x[i];
+    else
+        for (int64_t i = 0; i < n; i++) ((int32_t *)t->ids)[i] = (int32_t)t->x[i];
+    x.data = t->ids;
+    return x;
+}
+
 d5_status d5__trainer_feed(d5_trainer *t)
 {
-    d5_tensor x = {t->xdesc, t->x, D5_DEVICE_CPU, 0}, l = {t->ldesc, t->labels, D5_DEVICE_CPU, 0};
+    d5_tensor x = d5__trainer_input(t), l = {t->ldesc, t->labels, D5_DEVICE_CPU, 0};
     d5_status s = d5_executor_feed(t->ex, t->input, &x);
     if (s == D5_OK) s = d5_executor_feed(t->ex, LABELS, &l);
     if (s == D5_OK && t->scaling) {
@@ -344,6 +364,7 @@ void d5_trainer_free(d5_trainer *t)
     d5_free(t->ready_order);
     d5_free(t->ready_node);
     d5_free(t->x);
+    d5_free(t->ids);
     d5_free(t->labels);
     d5_free(t->backend);
     d5_free(t->checkpoint);

@@ -46,6 +46,10 @@ struct d5_trainer {
     d5_tensor_desc xdesc, ldesc;
     int64_t batch, classes, sample;
     float *x;
+    /* A network that reads token ids (int64 or int32 input): the batch as
+     * the sampler fills it (floats holding integers) is converted into ids
+     * before each feed. NULL for a float32 input. */
+    void *ids;
     int64_t *labels;
     /* The parameter table, nparams entries (+1 so that none is empty). */
     float **grads;
@@ -81,6 +85,8 @@ struct d5_trainer {
 void d5__trainer_precision_report(const d5_trainer *t, char *buf, size_t size);
 /* Feeds the batch buffers (and the loss scale) to the training executor. */
 D5_NODISCARD d5_status d5__trainer_feed(d5_trainer *t);
+/* The batch as the network's input: t->x, or t->x converted into t->ids. */
+d5_tensor d5__trainer_input(d5_trainer *t);
 /* Checks that a dataset fits the network (sample size, classes); `who` names
  * the caller in the message. */
 D5_NODISCARD d5_status d5__trainer_check_dataset(const d5_trainer *t, const d5_dataset *ds,

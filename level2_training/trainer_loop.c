@@ -55,8 +55,13 @@ static d5_status infer(d5_trainer *t, d5_tensor *logits)
         if (s != D5_OK) return s;
     }
     d5_executor *ex = t->eval ? t->eval : t->ex;
-    d5_tensor x = {t->xdesc, t->x, D5_DEVICE_CPU, 0};
-    d5_status s = t->eval ? d5_executor_feed(ex, t->input, &x) : d5__trainer_feed(t);
+    d5_status s = D5_OK;
+    if (t->eval) {
+        d5_tensor x = d5__trainer_input(t);
+        s = d5_executor_feed(ex, t->input, &x);
+    } else {
+        s = d5__trainer_feed(t);
+    }
     if (s == D5_OK) s = d5_executor_inference(ex);
     return s == D5_OK ? d5_executor_fetch(ex, t->logits, logits) : s;
 }

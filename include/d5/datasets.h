@@ -69,6 +69,14 @@ D5_API D5_NODISCARD d5_status d5_dataset_open_cifar(const char *dir, int train, 
 D5_API D5_NODISCARD d5_status d5_dataset_synthetic(const d5_tensor_desc *sample, int64_t n,
                                                    int64_t classes, uint64_t seed,
                                                    d5_dataset **out);
+/* The same task for models that read token ids (a transformer's int64 input):
+ * element j of a sample of label c is, with probability 1/2, a token fixed
+ * for the class and the position, else uniform in [0, vocab); the ids come
+ * out as floats holding integers (the trainer converts them to the input's
+ * integer type). D5_ERR_INVALID also for a vocabulary outside 1..2^24. */
+D5_API D5_NODISCARD d5_status d5_dataset_synthetic_tokens(const d5_tensor_desc *sample, int64_t n,
+                                                          int64_t classes, int64_t vocab,
+                                                          uint64_t seed, d5_dataset **out);
 /* Pairs of TensorProto files in `dir`: input_K.pb and output_K.pb for K = 0,
  * 1, 2, ... up to the first K without input_K.pb. Each output says how many
  * samples its input holds: an int32/int64 scalar label, or a float32 vector of

@@ -42,6 +42,20 @@ Test(train_cli, synthetic_lenet_with_json_and_csv)
     run_done(out, err, dir);
 }
 
+/* A transformer that reads token ids trains on the synthetic token task:
+ * the vocabulary comes from its embedding table. */
+Test(train_cli, synthetic_tokens_train_bert_tiny)
+{
+    char *dir = tmpdir_make(), *out, *err;
+    int rc = RUN(&out, &err, "train", "--model", "bert-tiny", "--dataset", "synthetic", "--batch",
+                 "4", "--max-batches", "3", "--optimizer", "adam", "--lr", "0.001", "--threads",
+                 "1", "--system-hz", "0");
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    cr_assert(strstr(out, "training bert-tiny (4386178 parameters) on synthetic"), "%s", out);
+    cr_assert(strstr(out, "stop: max batches reached"), "%s", out);
+    run_done(out, err, dir);
+}
+
 Test(train_cli, errors_name_what_is_wrong)
 {
     char *out, *err;

@@ -133,3 +133,45 @@ Test(datasets_synthetic_values, batch_equals_single_reads)
     free(one);
     d5_dataset_free(ds);
 }
+
+/* The token dataset: integer ids in [0, vocab), the same for a seed and an
+ * index, and a pattern per class: two samples of one label agree on about a
+ * quarter of their positions (each holds its class's token with probability
+ * 1/2), two of different labels almost never. */
+Test(synthetic, tokens_are_ids_with_a_pattern_per_class)
+{
+    const int64_t seq = 64, vocab = 1000, n = 200;
+    d5_tensor_desc sample;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, &seq, &sample), D5_OK);
+    d5_dataset *a = NULL, *b = NULL;
+    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, n, 2, vocab, 5, &a), D5_OK, "%s",
+                 d5_last_error());
+    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, n, 2, vocab, 5, &b), D5_OK);
+    float *x = malloc((size_t)(n * seq) * sizeof *x), *y = malloc((size_t)(n * seq) * sizeof *y);
+    int64_t idx[200], la[200], lb[200];
+    for (int64_t i = 0; i < n; i++) idx[i] = n - 1 - i;
+    cr_assert_eq(d5_dataset_get(a, idx, n, x, la), D5_OK);
+    cr_assert_eq(d5_dataset_get(b, idx, n, y, lb), D5_OK);
+    cr_assert(memcmp(x, y, (size_t)(n * seq) * sizeof *x) == 0, "one seed, two datasets");
+    for (int64_t i = 0; i < n * seq; i++)
+        cr_assert(x[i] >= 0 && x[i] < vocab && x[i] == (float)(int64_t)x[i], "id %g", x[i]);
+    int64_t same = 0, same_n = 0, other = 0, other_n = 0;
+    for (int64_t i = 0; i + 1 < n; i++)
+        for (int64_t j = 0; j < seq; j++) {
+            int agree = x[i * seq + j] == x[(i + 1) * seq + j];
+            if (la[i] == la[i + 1])
+                same += agree, same_n++;
+            else
+                other += agree, other_n++;
+        }
+    cr_assert(same_n > 0 && other_n > 0);
+    double fs = (double)same / (double)same_n, fo = (double)other / (double)other_n;
+    cr_expect(fs > 0.18 && fs < 0.34, "same label: %.3f of the positions agree", fs);
+    cr_expect(fo < 0.02, "other labels: %.3f of the positions agree", fo);
+    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, n, 2, 0, 5, &b), D5_ERR_INVALID);
+    cr_assert(strstr(d5_last_error(), "vocabulary 0"), "%s", d5_last_error());
+    free(x);
+    free(y);
+    d5_dataset_free(a);
+    d5_dataset_free(b);
+}

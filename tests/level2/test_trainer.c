@@ -3,6 +3,8 @@
 #include "support.h"
 #include "trainer_support.h"
 
+#include "d5/models.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -42,6 +44,39 @@ Test(trainer, learns_and_reports_every_epoch)
     cr_assert_eq(d5_timer_count(timer, id, D5_TIMER_CPU), 64, "evaluation is not timed");
     d5_train_result_free(&r);
     d5_timer_free(timer);
+    d5_optimizer_free(opt);
+    d5_dataset_free(train);
+    d5_dataset_free(test);
+    d5_network_free(net);
+}
+
+/* A transformer reading token ids (a small bert-tiny: one layer of width 32,
+ * 2 heads, 16 tokens) learns the synthetic token task: the trainer turns
+ * the sampler's floats into the int64 ids the embedding's Gather reads. */
+Test(trainer, learns_token_ids_with_a_transformer)
+{
+    d5_model_params mp = d5_model_default_params();
+    mp.batch = 16;
+    mp.layers = 1;
+    mp.hidden = 32;
+    mp.heads = 2;
+    mp.sequence = 16;
+    d5_network *net;
+    cr_assert_eq(d5_model_build("bert-tiny", &mp, &net), D5_OK, "%s", d5_last_error());
+    const int64_t seq = 16;
+    d5_tensor_desc sample;
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, &seq, &sample), D5_OK);
+    d5_dataset *train = NULL, *test = NULL;
+    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 512, 2, 30522, 1, &train), D5_OK);
+    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 128, 2, 30522, 2, &test), D5_OK);
+    d5_optimizer *opt = optimizer_of("adam", 0.003);
+    d5_trainer_params p = d5_trainer_default_params();
+    p.epochs = 3;
+    d5_train_result r;
+    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, NULL, &r), D5_OK, "%s", d5_last_error());
+    cr_assert(r.epochs[r.nepochs - 1].test_accuracy > 0.9, "test accuracy %g",
+              r.epochs[r.nepochs - 1].test_accuracy);
+    d5_train_result_free(&r);
     d5_optimizer_free(opt);
     d5_dataset_free(train);
     d5_dataset_free(test);
