@@ -14,12 +14,15 @@
 #           IO region medians and both step medians; then the medians of all
 #           timed steps of each side with the 95% confidence interval of the
 #           median (order statistics, as d5 reports it) and their ratio.
+# bert      the same for the training step of bert-tiny (d5 model bert-tiny:
+#           2 layers of width 128, 128 tokens), batch 8, on synthetic token
+#           ids, against pytorch_bert.py (the same network).
 #
-#   bench/training/bench_training.sh [--model lenet|resnet20|all] [--reps R]
+#   bench/training/bench_training.sh [--model lenet|resnet20|bert|all] [--reps R]
 #       [--steps N] [--warmup W] [D5_BINARY] [THREADS] [SEEDS]
 #
-# Defaults: all (resnet20, then lenet when MNIST is there), 3 repetitions of
-# 10 + 60 steps, build/release/d5, 2 threads, seeds "1 2 3" (LeNet's epochs).
+# Defaults: all (resnet20, bert, then lenet when MNIST is there), 3 repetitions
+# of 10 + 60 steps, build/release/d5, 2 threads, seeds "1 2 3" (LeNet's epochs).
 # MNIST comes from scripts/setup_data.sh (data/mnist, or $D5_DATA_DIR/mnist).
 set -euo pipefail
 # shellcheck source=bench/bench_common.sh
@@ -35,7 +38,7 @@ count() {
 model=all reps=3 steps=60 warmup=10
 while [ $# -gt 0 ]; do
     case $1 in
-    --model) [ $# -ge 2 ] || die "--model expects lenet, resnet20 or all"; model=$2; shift 2 ;;
+    --model) [ $# -ge 2 ] || die "--model expects lenet, resnet20, bert or all"; model=$2; shift 2 ;;
     --reps) [ $# -ge 2 ] || die "--reps expects a count"; count --reps "$2" 1; reps=$2; shift 2 ;;
     --steps) [ $# -ge 2 ] || die "--steps expects a count"; count --steps "$2" 1; steps=$2; shift 2 ;;
     --warmup) [ $# -ge 2 ] || die "--warmup expects a count"; count --warmup "$2" 0; warmup=$2; shift 2 ;;
@@ -45,7 +48,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-case $model in lenet | resnet20 | all) ;; *) die "--model expects lenet, resnet20 or all, got '$model'" ;; esac
+case $model in lenet | resnet20 | bert | all) ;; *) die "--model expects lenet, resnet20, bert or all, got '$model'" ;; esac
 d5=${1:-$root/build/release/d5}
 threads=${2:-2}
 seeds=${3:-1 2 3}
@@ -57,21 +60,38 @@ trap 'rm -rf "$work"' EXIT
 
 have_mnist() { [ -e "$mnist/train-images-idx3-ubyte" ] || [ -e "$mnist/train-images-idx3-ubyte.gz" ]; }
 
+# step_compare NAME MODEL BATCH SCRIPT: REPS repetitions alternating d5 train
+# of MODEL on its synthetic data and the PyTorch SCRIPT, then the table.
+step_compare() {
+    local name=$1 net=$2 batch=$3 script=$4
+    for r in $(seq "$reps"); do
+        "$d5" train --model "$net" --dataset synthetic --optimizer momentum --momentum 0.9 \
+            --lr 0.05 --batch "$batch" --max-batches $((warmup + steps)) --threads "$threads" \
+            --seed "$r" --system-hz 0 --json "$work/d5-$name-$r.json" >"$work/d5-$name-$r.log" 2>&1 ||
+            { cat "$work/d5-$name-$r.log" >&2; die "d5 train failed (repetition $r)"; }
+        $python "$here/$script" --threads "$threads" --batch "$batch" --lr 0.05 \
+            --momentum 0.9 --seed "$r" --warmup "$warmup" --steps "$steps" \
+            >"$work/torch-$name-$r.json" || die "$script failed (repetition $r)"
+    done
+    step_table "$name"
+}
+
 resnet20() {
     echo "# ResNet-20 training step, synthetic CIFAR-shaped batch 32, SGD momentum 0.9, lr 0.05,"
     echo "# $threads threads; $reps repetitions alternating d5 and PyTorch, $warmup warm-up + $steps timed steps each"
-    for r in $(seq "$reps"); do
-        "$d5" train --model resnet20 --dataset synthetic --optimizer momentum --momentum 0.9 \
-            --lr 0.05 --batch 32 --max-batches $((warmup + steps)) --threads "$threads" \
-            --seed "$r" --system-hz 0 --json "$work/d5-r20-$r.json" >"$work/d5-r20-$r.log" 2>&1 ||
-            { cat "$work/d5-r20-$r.log" >&2; die "d5 train failed (repetition $r)"; }
-        $python "$here/pytorch_resnet.py" --threads "$threads" --batch 32 --lr 0.05 \
-            --momentum 0.9 --seed "$r" --warmup "$warmup" --steps "$steps" \
-            >"$work/torch-r20-$r.json" || die "pytorch_resnet.py failed (repetition $r)"
-    done
-    $python - "$work" "$reps" "$warmup" <<'PY'
+    step_compare r20 resnet20 32 pytorch_resnet.py
+}
+
+bert() {
+    echo "# bert-tiny training step, synthetic token ids, batch 8 x 128 tokens, SGD momentum 0.9,"
+    echo "# lr 0.05, $threads threads; $reps repetitions alternating d5 and PyTorch, $warmup warm-up + $steps timed steps each"
+    step_compare bert bert-tiny 8 pytorch_bert.py
+}
+
+step_table() {
+    $python - "$work" "$reps" "$warmup" "$1" <<'PY'
 import json, math, statistics, sys
-work, reps, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, reps, warmup, name = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 def ci_ranks(n, level=0.95):
     """1-based ranks of the median's CI: d5_stats_median_ci_ranks (core/stats.c)."""
@@ -97,8 +117,8 @@ print("%-4s %10s %10s %10s %10s %9s %12s %12s %8s %s" % (
     "d5/pt", "contended"))
 d5_all, pt_all, ratios = [], [], []
 for r in range(1, reps + 1):
-    d = json.load(open("%s/d5-r20-%d.json" % (work, r)))
-    t = json.load(open("%s/torch-r20-%d.json" % (work, r)))
+    d = json.load(open("%s/d5-%s-%d.json" % (work, name, r)))
+    t = json.load(open("%s/torch-%s-%d.json" % (work, name, r)))
     reg = d["regions"]
     d5_steps = [s * 1e9 for s in d["step_seconds"][warmup:]]
     d5_all += d5_steps
@@ -151,8 +171,12 @@ print("median ratio: epoch %.3f, step %.3f (torch %s)" % (
 PY
 }
 
-if [ "$model" != lenet ]; then resnet20; fi
-if [ "$model" != resnet20 ]; then
+if [ "$model" = resnet20 ] || [ "$model" = all ]; then resnet20; fi
+if [ "$model" = bert ] || [ "$model" = all ]; then
+    [ "$model" = bert ] || echo
+    bert
+fi
+if [ "$model" = lenet ] || [ "$model" = all ]; then
     if have_mnist; then
         [ "$model" = lenet ] || echo
         lenet
