@@ -21,11 +21,12 @@ extern const d5_op_desc d5__op_dnnl_Transpose, d5__op_dnnl_MatMul, d5__op_dnnl_A
 /* Column panels of a large product: oneDNN 2.6's matmul ran a [128, 768] x
  * [768, 3072] product (a transformer's feed-forward layer) at 116 GFLOP/s on
  * a 2-core Intel Xeon with AVX-512, and its two [768, 1536] halves, written
- * into the same output, at 297; widths that are no power of two (2560, 3584,
- * 5120, 6144, a 50,257-word vocabulary) lost alike, and no product measured
- * lost by the split (768: 285 -> 300, 4096: 274 -> 298). A product of at
- * least PANEL_MIN_N columns and PANEL_MIN_FLOPS runs as PANELS primitives,
- * one per panel, each on its columns of B, Y and C. */
+ * into the same output, at 297; widths that are no power of two lost alike
+ * (768: 285 -> 300 split, 1760, 2304, 2560, 3584, 5120, 6144, a 50,257-word
+ * vocabulary), while powers of two gained or lost some 10% by the shape
+ * (1024 x 256 x 1024: 315 -> 285). A product of at least PANEL_MIN_N columns,
+ * no power of two, and of PANEL_MIN_FLOPS runs as PANELS primitives, one per
+ * panel, each on its columns of B, Y and C. */
 #define PANELS          2
 #define PANEL_MIN_N     512
 #define PANEL_MIN_FLOPS 8e6
@@ -143,7 +144,8 @@ static d5_status build_panels(dtmm *t, int nd, const dnnl_dims_t ad, const dnnl_
                               const dnnl_dims_t bd, const dnnl_dims_t bs, const dnnl_dims_t cd)
 {
     const int64_t n = cd[nd - 1];
-    t->parts = n >= PANEL_MIN_N && t->flops >= PANEL_MIN_FLOPS ? PANELS : 1;
+    const int pow2 = (n & (n - 1)) == 0;
+    t->parts = n >= PANEL_MIN_N && !pow2 && t->flops >= PANEL_MIN_FLOPS ? PANELS : 1;
     const int64_t width = (n + t->parts - 1) / t->parts;
     d5_status s = D5_OK;
     for (int q = 0; q < t->parts && s == D5_OK; q++) {
