@@ -21,13 +21,12 @@ classifier of 2 outputs. The script refuses to time a network whose parameter
 count is not d5's 4,386,178.
 """
 import argparse
-import json
 import math
 import sys
-import time
 
 import torch
 import torch.nn as nn
+from torch_steps import print_steps, time_steps
 
 D5_BERT_TINY_PARAMETERS = 4386178
 VOCAB, POSITIONS, HIDDEN, LAYERS, HEADS, FF, CLASSES = 30522, 512, 128, 2, 2, 512, 2
@@ -113,15 +112,8 @@ def main():
         opt.step()
         return loss
 
-    for _ in range(a.warmup):
-        step()
-    samples = []
-    for _ in range(a.steps):
-        t0 = time.perf_counter_ns()
-        step()
-        samples.append(time.perf_counter_ns() - t0)
-    print(json.dumps({"torch": torch.__version__, "threads": a.threads, "batch": a.batch,
-                      "parameters": params, "warmup": a.warmup, "step_ns": samples}))
+    samples = time_steps(step, a.warmup, a.steps)
+    print_steps(samples, threads=a.threads, batch=a.batch, parameters=params, warmup=a.warmup)
 
 
 if __name__ == "__main__":

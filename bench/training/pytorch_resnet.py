@@ -24,12 +24,11 @@ layer uniform in +-1/sqrt(64)); it does not affect the step time. The script
 refuses to time a network whose parameter count is not d5's 272,474.
 """
 import argparse
-import json
 import sys
-import time
 
 import torch
 import torch.nn as nn
+from torch_steps import print_steps, time_steps
 
 D5_RESNET20_PARAMETERS = 272474
 
@@ -115,16 +114,9 @@ def main():
         opt.step()
         return loss
 
-    for _ in range(a.warmup):
-        step()
-    samples = []
-    for _ in range(a.steps):
-        t0 = time.perf_counter_ns()
-        step()
-        samples.append(time.perf_counter_ns() - t0)
-    print(json.dumps({"torch": torch.__version__, "threads": a.threads, "batch": a.batch,
-                      "parameters": params, "mkldnn": torch.backends.mkldnn.is_available(),
-                      "warmup": a.warmup, "step_ns": samples}))
+    samples = time_steps(step, a.warmup, a.steps)
+    print_steps(samples, threads=a.threads, batch=a.batch, parameters=params,
+                mkldnn=torch.backends.mkldnn.is_available(), warmup=a.warmup)
 
 
 if __name__ == "__main__":

@@ -341,6 +341,37 @@ static d5_status mlp(d5__mb *b, const tf_spec *t, const char *p, const char *x, 
     return linear(b, fc2, act, t->ff, t->hidden, y);
 }
 
+/* The module names of a pre-LN block (GPT-2's, ViT's) after its prefix
+ * "<stem><index>.". */
+typedef struct pre_ln_names {
+    const char *stem;
+    const char *ln1, *attn, *qkv, *proj, *attn_residual, *ln2, *mlp, *fc1, *fc2;
+} pre_ln_names;
+
+/* Block i of a pre-LN stack: h = x + attention(LN1(x)), then h + MLP(LN2(h)).
+ * x (D5__MB_NAME bytes) names the block's input and receives its output's. */
+static d5_status pre_ln_block(d5__mb *b, const tf_spec *t, const pre_ln_names *nm, int32_t i,
+                              char *x)
+{
+    char p[D5__MB_NAME], n[9][D5__MB_NAME];
+    d5__mb_name(p, "%s%d", nm->stem, (int)i);
+    D5__TRY(layer_norm(b, t, d5__mb_name(n[0], "%s.%s", p, nm->ln1), x));
+    D5__TRY(attention(b, t, d5__mb_name(n[1], "%s.%s", p, nm->attn), n[0],
+                      d5__mb_name(n[2], "%s.%s", p, nm->qkv),
+                      d5__mb_name(n[3], "%s.%s", p, nm->proj), NULL));
+    d5_status s = D5_OK;
+    const char *r = binary(b, &s, n[4], p, nm->attn_residual, "Add", x, n[3]);
+    if (s != D5_OK) return s;
+    D5__TRY(layer_norm(b, t, d5__mb_name(n[5], "%s.%s", p, nm->ln2), r));
+    D5__TRY(mlp(b, t, d5__mb_name(n[8], "%s.%s", p, nm->mlp), n[5],
+                d5__mb_name(n[6], "%s.%s", p, nm->fc1), d5__mb_name(n[7], "%s.%s", p, nm->fc2),
+                NULL));
+    char next[D5__MB_NAME];
+    binary(b, &s, next, p, "mlp.residual", "Add", r, n[7]);
+    if (s == D5_OK) memcpy(x, next, D5__MB_NAME);
+    return s;
+}
+
 /* ---- Models ---- */
 
 d5_status d5__model_bert(d5__mb *b, int32_t variant)
@@ -396,24 +427,10 @@ d5_status d5__model_gpt2(d5__mb *b, int32_t variant)
     char x[D5__MB_NAME];
     binary(b, &s, x, "transformer", "embeddings", "Add", "transformer.wte", "transformer.wpe");
     if (s != D5_OK) return s;
-    for (int32_t i = 0; i < t.layers; i++) {
-        char p[D5__MB_NAME], n[9][D5__MB_NAME];
-        d5__mb_name(p, "transformer.h.%d", (int)i);
-        D5__TRY(layer_norm(b, &t, d5__mb_name(n[0], "%s.ln_1", p), x));
-        D5__TRY(attention(b, &t, d5__mb_name(n[1], "%s.attn", p), n[0],
-                          d5__mb_name(n[2], "%s.attn.c_attn", p),
-                          d5__mb_name(n[3], "%s.attn.c_proj", p), NULL));
-        const char *r = binary(b, &s, n[4], p, "attn.residual", "Add", x, n[3]);
-        if (s != D5_OK) return s;
-        D5__TRY(layer_norm(b, &t, d5__mb_name(n[5], "%s.ln_2", p), r));
-        D5__TRY(mlp(b, &t, d5__mb_name(n[8], "%s.mlp", p), n[5],
-                    d5__mb_name(n[6], "%s.mlp.c_fc", p), d5__mb_name(n[7], "%s.mlp.c_proj", p),
-                    NULL));
-        char next[D5__MB_NAME];
-        binary(b, &s, next, p, "mlp.residual", "Add", r, n[7]);
-        if (s != D5_OK) return s;
-        memcpy(x, next, sizeof x);
-    }
+    static const pre_ln_names names = {"transformer.h.", "ln_1",          "attn", "attn.c_attn",
+                                       "attn.c_proj",    "attn.residual", "ln_2", "mlp",
+                                       "mlp.c_fc",       "mlp.c_proj"};
+    for (int32_t i = 0; i < t.layers; i++) D5__TRY(pre_ln_block(b, &t, &names, i, x));
     D5__TRY(layer_norm(b, &t, "transformer.ln_f", x));
     /* The output projection tied to the token embedding: ln_f W_te^T. */
     const char *wte = "transformer.wte.weight";
@@ -476,24 +493,17 @@ d5_status d5__model_vit(d5__mb *b, int32_t variant)
     char x[D5__MB_NAME] = "encoder.pos_embedding";
     D5__TRY(d5__mb_node(b, x, "Add", pi, 2, NULL, NULL, 0));
 
-    d5_status s = D5_OK;
-    for (int32_t i = 0; i < t.layers; i++) {
-        char p[D5__MB_NAME], n[9][D5__MB_NAME];
-        d5__mb_name(p, "encoder.layers.encoder_layer_%d", (int)i);
-        D5__TRY(layer_norm(b, &t, d5__mb_name(n[0], "%s.ln_1", p), x));
-        D5__TRY(attention(b, &t, d5__mb_name(n[1], "%s.self_attention", p), n[0],
-                          d5__mb_name(n[2], "%s.self_attention.in_proj", p),
-                          d5__mb_name(n[3], "%s.self_attention.out_proj", p), NULL));
-        const char *r = binary(b, &s, n[4], p, "attention.residual", "Add", x, n[3]);
-        if (s != D5_OK) return s;
-        D5__TRY(layer_norm(b, &t, d5__mb_name(n[5], "%s.ln_2", p), r));
-        D5__TRY(mlp(b, &t, d5__mb_name(n[8], "%s.mlp", p), n[5], d5__mb_name(n[6], "%s.mlp.0", p),
-                    d5__mb_name(n[7], "%s.mlp.3", p), NULL));
-        char next[D5__MB_NAME];
-        binary(b, &s, next, p, "mlp.residual", "Add", r, n[7]);
-        if (s != D5_OK) return s;
-        memcpy(x, next, sizeof x);
-    }
+    static const pre_ln_names names = {"encoder.layers.encoder_layer_",
+                                       "ln_1",
+                                       "self_attention",
+                                       "self_attention.in_proj",
+                                       "self_attention.out_proj",
+                                       "attention.residual",
+                                       "ln_2",
+                                       "mlp",
+                                       "mlp.0",
+                                       "mlp.3"};
+    for (int32_t i = 0; i < t.layers; i++) D5__TRY(pre_ln_block(b, &t, &names, i, x));
     D5__TRY(layer_norm(b, &t, "encoder.ln", x));
     D5__TRY(first_token(b, "class_output", "encoder.ln"));
     return d5__mb_linear(b, "heads.head", "class_output", t.hidden, b->classes, "logits");
