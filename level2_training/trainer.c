@@ -112,20 +112,47 @@ static d5_status build(d5_trainer *t)
                         "batch >= 1",
                         t->input, a);
     }
-    t->classes = out.desc.ndim == 2 ? out.desc.shape[1] : 0;
+    /* A language model: token ids [batch, S] in, logits [batch, S, vocabulary]
+     * out; each position learns the next token. */
+    t->lm = ids && in.desc.ndim == 2 && out.desc.ndim == 3 && out.desc.shape[0] == t->batch &&
+                    out.desc.shape[1] == in.desc.shape[1] && in.desc.shape[1] >= 2
+                ? in.desc.shape[1]
+                : 0;
+    t->classes = out.desc.ndim == 2 ? out.desc.shape[1] : t->lm ? out.desc.shape[2] : 0;
     if (t->classes < 1 || out.desc.shape[0] != t->batch) {
         char a[128];
         d5_tensor_desc_format(&out.desc, a, sizeof a);
         return d5_error(D5_ERR_SHAPE,
-                        "trainer: the output '%s' is %s; it must be logits [%lld, "
-                        "classes]",
-                        t->logits, a, (long long)t->batch);
+                        "trainer: the output '%s' is %s; it must be logits [%lld, classes], or "
+                        "[%lld, sequence, vocabulary] for a model of token ids [%lld, sequence]",
+                        t->logits, a, (long long)t->batch, (long long)t->batch,
+                        (long long)t->batch);
     }
-    if ((s = d5_tensor_desc_make(D5_I64, 1, &t->batch, &t->ldesc)) != D5_OK) return s;
+    const int64_t lshape[2] = {t->batch, t->lm};
+    if ((s = d5_tensor_desc_make(D5_I64, t->lm ? 2 : 1, lshape, &t->ldesc)) != D5_OK) return s;
     if ((s = d5_network_add_input(t->tnet, LABELS, &t->ldesc, NULL)) != D5_OK) return s;
     const char *li[] = {t->logits, LABELS}, *lo[] = {LOSS};
-    s = d5_network_add_node(t->tnet, "__d5_loss", "SoftmaxCrossEntropyLoss", NULL, li, 2, lo, 1,
-                            NULL, NULL);
+    d5_attr ignore = {0};
+    ignore.name = "ignore_index";
+    ignore.type = D5_ATTR_INT;
+    ignore.i = D5__TRAINER_NO_LABEL;
+    const d5_attrs lm_attrs = {&ignore, 1};
+    if (t->lm) { /* the class axis second: SoftmaxCrossEntropyLoss's [N, C, S] */
+        static const int64_t perm[3] = {0, 2, 1};
+        d5_attr pa = {0};
+        pa.name = "perm";
+        pa.type = D5_ATTR_INTS;
+        pa.ints = perm;
+        pa.count = 3;
+        const d5_attrs ta = {&pa, 1};
+        const char *to[] = {"__d5_logits_by_class"};
+        s = d5_network_add_node(t->tnet, "__d5_logits_by_class", "Transpose", NULL, li, 1, to, 1,
+                                &ta, NULL);
+        li[0] = to[0];
+    }
+    if (s == D5_OK)
+        s = d5_network_add_node(t->tnet, "__d5_loss", "SoftmaxCrossEntropyLoss", NULL, li, 2, lo, 1,
+                                t->lm ? &lm_attrs : NULL, NULL);
     if (s == D5_OK) s = d5_network_add_output(t->tnet, LOSS, NULL);
     if (s != D5_OK || !t->scaling) return s;
     /* Loss scaling: backpropagation starts from loss * scale, so that every
@@ -205,7 +232,8 @@ static d5_status setup(d5_trainer *t)
                           "training batch ids");
         if (!t->ids) return D5_ERR_NOMEM;
     }
-    t->labels = d5_calloc((size_t)t->batch, sizeof *t->labels, "training labels");
+    t->labels =
+        d5_calloc((size_t)(t->batch * (t->lm ? t->lm : 1)), sizeof *t->labels, "training labels");
     if (!t->grads || !t->names || !t->params || !t->sizes || !t->x || !t->labels)
         return D5_ERR_NOMEM;
     for (int32_t i = 0; i < t->nparams && s == D5_OK; i++) {
@@ -242,6 +270,9 @@ d5_tensor d5__trainer_input(d5_trainer *t)
         for (int64_t i = 0; i < n; i++) ((int64_t *)t->ids)[i] = (int64_t)t->x[i];
     else
         for (int64_t i = 0; i < n; i++) ((int32_t *)t->ids)[i] = (int32_t)t->x[i];
+    /* A language model's labels: the next token at each position, none after the last. */
+    for (int64_t i = 0; t->lm && i < n; i++)
+        t->labels[i] = (i + 1) % t->lm ? (int64_t)t->x[i + 1] : D5__TRAINER_NO_LABEL;
     x.data = t->ids;
     return x;
 }

@@ -50,6 +50,10 @@ struct d5_trainer {
      * the sampler fills it (floats holding integers) is converted into ids
      * before each feed. NULL for a float32 input. */
     void *ids;
+    /* A language model (token ids [batch, lm] in, logits [batch, lm, classes]
+     * out): lm is the sequence, and labels [batch, lm] are the next token at
+     * each position (D5__TRAINER_NO_LABEL after the last); 0 otherwise. */
+    int64_t lm;
     int64_t *labels;
     /* The parameter table, nparams entries (+1 so that none is empty). */
     float **grads;
@@ -85,7 +89,14 @@ struct d5_trainer {
 void d5__trainer_precision_report(const d5_trainer *t, char *buf, size_t size);
 /* Feeds the batch buffers (and the loss scale) to the training executor. */
 D5_NODISCARD d5_status d5__trainer_feed(d5_trainer *t);
-/* The batch as the network's input: t->x, or t->x converted into t->ids. */
+/* The label of a language model's last position: SoftmaxCrossEntropyLoss's
+ * ignore_index. */
+#define D5__TRAINER_NO_LABEL (-1)
+/* Scored predictions per sample: a language model's sequence less its last
+ * position, else 1. */
+#define D5__TRAINER_PER_SAMPLE(t) ((t)->lm ? (t)->lm - 1 : 1)
+/* The batch as the network's input: t->x, or t->x converted into t->ids
+ * (and, for a language model, the labels derived from it). */
 d5_tensor d5__trainer_input(d5_trainer *t);
 /* Checks that a dataset fits the network (sample size, classes); `who` names
  * the caller in the message. */

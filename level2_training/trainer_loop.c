@@ -26,7 +26,11 @@ static d5_status timer_mark(d5_timer *timer, const char *key, int start)
 static void score(const d5_trainer *t, const float *logits, int64_t n, int64_t *correct,
                   double *loss)
 {
-    for (int64_t i = 0; i < n; i++) {
+    /* Rows of logits: one per sample, or one per position of a language
+     * model, whose last position has no label. */
+    const int64_t per = t->lm ? t->lm : 1;
+    for (int64_t i = 0; i < n * per; i++) {
+        if (t->labels[i] == D5__TRAINER_NO_LABEL && t->lm) continue;
         const float *z = logits + i * t->classes;
         int64_t best = 0;
         double mx = z[0], sum = 0;
@@ -93,7 +97,7 @@ static d5_status evaluate(d5_trainer *t, const d5_dataset *test, double *loss, d
         d5_tensor logits;
         s = infer(t, &logits);
         if (s == D5_OK) score(t, logits.data, n, &correct, &sum);
-        total += n;
+        total += n * D5__TRAINER_PER_SAMPLE(t);
     }
     d5_sampler_free(smp);
     *loss = total ? sum / (double)total : NAN;
@@ -316,7 +320,8 @@ static d5_status train_loop(d5_trainer *t, d5_sampler *smp, const d5_dataset *te
             double elapsed = now_s() - t0 - eval_time;
             if (tty && now_s() - last_print > 0.2) {
                 last_print = now_s();
-                progress(t, e, p->epochs, st.batches, nb, l, (double)correct / (double)st.samples,
+                progress(t, e, p->epochs, st.batches, nb, l,
+                         (double)correct / (double)(st.samples * D5__TRAINER_PER_SAMPLE(t)),
                          (double)st.samples / elapsed);
             }
             if (p->eval_every > 0 && test && t->step % p->eval_every == 0) {
@@ -340,7 +345,8 @@ static d5_status train_loop(d5_trainer *t, d5_sampler *smp, const d5_dataset *te
         trained += st.seconds;
         if (tty) fprintf(stderr, "\r%*s\r", 110, "");
         st.train_loss = st.batches ? loss_sum / (double)st.batches : NAN;
-        st.train_accuracy = st.samples ? (double)correct / (double)st.samples : NAN;
+        st.train_accuracy =
+            st.samples ? (double)correct / (double)(st.samples * D5__TRAINER_PER_SAMPLE(t)) : NAN;
         st.samples_per_s = st.seconds > 0 ? (double)st.samples / st.seconds : 0;
         st.batches_per_s = st.seconds > 0 ? (double)st.batches / st.seconds : 0;
         st.io_samples_per_s = io > 0 ? (double)st.samples / io : 0;
