@@ -96,31 +96,15 @@ d5_status d5__mb_node(d5__mb *b, const char *name, const char *op, const char *c
     return d5__mb_node_outs(b, name, op, inputs, ninputs, outputs, 1, attrs, nattrs);
 }
 
-d5_attr d5__mb_ints(const char *name, const int64_t *v, int64_t n)
+d5_attr d5__mb_attr(const char *name, int32_t type, int64_t i, double f, const int64_t *ints)
 {
     d5_attr a = {0};
     a.name = name;
-    a.type = D5_ATTR_INTS;
-    a.ints = v;
-    a.count = n;
-    return a;
-}
-
-d5_attr d5__mb_int(const char *name, int64_t v)
-{
-    d5_attr a = {0};
-    a.name = name;
-    a.type = D5_ATTR_INT;
-    a.i = v;
-    return a;
-}
-
-d5_attr d5__mb_float(const char *name, double v)
-{
-    d5_attr a = {0};
-    a.name = name;
-    a.type = D5_ATTR_FLOAT;
-    a.f = v;
+    a.type = type;
+    a.i = type == D5_ATTR_INT ? i : 0;
+    a.f = f;
+    a.ints = ints;
+    a.count = type == D5_ATTR_INTS ? i : 0;
     return a;
 }
 

@@ -67,10 +67,12 @@ d5_status d5__mb_node(d5__mb *b, const char *name, const char *op, const char *c
 d5_status d5__mb_node_outs(d5__mb *b, const char *name, const char *op, const char *const *inputs,
                            int32_t ninputs, const char *const *outputs, int32_t noutputs,
                            const d5_attr *attrs, int32_t nattrs);
-/* Attributes for d5__mb_node (the ints are referred to, not copied). */
-d5_attr d5__mb_ints(const char *name, const int64_t *v, int64_t n);
-d5_attr d5__mb_int(const char *name, int64_t v);
-d5_attr d5__mb_float(const char *name, double v);
+/* An attribute for d5__mb_node: an INT i, a FLOAT f, or INTS of i values
+ * (referred to, not copied). */
+d5_attr d5__mb_attr(const char *name, int32_t type, int64_t i, double f, const int64_t *ints);
+#define d5__mb_int(name, v)     d5__mb_attr(name, D5_ATTR_INT, v, 0.0, NULL)
+#define d5__mb_float(name, v)   d5__mb_attr(name, D5_ATTR_FLOAT, 0, v, NULL)
+#define d5__mb_ints(name, v, n) d5__mb_attr(name, D5_ATTR_INTS, n, 0.0, v)
 /* Declares the graph input "input" of type in_type and the float32 graph
  * output "logits": each has the batch as its first dimension (dim_param "N"
  * when the batch is 0), then the in_ndim - 1 and out_ndim - 1 sizes given. */

@@ -1,5 +1,5 @@
 /* The registry of built-in models and d5_model_build. Adding a model is one
- * row of D5__MODELS and, for a new family, one file with its builder. */
+ * row of `models` and, for a new family, one file with its builder. */
 #include "builder.h"
 
 #include <stdio.h>
@@ -9,40 +9,6 @@
 #define K_NONE 0
 #define K_SEQ  1 /* sequence */
 #define K_SIZE 2 /* layers, hidden, heads */
-
-/* X(name, builder, variant, default classes, sizes taken, lowest opset, summary) */
-#define D5__MODELS(X)                                                                              \
-    X("lenet", d5__model_lenet, 0, 10, K_NONE, 7, "LeNet-5 for MNIST, input 1x28x28")              \
-    X("mlp", d5__model_mlp, 0, 10, K_NONE, 7,                                                      \
-      "MLP 784-512-256 with ReLU for MNIST, input 1x28x28")                                        \
-    X("resnet18", d5__model_resnet_imagenet, 18, 1000, K_NONE, 7,                                  \
-      "ResNet-18 (torchvision) for ImageNet, input 3x224x224")                                     \
-    X("resnet34", d5__model_resnet_imagenet, 34, 1000, K_NONE, 7,                                  \
-      "ResNet-34 (torchvision) for ImageNet, input 3x224x224")                                     \
-    X("resnet50", d5__model_resnet_imagenet, 50, 1000, K_NONE, 7,                                  \
-      "ResNet-50 (torchvision, bottlenecks) for ImageNet, input 3x224x224")                        \
-    X("resnet20", d5__model_resnet_cifar, 20, 10, K_NONE, 7,                                       \
-      "CIFAR ResNet-20 (He et al.), input 3x32x32")                                                \
-    X("resnet32", d5__model_resnet_cifar, 32, 10, K_NONE, 7,                                       \
-      "CIFAR ResNet-32 (He et al.), input 3x32x32")                                                \
-    X("resnet44", d5__model_resnet_cifar, 44, 10, K_NONE, 7,                                       \
-      "CIFAR ResNet-44 (He et al.), input 3x32x32")                                                \
-    X("resnet56", d5__model_resnet_cifar, 56, 10, K_NONE, 7,                                       \
-      "CIFAR ResNet-56 (He et al.), input 3x32x32")                                                \
-    X("resnet18-cifar", d5__model_resnet18_cifar, 0, 10, K_NONE, 7,                                \
-      "ResNet-18 blocks with a 3x3 stem for CIFAR, input 3x32x32")                                 \
-    X("wide-resnet-28-10", d5__model_wrn, 2810, 10, K_NONE, 7,                                     \
-      "pre-activation Wide ResNet 28-10 for CIFAR, input 3x32x32")                                 \
-    X("bert-tiny", d5__model_bert, 0, 2, K_SEQ | K_SIZE, 17,                                       \
-      "BERT encoder, 2 layers, width 128, and a classifier; token ids [N,128]")                    \
-    X("bert-base", d5__model_bert, 1, 2, K_SEQ | K_SIZE, 17,                                       \
-      "BERT-base encoder, 12 layers, width 768, and a classifier; token ids [N,128]")              \
-    X("gpt2-small", d5__model_gpt2, 2, 50257, K_SEQ | K_SIZE, 17,                                  \
-      "GPT-2 small decoder (causal), 12 layers, width 768; token ids [N,128], logits per token")   \
-    X("vit-tiny", d5__model_vit, 3, 1000, K_SIZE, 17,                                              \
-      "ViT (DeiT) tiny, 12 layers, width 192, 16x16 patches, input 3x224x224")                     \
-    X("vit-b16", d5__model_vit, 4, 1000, K_SIZE, 17,                                               \
-      "ViT-B/16 (torchvision), 12 layers, width 768, input 3x224x224")
 
 typedef struct model_entry {
     const char *name;
@@ -54,12 +20,33 @@ typedef struct model_entry {
     const char *summary;
 } model_entry;
 
+#define B(family) d5__model_##family
+#define T         (K_SEQ | K_SIZE)
+
+/* name, builder, variant, default classes, transformer sizes taken, lowest opset, summary */
+/* clang-format off */
 static const model_entry models[] = {
-#define D5__MODEL_ROW(name, fn, variant, classes, sizes, min_opset, summary)                       \
-    {name, fn, variant, classes, sizes, min_opset, summary},
-    D5__MODELS(D5__MODEL_ROW)
-#undef D5__MODEL_ROW
+    {"lenet", B(lenet), 0, 10, K_NONE, 7, "LeNet-5 for MNIST, input 1x28x28"},
+    {"mlp", B(mlp), 0, 10, K_NONE, 7, "MLP 784-512-256 with ReLU for MNIST, input 1x28x28"},
+    {"resnet18", B(resnet_imagenet), 18, 1000, K_NONE, 7, "ResNet-18 (torchvision), 3x224x224"},
+    {"resnet34", B(resnet_imagenet), 34, 1000, K_NONE, 7, "ResNet-34 (torchvision), 3x224x224"},
+    {"resnet50", B(resnet_imagenet), 50, 1000, K_NONE, 7, "ResNet-50 (torchvision), 3x224x224"},
+    {"resnet20", B(resnet_cifar), 20, 10, K_NONE, 7, "CIFAR ResNet-20 (He et al.), 3x32x32"},
+    {"resnet32", B(resnet_cifar), 32, 10, K_NONE, 7, "CIFAR ResNet-32 (He et al.), 3x32x32"},
+    {"resnet44", B(resnet_cifar), 44, 10, K_NONE, 7, "CIFAR ResNet-44 (He et al.), 3x32x32"},
+    {"resnet56", B(resnet_cifar), 56, 10, K_NONE, 7, "CIFAR ResNet-56 (He et al.), 3x32x32"},
+    {"resnet18-cifar", B(resnet18_cifar), 0, 10, K_NONE, 7, "ResNet-18, 3x3 stem, 3x32x32"},
+    {"wide-resnet-28-10", B(wrn), 2810, 10, K_NONE, 7, "pre-activation WRN-28-10, 3x32x32"},
+    {"bert-tiny", B(bert), 0, 2, T, 17, "BERT, 2 layers of width 128, a classifier; ids [N,128]"},
+    {"bert-base", B(bert), 1, 2, T, 17, "BERT-base, 12 layers of 768, a classifier; ids [N,128]"},
+    {"gpt2-small", B(gpt2), 2, 50257, T, 17, "GPT-2 small, 12 layers of 768; ids [N,128]"},
+    {"vit-tiny", B(vit), 3, 1000, K_SIZE, 17, "ViT (DeiT) tiny, 12 layers of 192, 3x224x224"},
+    {"vit-b16", B(vit), 4, 1000, K_SIZE, 17, "ViT-B/16 (torchvision), 12 layers of 768, 3x224x224"},
 };
+/* clang-format on */
+
+#undef B
+#undef T
 
 #define D5__MODEL_COUNT ((int32_t)(sizeof models / sizeof models[0]))
 

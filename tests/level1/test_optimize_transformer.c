@@ -47,13 +47,25 @@ static d5_node_info fused_into(d5_network *net, const char *pass, const char *op
     return n;
 }
 
-static void fuse_gelu_form(int half_first)
+/* Checks that net became one Gelu(x) -> y whose attribute approximate is
+ * `approximate` (NULL: absent, ONNX's default "none"), then frees net. */
+static void expect_gelu(d5_network *net, const char *approximate)
 {
-    d5_network *net = gelu_graph(half_first, 0);
     d5_node_info g = fused_into(net, "fuse-gelu", "Gelu");
     cr_expect_str_eq(g.inputs[0], "x");
     cr_expect_str_eq(g.outputs[0], "y");
+    const d5_attr *a = d5_attrs_find(g.attrs, "approximate");
+    if (approximate)
+        cr_expect(a && a->type == D5_ATTR_STRING && strcmp(a->s, approximate) == 0,
+                  "the Gelu is approximate=\"%s\"", approximate);
+    else
+        cr_expect_null(a, "the Gelu of the Erf form has no approximate attribute");
     d5_network_free(net);
+}
+
+static void fuse_gelu_form(int half_first)
+{
+    expect_gelu(gelu_graph(half_first, 0), NULL);
 }
 
 Test(optimize_transformer, fuses_gelu_erf_form)
@@ -83,36 +95,27 @@ static d5_network *gelu_tanh_graph(float exponent)
 {
     const int64_t xs[] = {4, 6}, one[] = {1};
     d5_network *net = graph("gelu_tanh", 17, 2, xs);
-    add_f32(net, "half", 1, one, 0.5f);
-    add_f32(net, "exponent", 1, one, exponent);
-    add_f32(net, "cubic", 1, one, 0.044715f);
-    add_f32(net, "scale", 1, one, 0.7978845608f);
-    add_f32(net, "one", 1, one, 1.0f);
-    const char *i0[] = {"x", "half"}, *i1[] = {"x", "exponent"}, *i2[] = {"cubic", "p"},
-               *i3[] = {"x", "c"}, *i4[] = {"i", "scale"}, *i5[] = {"s"}, *i6[] = {"one", "t"},
-               *i7[] = {"h", "a"};
-    node(net, "mul_half", "Mul", i0, 2, "h", NULL);
-    node(net, "pow", "Pow", i1, 2, "p", NULL);
-    node(net, "mul_cubic", "Mul", i2, 2, "c", NULL);
-    node(net, "add_inner", "Add", i3, 2, "i", NULL);
-    node(net, "mul_scale", "Mul", i4, 2, "s", NULL);
-    node(net, "tanh", "Tanh", i5, 1, "t", NULL);
-    node(net, "add_one", "Add", i6, 2, "a", NULL);
-    node(net, "mul", "Mul", i7, 2, "y", NULL);
+    /* clang-format off */
+    const struct { const char *name; float value; } constants[] = {
+        {"half", 0.5f}, {"exponent", exponent}, {"cubic", 0.044715f}, {"scale", 0.7978845608f},
+        {"one", 1.0f}};
+    static const char *const nodes[][5] = { /* name, operator, inputs, output */
+        {"mul_half", "Mul", "x", "half", "h"}, {"pow", "Pow", "x", "exponent", "p"},
+        {"mul_cubic", "Mul", "cubic", "p", "c"}, {"add_inner", "Add", "x", "c", "i"},
+        {"mul_scale", "Mul", "i", "scale", "s"}, {"tanh", "Tanh", "s", NULL, "t"},
+        {"add_one", "Add", "one", "t", "a"}, {"mul", "Mul", "h", "a", "y"}};
+    /* clang-format on */
+    for (size_t k = 0; k < sizeof constants / sizeof constants[0]; k++)
+        add_f32(net, constants[k].name, 1, one, constants[k].value);
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++)
+        node(net, nodes[k][0], nodes[k][1], &nodes[k][2], nodes[k][3] ? 2 : 1, nodes[k][4], NULL);
     cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
     return net;
 }
 
 Test(optimize_transformer, fuses_gelu_tanh_form)
 {
-    d5_network *net = gelu_tanh_graph(3.0f);
-    d5_node_info g = fused_into(net, "fuse-gelu", "Gelu");
-    cr_expect_str_eq(g.inputs[0], "x");
-    cr_expect_str_eq(g.outputs[0], "y");
-    const d5_attr *a = d5_attrs_find(g.attrs, "approximate");
-    cr_expect(a && a->type == D5_ATTR_STRING && strcmp(a->s, "tanh") == 0,
-              "the Gelu of the tanh form is approximate=\"tanh\"");
-    d5_network_free(net);
+    expect_gelu(gelu_tanh_graph(3.0f), "tanh");
 }
 
 Test(optimize_transformer, keeps_a_tanh_form_of_another_power)

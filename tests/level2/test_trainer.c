@@ -50,67 +50,59 @@ Test(trainer, learns_and_reports_every_epoch)
     d5_network_free(net);
 }
 
-/* A transformer reading token ids (a small bert-tiny: one layer of width 32,
- * 2 heads, 16 tokens) learns the synthetic token task: the trainer turns
- * the sampler's floats into the int64 ids the embedding's Gather reads. */
-Test(trainer, learns_token_ids_with_a_transformer)
+/* Trains `model` at a small size (one layer of width 32, 2 heads, 16 tokens,
+ * batch 16; `vocab` outputs for a decoder, 0 for the model's own) with Adam
+ * at `lr` for `epochs` on the synthetic token task over a vocabulary of
+ * `ids` (512 training and 128 test samples of 2 classes). */
+static d5_train_result train_tokens(const char *model, int64_t vocab, int64_t ids, double lr,
+                                    int32_t epochs)
 {
     d5_model_params mp = d5_model_default_params();
-    mp.batch = 16;
+    mp.batch = mp.sequence = 16;
     mp.layers = 1;
     mp.hidden = 32;
     mp.heads = 2;
-    mp.sequence = 16;
+    mp.classes = vocab;
     d5_network *net;
-    cr_assert_eq(d5_model_build("bert-tiny", &mp, &net), D5_OK, "%s", d5_last_error());
-    const int64_t seq = 16;
+    cr_assert_eq(d5_model_build(model, &mp, &net), D5_OK, "%s", d5_last_error());
     d5_tensor_desc sample;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, &seq, &sample), D5_OK);
-    d5_dataset *train = NULL, *test = NULL;
-    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 512, 2, 30522, 1, &train), D5_OK);
-    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 128, 2, 30522, 2, &test), D5_OK);
-    d5_optimizer *opt = optimizer_of("adam", 0.003);
+    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, &mp.sequence, &sample), D5_OK);
+    d5_dataset *data[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(d5_dataset_synthetic_tokens(&sample, k ? 128 : 512, 2, ids, 1 + k, &data[k]),
+                     D5_OK);
+    d5_optimizer *opt = optimizer_of("adam", lr);
     d5_trainer_params p = d5_trainer_default_params();
-    p.epochs = 3;
+    p.epochs = epochs;
     d5_train_result r;
-    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, NULL, &r), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_train(net, data[0], data[1], opt, &p, 3, NULL, &r), D5_OK, "%s",
+                 d5_last_error());
+    d5_optimizer_free(opt);
+    d5_dataset_free(data[0]);
+    d5_dataset_free(data[1]);
+    d5_network_free(net);
+    return r;
+}
+
+/* A transformer reading token ids (bert-tiny) learns the synthetic token
+ * task: the trainer turns the sampler's floats into the int64 ids the
+ * embedding's Gather reads. */
+Test(trainer, learns_token_ids_with_a_transformer)
+{
+    d5_train_result r = train_tokens("bert-tiny", 0, 30522, 0.003, 3);
     cr_assert(r.epochs[r.nepochs - 1].test_accuracy > 0.9, "test accuracy %g",
               r.epochs[r.nepochs - 1].test_accuracy);
     d5_train_result_free(&r);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_dataset_free(test);
-    d5_network_free(net);
 }
 
-/* A decoder (a small gpt2-small: one layer of width 32, 2 heads, 16 tokens, a
- * vocabulary of 50) learns the next token: logits [batch, 16, 50], the labels
- * the input shifted by one. In the synthetic token task half of the tokens
- * follow the class's pattern, which the causal prefix reveals: chance is 2%,
- * the pattern at most about 51% (measured: 41% after one epoch, 44% after
- * four). */
+/* A decoder (gpt2-small with a vocabulary of 50) learns the next token:
+ * logits [batch, 16, 50], the labels the input shifted by one. In the
+ * synthetic token task half of the tokens follow the class's pattern, which
+ * the causal prefix reveals: chance is 2%, the pattern at most about 51%
+ * (measured: 41% after one epoch, 44% after four). */
 Test(trainer, learns_the_next_token_with_a_decoder)
 {
-    d5_model_params mp = d5_model_default_params();
-    mp.batch = 16;
-    mp.layers = 1;
-    mp.hidden = 32;
-    mp.heads = 2;
-    mp.sequence = 16;
-    mp.classes = 50;
-    d5_network *net;
-    cr_assert_eq(d5_model_build("gpt2-small", &mp, &net), D5_OK, "%s", d5_last_error());
-    const int64_t seq = 16;
-    d5_tensor_desc sample;
-    cr_assert_eq(d5_tensor_desc_make(D5_F32, 1, &seq, &sample), D5_OK);
-    d5_dataset *train = NULL, *test = NULL;
-    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 512, 2, 50, 1, &train), D5_OK);
-    cr_assert_eq(d5_dataset_synthetic_tokens(&sample, 128, 2, 50, 2, &test), D5_OK);
-    d5_optimizer *opt = optimizer_of("adam", 0.01);
-    d5_trainer_params p = d5_trainer_default_params();
-    p.epochs = 4;
-    d5_train_result r;
-    cr_assert_eq(d5_train(net, train, test, opt, &p, 3, NULL, &r), D5_OK, "%s", d5_last_error());
+    d5_train_result r = train_tokens("gpt2-small", 50, 50, 0.01, 4);
     const d5_epoch_stats *first = &r.epochs[0], *last = &r.epochs[r.nepochs - 1];
     /* Above chance, and below what the random half of the tokens allows
      * (about 51%): a model shown the token it is to predict would pass 90%. */
@@ -119,10 +111,6 @@ Test(trainer, learns_the_next_token_with_a_decoder)
     cr_assert(last->train_loss < first->train_loss, "loss %g then %g", first->train_loss,
               last->train_loss);
     d5_train_result_free(&r);
-    d5_optimizer_free(opt);
-    d5_dataset_free(train);
-    d5_dataset_free(test);
-    d5_network_free(net);
 }
 
 /* With one thread and a fixed seed two runs give the same losses, bit for bit. */
