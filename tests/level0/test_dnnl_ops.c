@@ -586,3 +586,33 @@ Test(dnnl_ops, softmax_gives_zero_not_denormals)
     d5_tensor_free(&y);
     d5_tensor_free(&want);
 }
+
+/* ---- SoftmaxCrossEntropyLoss -------------------------------------------------------- */
+
+/* A label outside [0, C) that is not ignore_index is an error naming it;
+ * weights and the log_prob output are declined (ref runs them). */
+Test(dnnl_ops, softmax_cross_entropy_refuses_bad_labels_and_declines_weights)
+{
+    need_dnnl();
+    const int64_t xs[] = {2, 3}, ls[] = {2}, ws[] = {3};
+    const float xv[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f}, wv[3] = {1, 1, 1};
+    const int64_t bad[2] = {1, 3}, good[2] = {2, 0};
+    d5_tensor in[3] = {tf32(2, xs, xv), ti64(1, ls, bad), tf32(1, ws, wv)}, out[2];
+    cr_assert_eq(try_op("SoftmaxCrossEntropyLoss", "dnnl", in, 2, NULL, out, 1), D5_ERR_RANGE);
+    cr_assert(strstr(d5_last_error(), "label 3 at position 1 is outside [0, 3)"), "%s",
+              d5_last_error());
+    memcpy(in[1].data, good, sizeof good);
+    cr_assert_eq(try_op("SoftmaxCrossEntropyLoss", "dnnl", in, 3, NULL, out, 1),
+                 D5_ERR_UNSUPPORTED);
+    cr_assert(strstr(d5_last_error(), "weights"), "%s", d5_last_error());
+    cr_assert_eq(try_op("SoftmaxCrossEntropyLoss", "dnnl", in, 2, NULL, out, 2),
+                 D5_ERR_UNSUPPORTED);
+    run_op("SoftmaxCrossEntropyLoss", "dnnl", in, 2, NULL, out, 1);
+    /* (log(e^.1 + e^.2 + e^.3) - .3 + log(e^.4 + e^.5 + e^.6) - .4) / 2 */
+    const double want =
+        (log(exp(0.1) + exp(0.2) + exp(0.3)) - 0.3 + log(exp(0.4) + exp(0.5) + exp(0.6)) - 0.4) / 2;
+    cr_expect(fabs(((float *)out[0].data)[0] - want) < 1e-6, "loss %g, expected %g",
+              ((float *)out[0].data)[0], want);
+    d5_tensor_free(&out[0]);
+    for (int i = 0; i < 3; i++) d5_tensor_free(&in[i]);
+}
