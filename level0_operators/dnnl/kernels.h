@@ -80,7 +80,9 @@
  * NaN gives NaN. */
 static inline float d5__expf(float x0)
 {
-    float x = x0 < -87.33654f ? -87.33654f : x0;
+    /* NaN goes through as 0 (its integer conversion would be undefined) and
+     * comes out as itself. */
+    float x = x0 < -87.33654f ? -87.33654f : x0 == x0 ? x0 : 0.0f;
     x = x > 88.72283f ? 88.72283f : x;
     float t = x * 1.44269504088896341f;
     float k = (t + 12582912.0f) - 12582912.0f; /* round to nearest */
@@ -96,7 +98,8 @@ static inline float d5__expf(float x0)
     int32_t bits = ((int32_t)k + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return x0 < -87.33654f ? 0.0f : y * scale;
+    y = x0 < -87.33654f ? 0.0f : y * scale;
+    return x0 == x0 ? y : x0;
 }
 
 /* erf(x) in float32, absolute error under 5e-7: a rational function of x^2
