@@ -618,6 +618,22 @@ d5_status d5__network_rewrite_node(d5_network *net, int32_t node, const char *na
     return s;
 }
 
+d5_status d5__network_set_attrs(d5_network *net, int32_t node, const d5_attr *attrs, int32_t n)
+{
+    d5__node *nd = &net->nodes[node];
+    d5_attr *copy = NULL;
+    int32_t ncopy = 0;
+    d5_attrs view = {attrs, n};
+    d5_status s = n ? d5__attrs_copy(&view, &copy, &ncopy) : D5_OK;
+    if (s != D5_OK) return s;
+    d5__attrs_free(nd->attrs, nd->nattrs);
+    nd->attrs = copy;
+    nd->nattrs = ncopy;
+    nd->attrs_view.items = copy;
+    nd->attrs_view.count = ncopy;
+    return D5_OK;
+}
+
 d5_status d5__network_drop_unread(d5_network *net)
 {
     unsigned char *read = d5_calloc((size_t)(net->nvalues ? net->nvalues : 1), 1, "read values");

@@ -71,6 +71,8 @@ d5_status d5__network_move_output(d5_network *net, int32_t node, int32_t slot, i
  * (copied; NULL: none). */
 d5_status d5__network_rewrite_node(d5_network *net, int32_t node, const char *name,
                                    const char *op_type, const d5_attr *extra);
+/* Node `node`'s attributes become a copy of attrs[0..n-1]. */
+d5_status d5__network_set_attrs(d5_network *net, int32_t node, const d5_attr *attrs, int32_t n);
 /* Drops initializers that no node reads and that are not graph outputs. */
 d5_status d5__network_drop_unread(d5_network *net);
 

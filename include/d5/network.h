@@ -212,6 +212,9 @@ D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
  *                               constant becomes TransposeMatMul with alpha
  *   all    fuse-matmul-bias     MatMul or TransposeMatMul -> Add(C), C a float32 initializer
  *                               of one value per column, becomes TransposeMatMul(A, B, C)
+ *   all    fuse-attention       Reshape to heads -> TransposeMatMul(Q, K) [-> mask] -> Softmax
+ *                               -> TransposeMatMul(P, V) -> Transpose -> Reshape, from 1024
+ *                               keys on, becomes one Attention (opset 23) on the 3-d Q, K, V
  *
  * A pass leaves alone what it cannot prove equal: a value that is a graph
  * output or read by more than one node, weights that are graph inputs, types
@@ -222,7 +225,7 @@ typedef enum d5_optimize_level {
     D5_OPTIMIZE_ALL = 2
 } d5_optimize_level;
 
-#define D5_OPTIMIZE_MAX_PASSES 8
+#define D5_OPTIMIZE_MAX_PASSES 16
 
 typedef struct d5_optimize_report {
     int32_t level; /* a d5_optimize_level */

@@ -5,6 +5,8 @@
 #include "optimize_support.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- fuse-gelu ---- */
@@ -241,4 +243,152 @@ Test(optimize_transformer, fuses_matmul_div)
 Test(optimize_transformer, fuses_matmul_mul)
 {
     fuse_scale(1);
+}
+
+/* ---- fuse-attention ---- */
+
+static void add_tensor(d5_network *net, const char *name, d5_dtype dtype, int32_t ndim,
+                       const int64_t *shape, const void *values)
+{
+    d5_tensor_desc d;
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_desc_make(dtype, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    size_t bytes = 0;
+    cr_assert_eq(d5_tensor_desc_bytes(&d, &bytes), D5_OK);
+    memcpy(t.data, values, bytes);
+    cr_assert_eq(d5_network_add_initializer_take(net, name, &t), D5_OK, "%s", d5_last_error());
+}
+
+typedef enum { NO_MASK, CAUSAL, ADDED_MASK, ROW_SEES_NOTHING } mask_kind;
+
+/* x[1,T,32] -> MatMul(wq), MatMul(wk), MatMul(wv) -> Reshape [1,T,4,8] ->
+ * Transpose to heads (K's to [0,2,3,1]) -> MatMul -> Div(sqrt 8) -> the
+ * mask -> Softmax -> MatMul(., V) -> Transpose back -> Reshape [1,T,32] -> y:
+ * attention as PyTorch exports it. With `leak` the probabilities are also a
+ * graph output. */
+static d5_network *attention_graph(int64_t t, mask_kind mask, int leak)
+{
+    const int64_t xs[] = {1, t, 32}, ws[] = {32, 32}, one[] = {1}, four[] = {4}, three[] = {3};
+    d5_network *net = graph("attention", 17, 3, xs);
+    add_f32(net, "wq", 2, ws, -0.08f);
+    add_f32(net, "wk", 2, ws, 0.05f);
+    add_f32(net, "wv", 2, ws, -0.02f);
+    add_f32(net, "sqrt_d", 1, one, 2.828427f);
+    const int64_t heads[4] = {1, t, 4, 8}, merged[3] = {1, t, 32};
+    add_tensor(net, "heads", D5_I64, 1, four, heads);
+    add_tensor(net, "merged", D5_I64, 1, three, merged);
+    const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    d5_attr a0213 = {.name = "perm", .type = D5_ATTR_INTS, .ints = p0213, .count = 4};
+    d5_attr a0231 = {.name = "perm", .type = D5_ATTR_INTS, .ints = p0231, .count = 4};
+    d5_attrs to_heads = {&a0213, 1}, keys_t = {&a0231, 1};
+    const char *names[3] = {"q", "k", "v"}, *ws_[3] = {"wq", "wk", "wv"};
+    for (int i = 0; i < 3; i++) {
+        char n3[8], n4[8], nh[8];
+        snprintf(n3, sizeof n3, "%s3", names[i]);
+        snprintf(n4, sizeof n4, "%s4", names[i]);
+        snprintf(nh, sizeof nh, "%sh", names[i]);
+        const char *mm[] = {"x", ws_[i]}, *rs[] = {n3, "heads"}, *tr[] = {n4};
+        node(net, n3, "MatMul", mm, 2, n3, NULL);
+        node(net, n4, "Reshape", rs, 2, n4, NULL);
+        node(net, nh, "Transpose", tr, 1, nh, i == 1 ? &keys_t : &to_heads);
+    }
+    const char *qk[] = {"qh", "kh"}, *scale[] = {"scores", "sqrt_d"}, *pv[] = {"p", "vh"};
+    node(net, "scores", "MatMul", qk, 2, "scores", NULL);
+    node(net, "scaled", "Div", scale, 2, "scaled", NULL);
+    const char *logits = "scaled";
+    if (mask == ADDED_MASK) {
+        const int64_t ms[4] = {1, 1, 1, t};
+        add_f32(net, "mask", 4, ms, -3.0f);
+        const char *add[] = {"scaled", "mask"};
+        node(net, "masked", "Add", add, 2, "masked", NULL);
+        logits = "masked";
+    } else if (mask == CAUSAL || mask == ROW_SEES_NOTHING) {
+        const int64_t cs[4] = {1, 1, t, t};
+        unsigned char *c = malloc((size_t)(t * t));
+        cr_assert_not_null(c);
+        for (int64_t i = 0; i < t; i++)
+            for (int64_t j = 0; j < t; j++) c[i * t + j] = mask == CAUSAL ? j <= i : i != 2;
+        add_tensor(net, "cond", D5_BOOL, 4, cs, c);
+        free(c);
+        add_f32(net, "fill", 1, one, -1e9f);
+        const char *where[] = {"cond", "scaled", "fill"};
+        node(net, "masked", "Where", where, 3, "masked", NULL);
+        logits = "masked";
+    }
+    const char *sm[] = {logits}, *ctx[] = {"ctx"}, *back[] = {"ctx_t", "merged"};
+    node(net, "softmax", "Softmax", sm, 1, "p", NULL);
+    node(net, "ctx", "MatMul", pv, 2, "ctx", NULL);
+    node(net, "ctx_t", "Transpose", ctx, 1, "ctx_t", &to_heads);
+    node(net, "y", "Reshape", back, 2, "y", NULL);
+    cr_assert_eq(d5_network_add_output(net, "y", NULL), D5_OK);
+    if (leak) cr_assert_eq(d5_network_add_output(net, "p", NULL), D5_OK);
+    return net;
+}
+
+/* Optimises net (outputs checked against the unoptimised graph on dnnl and
+ * on blas,ref), expects `fused` Attention nodes, and returns the first. */
+static int32_t attention_fusions(d5_network *net, d5_node_info *att)
+{
+    d5_optimize_report r = compare_on(net, D5_OPTIMIZE_ALL, 0);
+    cr_assert_eq(d5_network_optimize(net, D5_OPTIMIZE_ALL, NULL), D5_OK, "%s", d5_last_error());
+    for (int32_t i = 0; att && i < d5_network_node_count(net); i++) {
+        d5_network_node_at(net, i, att);
+        if (strcmp(att->op_type, "Attention") == 0) break;
+    }
+    return applied(&r, "fuse-attention");
+}
+
+static void expect_attention(mask_kind mask, int32_t inputs)
+{
+    d5_network *net = attention_graph(1024, mask, 0);
+    d5_node_info a;
+    cr_expect_eq(attention_fusions(net, &a), 1);
+    cr_expect_eq(count_op(net, "Attention"), 1);
+    cr_expect_eq(count_op(net, "Softmax") + count_op(net, "Transpose"), 0);
+    cr_assert_str_eq(a.op_type, "Attention");
+    cr_expect_eq(a.ninputs, inputs);
+    cr_expect_str_eq(a.inputs[0], "q3");
+    cr_expect_str_eq(a.inputs[1], "k3");
+    cr_expect_str_eq(a.inputs[2], "v3");
+    cr_expect_str_eq(a.outputs[0], "y");
+    int64_t heads = 0, causal = 0;
+    double scale = 0;
+    cr_expect_eq(d5_attrs_int(a.attrs, "q_num_heads", 0, &heads), D5_OK);
+    cr_expect_eq(heads, 4);
+    cr_expect_eq(d5_attrs_int(a.attrs, "is_causal", 0, &causal), D5_OK);
+    cr_expect_eq(causal, mask == CAUSAL);
+    cr_expect_eq(d5_attrs_float(a.attrs, "scale", 0, &scale), D5_OK);
+    cr_expect_float_eq(scale, 1 / 2.828427, 1e-6);
+    d5_network_free(net);
+}
+
+Test(optimize_transformer, fuses_causal_attention, .timeout = 120)
+{
+    expect_attention(CAUSAL, 3);
+}
+
+Test(optimize_transformer, fuses_attention_with_an_added_mask, .timeout = 120)
+{
+    expect_attention(ADDED_MASK, 4);
+}
+
+Test(optimize_transformer, fuses_attention_without_a_mask, .timeout = 120)
+{
+    expect_attention(NO_MASK, 3);
+}
+
+/* Below 1024 keys the parts are faster; a condition with a row that attends
+ * to nothing (Where averages it, Attention zeroes it) and probabilities read
+ * elsewhere keep the graph as it is. */
+Test(optimize_transformer, keeps_attention_it_cannot_fuse, .timeout = 120)
+{
+    d5_network *nets[3] = {attention_graph(512, CAUSAL, 0),
+                           attention_graph(1024, ROW_SEES_NOTHING, 0),
+                           attention_graph(1024, NO_MASK, 1)};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(attention_fusions(nets[i], NULL), 0, "graph %d", i);
+        cr_expect_eq(count_op(nets[i], "Attention"), 0, "graph %d", i);
+        d5_network_free(nets[i]);
+    }
 }
