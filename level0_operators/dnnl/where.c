@@ -17,11 +17,34 @@ typedef struct dwhere {
     size_t esize;
 } dwhere;
 
+/* One row: each input's stride is 0 (broadcast) or 1. The strides are
+ * passed as constants from a switch over their eight combinations, so that
+ * each copy is inlined with them known and vectorised (a causal mask over
+ * scores with a scalar fill is (1, 1, 0)). */
 #define WHERE_ROW(T)                                                                               \
-    static void row_##T(const uint8_t *c, const T *x, const T *y, T *out, int64_t n, int64_t sc,   \
-                        int64_t sx, int64_t sy)                                                    \
+    static inline __attribute__((always_inline)) void row_##T##_k(                                 \
+        const uint8_t *restrict c, const T *restrict x, const T *restrict y, T *restrict out,      \
+        int64_t n, int64_t sc, int64_t sx, int64_t sy)                                             \
     {                                                                                              \
-        for (int64_t i = 0; i < n; i++) out[i] = c[i * sc] ? x[i * sx] : y[i * sy];                \
+        D5_SIMD                                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T a = x[i * sx], b = y[i * sy]; /* both read: a select, not a branch */                \
+            out[i] = c[i * sc] ? a : b;                                                            \
+        }                                                                                          \
+    }                                                                                              \
+    static D5_CLONES void row_##T(const uint8_t *c, const T *x, const T *y, T *out, int64_t n,     \
+                                  int64_t sc, int64_t sx, int64_t sy)                              \
+    {                                                                                              \
+        switch ((sc != 0) << 2 | (sx != 0) << 1 | (sy != 0)) {                                     \
+        case 0: row_##T##_k(c, x, y, out, n, 0, 0, 0); break;                                      \
+        case 1: row_##T##_k(c, x, y, out, n, 0, 0, 1); break;                                      \
+        case 2: row_##T##_k(c, x, y, out, n, 0, 1, 0); break;                                      \
+        case 3: row_##T##_k(c, x, y, out, n, 0, 1, 1); break;                                      \
+        case 4: row_##T##_k(c, x, y, out, n, 1, 0, 0); break;                                      \
+        case 5: row_##T##_k(c, x, y, out, n, 1, 0, 1); break;                                      \
+        case 6: row_##T##_k(c, x, y, out, n, 1, 1, 0); break;                                      \
+        default: row_##T##_k(c, x, y, out, n, 1, 1, 1); break;                                     \
+        }                                                                                          \
     }
 WHERE_ROW(uint8_t)
 WHERE_ROW(uint16_t)
