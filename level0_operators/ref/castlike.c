@@ -2,7 +2,8 @@
  * which d5 does not have): converts input 0 to the data type of input 1
  * (target_type, whose values are never read). It is Cast with `to` taken from
  * target_type, and this file hands the work to the reference Cast (cast.c):
- * the same conversions between all of d5's types, the same gradient (passed
+ * the same conversions between all of d5's types (to bfloat16 truncated before
+ * opset 19, rounded to nearest even from 19 on), the same gradient (passed
  * through between floating-point types). target_type gets a zero gradient.
  * https://onnx.ai/onnx/operators/onnx__CastLike.html */
 #include "util.h"
@@ -28,8 +29,15 @@ static d5_status castlike_create(const d5_op_create_args *args, void **state)
             return d5_error(D5_ERR_INVALID, "CastLike: input %d (%s) has invalid data type %d",
                             (int)i, names[i], (int)in[i].desc.dtype);
     }
-    d5_attr to = {.name = "to", .type = D5_ATTR_INT, .i = d5__cast_onnx_type(in[1].desc.dtype)};
-    d5_attrs cast_attrs = {&to, 1};
+    /* The opset goes with it: to bfloat16, Cast rounds from opset 19 on. */
+    int64_t opset;
+    d5_status s = d5__ref_opset("CastLike", args->attrs, D5__OPSET_NEWEST, &opset);
+    if (s != D5_OK) return s;
+    d5_attr to[2] = {
+        {.name = "to", .type = D5_ATTR_INT, .i = d5__cast_onnx_type(in[1].desc.dtype)},
+        {.name = D5__OPSET_ATTR, .type = D5_ATTR_INT, .i = opset},
+    };
+    d5_attrs cast_attrs = {to, 2};
     const d5_op_create_args cast = {
         .inputs = in, .ninputs = 1, .outputs = out, .noutputs = nout, .attrs = &cast_attrs};
     return d5__op_ref_Cast.create(&cast, state);

@@ -20,11 +20,14 @@ static d5_tensor raw(d5_dtype dt, int64_t n, const void *values)
     return t;
 }
 
+/* The opset the casts below declare (0: none, the newest's rules). */
+static int64_t cast_opset;
+
 /* Runs Cast to ONNX type `to` on x (freed) and returns the output. */
 static d5_tensor cast(d5_tensor x, int64_t to)
 {
-    d5_attr a = attr_int("to", to);
-    d5_attrs attrs = {&a, 1};
+    d5_attr a[2] = {attr_int("to", to), attr_int("__opset", cast_opset)};
+    d5_attrs attrs = {a, cast_opset ? 2 : 1};
     d5_tensor y;
     run_op("Cast", "ref", &x, 1, &attrs, &y, 1);
     d5_tensor_free(&x);
@@ -200,12 +203,14 @@ Test(ref_cast, to_float16_rounds_to_nearest_even)
     d5_tensor_free(&y);
 }
 
-/* bfloat16: ONNX's reference truncates float32 to its top half, and its test
- * data (test_cast_FLOAT_to_BFLOAT16) expects so: 0.48033666610717773 is
- * 0x3EF5EEB0 in float32 and 0x3EF5 in bfloat16, where rounding would give
- * 0x3EF6; 3.4e38 (0x7F7FC99E) stays finite where rounding gives infinity. */
-Test(ref_cast, to_bfloat16_truncates_as_onnx)
+/* bfloat16 before opset 19: ONNX's reference truncates float32 to its top
+ * half, and its test data of opset 13 (test_cast_FLOAT_to_BFLOAT16 of ONNX
+ * 1.12) expects so: 0.48033666610717773 is 0x3EF5EEB0 in float32 and 0x3EF5
+ * in bfloat16, where rounding would give 0x3EF6; 3.4e38 (0x7F7FC99E) stays
+ * finite where rounding gives infinity. */
+Test(ref_cast, to_bfloat16_truncates_before_opset_19)
 {
+    cast_opset = 13;
     const float f[] = {0.48033666610717773f, 1 + 0x1p-8f + 0x1p-9f, -1 - 0x1p-8f - 0x1p-9f,
                        INFINITY, 3.4e38f};
     const uint16_t b[] = {0x3EF5, 0x3F80, 0xBF80, 0x7F80, 0x7F7F};
@@ -226,6 +231,43 @@ Test(ref_cast, to_bfloat16_truncates_as_onnx)
     const uint16_t back[] = {0x3EF5, 0xFF80};
     const double wide[] = {0.478515625, -INFINITY};
     expect_cast(D5_BF16, 2, back, D5_F64, wide);
+    cast_opset = 0;
+}
+
+/* From opset 19 on (and without an opset: the newest rules), to bfloat16 is
+ * the nearest value, ties to even, as ONNX's later test data expects
+ * (0.48033667 -> 0x3EF6): 1 + 0.75 ulp rounds up, 1 + 0.5 ulp to the even
+ * 1, 1 + 1.5 ulp to the even 1 + 2 ulp; 3.4e38 overflows to infinity. */
+Test(ref_cast, to_bfloat16_rounds_to_nearest_even_from_opset_19)
+{
+    const float f[] = {0.48033666610717773f, 1 + 0x1p-8f + 0x1p-9f, -1 - 0x1p-8f - 0x1p-9f,
+                       1 + 0x1p-8f, 1 + 0x1p-7f + 0x1p-8f, INFINITY, 3.4e38f};
+    const uint16_t b[] = {0x3EF6, 0x3F81, 0xBF81, 0x3F80, 0x3F82, 0x7F80, 0x7F80};
+    const int64_t opsets[3] = {19, 21, 0};
+    for (int k = 0; k < 3; k++) {
+        cast_opset = opsets[k];
+        expect_cast(D5_F32, 7, f, D5_BF16, b);
+        const uint32_t snan = 0x7F800001u;
+        d5_tensor y = cast(raw(D5_F32, 1, &snan), 16);
+        uint16_t h = ((uint16_t *)y.data)[0];
+        cr_expect((h & 0x7F80) == 0x7F80 && (h & 0x7F), "NaN -> 0x%04X, not a NaN", h);
+        d5_tensor_free(&y);
+    }
+    cast_opset = 0;
+    /* CastLike follows its own opset alike. */
+    const float x = 0.48033666610717773f;
+    const uint16_t like_bits = 0;
+    for (int k = 0; k < 2; k++) {
+        d5_tensor in[2] = {raw(D5_F32, 1, &x), raw(D5_BF16, 1, &like_bits)}, y;
+        d5_attr a = attr_int("__opset", k ? 19 : 15);
+        d5_attrs attrs = {&a, 1};
+        run_op("CastLike", "ref", in, 2, &attrs, &y, 1);
+        cr_expect_eq(((uint16_t *)y.data)[0], k ? 0x3EF6 : 0x3EF5, "CastLike at opset %d",
+                     k ? 19 : 15);
+        d5_tensor_free(&y);
+        d5_tensor_free(&in[0]);
+        d5_tensor_free(&in[1]);
+    }
 }
 
 Test(ref_cast, types_d5_does_not_have)
