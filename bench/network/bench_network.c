@@ -65,6 +65,7 @@ static const bench_case cases[] = {
     {"bert", 1, "test_bert_b1/model.onnx", 1000, "bert_b1"},
     {"bert", 8, "test_bert_b8/model.onnx", 1000, "bert_b8"},
     {"gpt2", 4, "test_gpt2_b4/model.onnx", 1000, "gpt2_b4"},
+    {"gpt2-s1024", 1, "test_gpt2_s1024_b1/model.onnx", 1000, "gpt2_s1024_b1"},
     {"vit", 16, "test_vit_b16/model.onnx", 0, "vit_b16"},
     {"bert-base", 1, NULL, 1000, "bert-base_b1"},
     {"gpt2-small", 1, NULL, 1000, "gpt2-small_b1"},
@@ -340,8 +341,8 @@ int main(int argc, char **argv)
          "the folder bench/network/transformers.py wrote (default: skip those cases)", 0, 0},
         {"cases", CLI_STRING, &only, "LIST",
          "only these inference cases, comma-separated (lenet_b1, lenet_b64, resnet20_b32, "
-         "resnet18_b1, resnet50_b1, resnet18-cifar_b32, bert_b1, bert_b8, gpt2_b4, vit_b16, "
-         "bert-base_b1, gpt2-small_b1, vit-b16_b1); "
+         "resnet18_b1, resnet50_b1, resnet18-cifar_b32, bert_b1, bert_b8, gpt2_b4, gpt2_s1024_b1, "
+         "vit_b16, bert-base_b1, gpt2-small_b1, vit-b16_b1); "
          "skips the load and FrameworkOverhead parts",
          0, 0},
         {"optimize", CLI_STRING, &optimize, "none|basic|all",
