@@ -190,7 +190,9 @@ typedef struct chunk {
 
 static carrier carrier_of(d5_dtype t)
 {
-    return d5_dtype_is_float(t) ? C_FLOAT : t == D5_U64 ? C_UINT : C_INT;
+    return d5_dtype_is_float(t) || d5_dtype_is_minifloat(t) ? C_FLOAT
+           : t == D5_U64                                    ? C_UINT
+                                                            : C_INT;
 }
 
 #define LOAD(FIELD, T, EXPR)                                                                       \
@@ -216,6 +218,16 @@ static void load(const void *src, d5_dtype t, size_t off, size_t k, chunk *c)
     case D5_U16: LOAD(i, uint16_t, p[j]); break;
     case D5_U32: LOAD(i, uint32_t, p[j]); break;
     case D5_U64: LOAD(u, uint64_t, p[j]); break;
+    case D5_F8E4M3FN:
+    case D5_F8E4M3FNUZ:
+    case D5_F8E5M2:
+    case D5_F8E5M2FNUZ:
+    case D5_F8E8M0:
+    case D5_F4E2M1: LOAD(f, uint8_t, d5_f64_from_narrow(t, p[j])); break;
+    case D5_I4:
+    case D5_I2: LOAD(i, int8_t, p[j]); break;
+    case D5_U4:
+    case D5_U2: LOAD(i, uint8_t, p[j]); break;
     case D5_DTYPE_INVALID:
     case D5_DTYPE_COUNT: break;
     }
@@ -312,6 +324,18 @@ static void store(const chunk *c, void *dst, d5_dtype t, size_t off, size_t k)
     case D5_U16: STORE(uint16_t, int_in(c, j, 0, UINT16_MAX)); break;
     case D5_U32: STORE(uint32_t, int_in(c, j, 0, UINT32_MAX)); break;
     case D5_U64: STORE(uint64_t, uint64_in(c, j)); break;
+    case D5_F8E4M3FN:
+    case D5_F8E4M3FNUZ:
+    case D5_F8E5M2:
+    case D5_F8E5M2FNUZ:
+    case D5_F4E2M1: STORE(uint8_t, d5_narrow_from_f64(t, half_source(c, j), 0)); break;
+    case D5_F8E8M0:
+        STORE(uint8_t, d5_f8e8m0_from_f32((float)half_source(c, j), 1, D5_ROUND_UP));
+        break;
+    case D5_I4: STORE(int8_t, int_in(c, j, -8, 7)); break;
+    case D5_U4: STORE(uint8_t, int_in(c, j, 0, 15)); break;
+    case D5_I2: STORE(int8_t, int_in(c, j, -2, 1)); break;
+    case D5_U2: STORE(uint8_t, int_in(c, j, 0, 3)); break;
     case D5_DTYPE_INVALID:
     case D5_DTYPE_COUNT: break;
     }

@@ -9,10 +9,12 @@
 /* ---- Data types ---- */
 
 static const char *const type_names[] = {
-    "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
-    "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
-    "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
-    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",     "FLOAT4E2M1"};
+    "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+    "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+    "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+    "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+    "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+    "UINT2",          "INT2"};
 
 const char *d5__onnx_type_name(int32_t onnx_type, char *buf, size_t size)
 {
@@ -21,6 +23,21 @@ const char *d5__onnx_type_name(int32_t onnx_type, char *buf, size_t size)
     snprintf(buf, size, "%d (unknown)", (int)onnx_type);
     return buf;
 }
+
+/* The data types that came after the onnx.proto d5 is built with (ONNX
+ * 1.14 to 1.20): TensorProto.DataType numbers. */
+enum {
+    ONNX_FLOAT8E4M3FN = 17,
+    ONNX_FLOAT8E4M3FNUZ = 18,
+    ONNX_FLOAT8E5M2 = 19,
+    ONNX_FLOAT8E5M2FNUZ = 20,
+    ONNX_UINT4 = 21,
+    ONNX_INT4 = 22,
+    ONNX_FLOAT4E2M1 = 23,
+    ONNX_FLOAT8E8M0 = 24,
+    ONNX_UINT2 = 25,
+    ONNX_INT2 = 26
+};
 
 /* Pairs of (ONNX data type, d5 dtype). */
 static const struct {
@@ -40,6 +57,16 @@ static const struct {
     {ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, D5_U16},
     {ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, D5_U32},
     {ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, D5_U64},
+    {ONNX_FLOAT8E4M3FN, D5_F8E4M3FN},
+    {ONNX_FLOAT8E4M3FNUZ, D5_F8E4M3FNUZ},
+    {ONNX_FLOAT8E5M2, D5_F8E5M2},
+    {ONNX_FLOAT8E5M2FNUZ, D5_F8E5M2FNUZ},
+    {ONNX_FLOAT8E8M0, D5_F8E8M0},
+    {ONNX_FLOAT4E2M1, D5_F4E2M1},
+    {ONNX_INT4, D5_I4},
+    {ONNX_UINT4, D5_U4},
+    {ONNX_INT2, D5_I2},
+    {ONNX_UINT2, D5_U2},
 };
 _Static_assert(sizeof type_map / sizeof type_map[0] == D5_DTYPE_COUNT - 1,
                "every d5 dtype needs an ONNX data type");
@@ -78,6 +105,34 @@ static void swap_elements(void *data, size_t bytes, size_t esize)
         }
 }
 
+/* ---- The sub-byte types: packed in files, one element a byte in memory ---- */
+
+/* Bytes of numel elements of dt in a file: two 4-bit or four 2-bit elements
+ * a byte, the first in the low bits. */
+static size_t file_bytes(d5_dtype dt, size_t numel)
+{
+    int bits = d5_dtype_bits(dt);
+    return bits < 8 ? (numel * (size_t)bits + 7) / 8 : numel * d5_dtype_size(dt);
+}
+
+static void unpack(d5_dtype dt, const uint8_t *src, uint8_t *dst, size_t numel)
+{
+    unsigned bits = (unsigned)d5_dtype_bits(dt), per = 8 / bits, mask = (1u << bits) - 1;
+    unsigned sign = dt == D5_I4 || dt == D5_I2 ? 1u << (bits - 1) : 0;
+    for (size_t i = 0; i < numel; i++) {
+        unsigned v = (src[i / per] >> (bits * (i % per))) & mask;
+        dst[i] = (uint8_t)(sign ? (uint8_t)(int8_t)((int)(v ^ sign) - (int)sign) : v);
+    }
+}
+
+static void pack(d5_dtype dt, const uint8_t *src, uint8_t *dst, size_t numel)
+{
+    unsigned bits = (unsigned)d5_dtype_bits(dt), per = 8 / bits, mask = (1u << bits) - 1;
+    memset(dst, 0, file_bytes(dt, numel));
+    for (size_t i = 0; i < numel; i++)
+        dst[i / per] = (uint8_t)(dst[i / per] | ((src[i] & mask) << (bits * (i % per))));
+}
+
 /* ---- TensorProto -> d5_tensor ---- */
 
 /* The typed field that holds values of dtype dt, and its count: float_data
@@ -107,17 +162,17 @@ static void int32_range(d5_dtype dt, int64_t *lo, int64_t *hi)
     case D5_U16:
     case D5_F16:
     case D5_BF16: *lo = 0, *hi = UINT16_MAX; break;
-    default: *lo = INT32_MIN, *hi = INT32_MAX; break; /* int32, bool */
+    case D5_I32:
+    case D5_BOOL: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    default: *lo = 0, *hi = UINT8_MAX; break; /* float8 and float4 codes, packed sub-byte values */
     }
 }
 
 /* Copies the values of the typed field into t (of numel elements), checking
  * that each fits the tensor's type. */
 static d5_status copy_typed(const Onnx__TensorProto *tp, const char *what, const char *dbuf,
-                            d5_tensor *t, size_t numel)
+                            d5_dtype dt, void *dst, size_t numel)
 {
-    d5_dtype dt = (d5_dtype)t->desc.dtype;
-    void *dst = t->data;
     size_t bytes = numel * d5_dtype_size(dt);
     switch (dt) {
     case D5_F32: memcpy(dst, tp->float_data, bytes); return D5_OK;
@@ -150,7 +205,10 @@ static d5_status copy_typed(const Onnx__TensorProto *tp, const char *what, const
         case D5_I16: ((int16_t *)dst)[i] = (int16_t)v; break;
         case D5_I32: ((int32_t *)dst)[i] = v; break;
         case D5_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
-        default: ((uint16_t *)dst)[i] = (uint16_t)v; break; /* uint16, float16, bfloat16 */
+        case D5_U16:
+        case D5_F16:
+        case D5_BF16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+        default: ((uint8_t *)dst)[i] = (uint8_t)v; break; /* codes and packed bytes */
         }
     }
     return D5_OK;
@@ -215,13 +273,27 @@ d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *ba
     d5_status s = check_desc(tp, what, &desc, &bytes);
     if (s != D5_OK) return s;
     d5_dtype dt = (d5_dtype)desc.dtype;
-    size_t esize = d5_dtype_size(dt), numel = bytes / esize;
+    size_t esize = d5_dtype_size(dt), numel = bytes / esize, fbytes = file_bytes(dt, numel);
+    int packed = d5_dtype_bits(dt) < 8; /* the file holds fbytes of packed elements */
     char dbuf[200];
     d5_tensor_desc_format(&desc, dbuf, sizeof dbuf);
 
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        s = d5__onnx_external_read(tp, base_dir, what, &desc, bytes, out);
-        if (s == D5_OK) swap_elements(out->data, bytes, esize);
+        if (!packed) {
+            s = d5__onnx_external_read(tp, base_dir, what, &desc, bytes, out);
+            if (s == D5_OK) swap_elements(out->data, bytes, esize);
+            return s;
+        }
+        d5_tensor_desc pd = {.dtype = D5_U8, .ndim = 1, .shape = {(int64_t)fbytes}};
+        d5_tensor p, t;
+        s = d5__onnx_external_read(tp, base_dir, what, &pd, fbytes, &p);
+        if (s != D5_OK) return s;
+        s = d5_tensor_alloc(&desc, &t);
+        if (s == D5_OK) {
+            unpack(dt, p.data, t.data, numel);
+            *out = t;
+        }
+        d5_tensor_free(&p);
         return s;
     }
     if (tp->has_data_location && tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT)
@@ -230,33 +302,45 @@ d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *ba
 
     size_t count = 0;
     const char *field = NULL;
+    size_t want = packed ? fbytes : numel; /* int32_data holds a packed byte each */
     if (tp->has_raw_data) {
-        if (tp->raw_data.len != bytes)
-            return d5_error(D5_ERR_FORMAT, "%s %s has %zu bytes of raw_data, expected %zu", what,
-                            dbuf, tp->raw_data.len, bytes);
+        if (tp->raw_data.len != fbytes)
+            return d5_error(D5_ERR_FORMAT, "%s %s has %zu bytes of raw_data, expected %zu%s", what,
+                            dbuf, tp->raw_data.len, fbytes,
+                            packed ? " (packed, the first element in the low bits)" : "");
     } else {
         field = typed_field(tp, dt, &count);
-        if (count != numel) {
+        if (count != want) {
             size_t other_count;
             const char *other = any_typed_field(tp, &other_count);
             if (count == 0 && other)
                 return d5_error(D5_ERR_FORMAT,
                                 "%s %s has its %zu values in %s, expected %zu in raw_data or %s",
-                                what, dbuf, other_count, other, numel, field);
-            return d5_error(D5_ERR_FORMAT, "%s %s has %zu values in %s, expected %zu", what, dbuf,
-                            count, field, numel);
+                                what, dbuf, other_count, other, want, field);
+            return d5_error(D5_ERR_FORMAT, "%s %s has %zu values in %s, expected %zu%s", what, dbuf,
+                            count, field, want, packed ? " (packed bytes)" : "");
         }
     }
 
     d5_tensor t;
     s = d5_tensor_alloc(&desc, &t);
     if (s != D5_OK) return d5_error(s, "%s %s: out of memory for %zu bytes", what, dbuf, bytes);
-    if (tp->has_raw_data) {
+    if (tp->has_raw_data && packed) {
+        unpack(dt, tp->raw_data.data, t.data, numel);
+    } else if (tp->has_raw_data) {
         if (bytes) memcpy(t.data, tp->raw_data.data, bytes);
         swap_elements(t.data, bytes, esize);
         if (dt == D5_BOOL)
             for (size_t i = 0; i < numel; i++) ((uint8_t *)t.data)[i] = ((uint8_t *)t.data)[i] != 0;
-    } else if (numel && (s = copy_typed(tp, what, dbuf, &t, numel)) != D5_OK) {
+    } else if (packed && numel) {
+        uint8_t *p = d5_alloc(fbytes, "packed elements");
+        s = p ? copy_typed(tp, what, dbuf, dt, p, fbytes) : D5_ERR_NOMEM;
+        if (s == D5_OK) unpack(dt, p, t.data, numel);
+        d5_free(p);
+    } else if (numel) {
+        s = copy_typed(tp, what, dbuf, dt, t.data, numel);
+    }
+    if (s != D5_OK) {
         d5_tensor_free(&t);
         return s;
     }
@@ -286,7 +370,16 @@ d5_status d5__onnx_tensor_to_proto(const d5_tensor_desc *desc, const void *data,
     tp->has_raw_data = 1;
     tp->raw_data.len = bytes;
     tp->raw_data.data = (uint8_t *)data;
-    size_t esize = d5_dtype_size((d5_dtype)desc->dtype);
+    d5_dtype dt = (d5_dtype)desc->dtype;
+    size_t esize = d5_dtype_size(dt);
+    if (d5_dtype_bits(dt) < 8) { /* packed, the first element in the low bits */
+        size_t numel = bytes / esize;
+        tp->raw_data.len = file_bytes(dt, numel);
+        tp->raw_data.data = d5__arena_alloc(arena, tp->raw_data.len ? tp->raw_data.len : 1);
+        if (!tp->raw_data.data) return D5_ERR_NOMEM;
+        pack(dt, data, tp->raw_data.data, numel);
+        return D5_OK;
+    }
     if (bytes && esize > 1 && !host_is_little_endian()) {
         tp->raw_data.data = d5__arena_alloc(arena, bytes);
         if (!tp->raw_data.data) return D5_ERR_NOMEM;

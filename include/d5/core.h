@@ -87,7 +87,17 @@ D5_API void d5_error_clear(void);
     X(BOOL, "bool", 1)                                                                             \
     X(U16, "uint16", 2)                                                                            \
     X(U32, "uint32", 4)                                                                            \
-    X(U64, "uint64", 8)
+    X(U64, "uint64", 8)                                                                            \
+    X(F8E4M3FN, "float8e4m3fn", 1)                                                                 \
+    X(F8E4M3FNUZ, "float8e4m3fnuz", 1)                                                             \
+    X(F8E5M2, "float8e5m2", 1)                                                                     \
+    X(F8E5M2FNUZ, "float8e5m2fnuz", 1)                                                             \
+    X(F8E8M0, "float8e8m0", 1)                                                                     \
+    X(F4E2M1, "float4e2m1", 1)                                                                     \
+    X(I4, "int4", 1)                                                                               \
+    X(U4, "uint4", 1)                                                                              \
+    X(I2, "int2", 1)                                                                               \
+    X(U2, "uint2", 1)
 
 typedef enum d5_dtype {
     D5_DTYPE_INVALID = 0,
@@ -105,6 +115,42 @@ D5_API size_t d5_dtype_size(d5_dtype t);
 D5_API D5_NODISCARD d5_status d5_dtype_parse(const char *name, d5_dtype *out);
 /* 1 for the floating-point types (float32, float64, float16, bfloat16), 0 else. */
 D5_API int d5_dtype_is_float(d5_dtype t);
+
+/* ---- The narrow types ------------------------------------------------------- */
+
+/* ONNX's float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0), float4 (E2M1) and
+ * 4- and 2-bit integers. In memory one element takes one byte: a float8 or
+ * float4 code as it is (float4 in the low four bits), int4 and int2 as int8
+ * values (-8..7, -2..1), uint4 and uint2 as uint8 (0..15, 0..3). ONNX files
+ * pack the sub-byte ones two or four to a byte. */
+/* Bits of one element in an ONNX file: 2, 4, 8, 16, 32 or 64 (0: invalid). */
+D5_API int d5_dtype_bits(d5_dtype t);
+/* 1 for the float8 and float4 types. */
+D5_API int d5_dtype_is_minifloat(d5_dtype t);
+/* The value of a float8 or float4 code (NaN for a NaN code). */
+D5_API double d5_f64_from_narrow(d5_dtype t, uint8_t code);
+/* The code nearest x, ties to even, for float8 E4M3FN, E4M3FNUZ, E5M2,
+ * E5M2FNUZ and float4 E2M1: ONNX's Cast rules. Past the largest finite value
+ * (after rounding) saturate gives it (with x's sign); otherwise E5M2 gives
+ * infinity and the others NaN, as infinities do. float4 always saturates,
+ * and makes NaN 6. -0 stays -0 except in the FNUZ types. E8M0: as
+ * d5_f8e8m0_from_f32 rounding up. */
+D5_API uint8_t d5_narrow_from_f64(d5_dtype t, double x, int saturate);
+
+/* How Cast rounds to float8 E8M0 (attribute round_mode). */
+typedef enum d5_round_mode {
+    D5_ROUND_UP = 0,
+    D5_ROUND_DOWN = 1,
+    D5_ROUND_NEAREST = 2
+} d5_round_mode;
+/* "up", "down" or "nearest"; D5_ERR_INVALID otherwise. */
+D5_API D5_NODISCARD d5_status d5_round_mode_parse(const char *text, d5_round_mode *mode);
+/* The E8M0 code of x (its sign ignored), ONNX's rule on the bits of the
+ * float32: the exponent field, one more when `mode` rounds up (up: any
+ * fraction; nearest: the guard bit with the round or sticky bits or a
+ * nonzero exponent), never past 254 under saturation (255 otherwise: NaN);
+ * NaN and infinities give 255. */
+D5_API uint8_t d5_f8e8m0_from_f32(float x, int saturate, d5_round_mode mode);
 
 /* ---- Half precision and conversions ----------------------------------------- */
 
@@ -130,7 +176,10 @@ D5_API float d5_f32_from_bf16(uint16_t h);
  *     the type's ends (infinities too), NaN to 0;
  *   - integer to integer: the value, saturated at the target's ends;
  *   - to bool: 1 for any nonzero value (NaN included), else 0; bool reads as
- *     0 or 1.
+ *     0 or 1;
+ *   - to float8 and float4: d5_narrow_from_f64 without saturation (NaN where
+ *     the type has no infinity; float4 saturates); to E8M0 rounding up,
+ *     saturated, as Cast's defaults.
  * ONNX's Cast follows numpy instead (integers wrap): see the ref Cast.
  * D5_ERR_INVALID for an unknown dtype or NULL buffers with n > 0. */
 D5_API D5_NODISCARD d5_status d5_convert(const void *src, d5_dtype src_dtype, void *dst,

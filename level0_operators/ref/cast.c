@@ -1,8 +1,8 @@
-/* Cast (ONNX opsets 1, 6, 9, 13, 19; opset 19's saturate only concerns
- * float8 types, which d5 does not have): converts the input to the data type `to`, a
- * TensorProto data type number (a type name such as "FLOAT" in opset 1).
- * Every pair of d5's thirteen types is supported; STRING, complex, float8 and
- * 4-bit types are not d5 types and are refused by name.
+/* Cast (ONNX opsets 1, 6, 9, 13, 19, 21, 23, 24): converts the input to the
+ * data type `to`, a TensorProto data type number (a type name such as
+ * "FLOAT" in opset 1). Every pair of d5's types is supported, the float8,
+ * float4, int4 and int2 types of opsets 19 to 24 included; STRING and
+ * complex are not d5 types and are refused by name.
  *
  * Unlike the other reference operators, Cast works on the tensors' own types
  * rather than through doubles, so that 64-bit integers convert exactly. The
@@ -32,18 +32,35 @@
  *     INT32_MIN, NaN -> uint8 0.
  *   - integer to integer: two's complement wrapping (keeps the low bits).
  *   - anything to bool: nonzero (NaN is true); bool to anything: 0 or 1.
+ *   - to float8 E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ and float4 E2M1: the nearest
+ *     value, ties to even; past the largest finite value (after rounding)
+ *     the largest value when `saturate` (the default), else infinity (E5M2)
+ *     or NaN; float4 always saturates and makes NaN 6 (d5_narrow_from_f64).
+ *   - to float8 E8M0: ONNX's rule on the float32's bits with `round_mode`
+ *     (up, the default; down; nearest) and `saturate` (d5_f8e8m0_from_f32).
+ *   - floating point to int4, uint4, int2, uint2: rounded to the nearest
+ *     integer, ties to even (ONNX's int4 and int2 pages); out of range (which
+ *     the operator's page leaves undefined) clipped to the type's range in
+ *     opsets 21 to 23, as ONNX's reference of those opsets and its test data
+ *     (ONNX 1.17, 1.18: -9 -> int4 -8), and the low bits from opset 24 on, as
+ *     ONNX 1.19 and after (-9 -> 7). Integers: the low bits. Narrow types
+ *     widen exactly.
  *
  * Gradient: converted from the output's type to the input's when both are
  * floating point; otherwise none flows (the input gradient is zero).
  * https://onnx.ai/onnx/operators/onnx__Cast.html */
 #include "util.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct cast {
     int32_t from, to;
     int64_t numel;
-    int bf16_nearest; /* opset 19 on: to bfloat16 rounds to nearest even */
+    int bf16_nearest;       /* opset 19 on: to bfloat16 rounds to nearest even */
+    int saturate;           /* to float8: out of range gives the largest value */
+    int clip_small;         /* opsets 21 to 23: floating point to 4 and 2 bits clipped */
+    d5_round_mode rounding; /* to float8 E8M0 */
 } cast;
 
 /* ONNX TensorProto.DataType numbers, their names, and the d5 type of each
@@ -53,14 +70,32 @@ static const struct {
     const char *name;
     int32_t dtype;
 } types[] = {
-    {1, "FLOAT", D5_F32},      {2, "UINT8", D5_U8},       {3, "INT8", D5_I8},
-    {4, "UINT16", D5_U16},     {5, "INT16", D5_I16},      {6, "INT32", D5_I32},
-    {7, "INT64", D5_I64},      {8, "STRING", 0},          {9, "BOOL", D5_BOOL},
-    {10, "FLOAT16", D5_F16},   {11, "DOUBLE", D5_F64},    {12, "UINT32", D5_U32},
-    {13, "UINT64", D5_U64},    {14, "COMPLEX64", 0},      {15, "COMPLEX128", 0},
-    {16, "BFLOAT16", D5_BF16}, {17, "FLOAT8E4M3FN", 0},   {18, "FLOAT8E4M3FNUZ", 0},
-    {19, "FLOAT8E5M2", 0},     {20, "FLOAT8E5M2FNUZ", 0}, {21, "UINT4", 0},
-    {22, "INT4", 0},           {23, "FLOAT4E2M1", 0},
+    {1, "FLOAT", D5_F32},
+    {2, "UINT8", D5_U8},
+    {3, "INT8", D5_I8},
+    {4, "UINT16", D5_U16},
+    {5, "INT16", D5_I16},
+    {6, "INT32", D5_I32},
+    {7, "INT64", D5_I64},
+    {8, "STRING", 0},
+    {9, "BOOL", D5_BOOL},
+    {10, "FLOAT16", D5_F16},
+    {11, "DOUBLE", D5_F64},
+    {12, "UINT32", D5_U32},
+    {13, "UINT64", D5_U64},
+    {14, "COMPLEX64", 0},
+    {15, "COMPLEX128", 0},
+    {16, "BFLOAT16", D5_BF16},
+    {17, "FLOAT8E4M3FN", D5_F8E4M3FN},
+    {18, "FLOAT8E4M3FNUZ", D5_F8E4M3FNUZ},
+    {19, "FLOAT8E5M2", D5_F8E5M2},
+    {20, "FLOAT8E5M2FNUZ", D5_F8E5M2FNUZ},
+    {21, "UINT4", D5_U4},
+    {22, "INT4", D5_I4},
+    {23, "FLOAT4E2M1", D5_F4E2M1},
+    {24, "FLOAT8E8M0", D5_F8E8M0},
+    {25, "UINT2", D5_U2},
+    {26, "INT2", D5_I2},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -70,6 +105,16 @@ int64_t d5__cast_onnx_type(int32_t dtype)
 {
     for (size_t k = 0; k < NTYPES; k++)
         if (types[k].dtype && types[k].dtype == dtype) return types[k].onnx;
+    return 0;
+}
+
+/* The d5 type of an ONNX data type number (QuantizeLinear's output_dtype); 0
+ * for none. */
+int32_t d5__cast_d5_type(int64_t onnx);
+int32_t d5__cast_d5_type(int64_t onnx)
+{
+    for (size_t k = 0; k < NTYPES; k++)
+        if (types[k].onnx == onnx) return types[k].dtype;
     return 0;
 }
 
@@ -110,15 +155,23 @@ static d5_status cast_create(const d5_op_create_args *args, void **state)
         return d5_error(D5_ERR_INVALID, "Cast: input 0 has invalid data type %d",
                         (int)in[0].desc.dtype);
     size_t row = 0;
-    int64_t opset;
+    int64_t opset, saturate;
+    const char *round_mode = NULL;
+    d5_round_mode rounding = D5_ROUND_UP;
     d5_status s = target_row(attrs, &row);
     if (s == D5_OK) s = d5__ref_opset("Cast", attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "saturate", 1, &saturate);
+    if (s == D5_OK) s = d5_attrs_string(attrs, "round_mode", "up", &round_mode);
+    if (s == D5_OK && d5_round_mode_parse(round_mode, &rounding) != D5_OK)
+        s = d5_error(D5_ERR_INVALID,
+                     "Cast: attribute round_mode is '%s'; expected up, down or "
+                     "nearest",
+                     round_mode);
     if (s != D5_OK) return s;
     if (!types[row].dtype)
         return d5_error(D5_ERR_UNSUPPORTED,
                         "Cast: casting to %s (to = %lld) is not supported: d5 has no %s tensors "
-                        "(it has FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16, "
-                        "DOUBLE, UINT32, UINT64 and BFLOAT16)",
+                        "(it has every other ONNX type up to INT2 = 26)",
                         types[row].name, (long long)types[row].onnx, types[row].name);
     size_t bytes;
     d5_tensor_desc o = in[0].desc;
@@ -130,6 +183,9 @@ static d5_status cast_create(const d5_op_create_args *args, void **state)
     c->to = types[row].dtype;
     c->numel = d5_tensor_desc_numel(&o);
     c->bf16_nearest = opset >= 19;
+    c->saturate = saturate != 0;
+    c->clip_small = opset <= 23;
+    c->rounding = rounding;
     *state = c;
     out[0] = o;
     return D5_OK;
@@ -177,6 +233,10 @@ static void load_bits(const void *src, int32_t dt, size_t off, size_t k, uint64_
     case D5_U16: LOAD_UBITS(uint16_t); break;
     case D5_U32: LOAD_UBITS(uint32_t); break;
     case D5_U64: LOAD_UBITS(uint64_t); break;
+    case D5_I4:
+    case D5_I2: LOAD_BITS(int8_t); break;
+    case D5_U4:
+    case D5_U2: LOAD_UBITS(uint8_t); break;
     default: /* bool */
         for (size_t j = 0; j < k; j++) bits[j] = ((const uint8_t *)src)[off + j] != 0;
         break;
@@ -196,6 +256,21 @@ static void store_bits(const uint64_t *bits, void *dst, int32_t dt, size_t off, 
     case D5_U8: STORE_BITS(uint8_t); break;
     case D5_U16: STORE_BITS(uint16_t); break;
     case D5_U32: STORE_BITS(uint32_t); break;
+    case D5_I4: /* the low bits, sign-extended */
+    case D5_I2: {
+        unsigned bits_n = dt == D5_I4 ? 4u : 2u, sign = 1u << (bits_n - 1),
+                 mask = (1u << bits_n) - 1;
+        for (size_t j = 0; j < k; j++)
+            ((int8_t *)dst)[off + j] =
+                (int8_t)((int)(((unsigned)bits[j] & mask) ^ sign) - (int)sign);
+        break;
+    }
+    case D5_U4:
+        for (size_t j = 0; j < k; j++) ((uint8_t *)dst)[off + j] = (uint8_t)(bits[j] & 15u);
+        break;
+    case D5_U2:
+        for (size_t j = 0; j < k; j++) ((uint8_t *)dst)[off + j] = (uint8_t)(bits[j] & 3u);
+        break;
     default: STORE_BITS(uint64_t); break; /* uint64 */
     }
 }
@@ -224,22 +299,59 @@ static uint64_t float_bits(double x, int32_t to)
     }
 }
 
-static d5_status to_int(const void *src, int32_t from, void *dst, int32_t to, size_t n)
+/* Floating point to 4 or 2 bits: the nearest integer, ties to even; clipped
+ * to the type's range first (clip != 0) or left to wrap. */
+static uint64_t small_bits(double x, int32_t to, int clip)
+{
+    double lo = to == D5_I4   ? -8
+                : to == D5_I2 ? -2
+                              : 0,
+           hi = to == D5_I4   ? 7
+                : to == D5_U4 ? 15
+                : to == D5_I2 ? 1
+                              : 3;
+    if (clip) x = x < lo ? lo : x > hi ? hi : x; /* NaN stays */
+    return float_bits(nearbyint(x), to);
+}
+
+static d5_status to_int(const void *src, int32_t from, void *dst, int32_t to, size_t n, int clip)
 {
     uint64_t bits[CHUNK];
     double f[CHUNK];
     size_t size = d5_dtype_size((d5_dtype)from);
     for (size_t off = 0; off < n; off += CHUNK) {
         size_t k = n - off < CHUNK ? n - off : CHUNK;
-        if (d5_dtype_is_float((d5_dtype)from)) {
+        if (d5_dtype_is_float((d5_dtype)from) || d5_dtype_is_minifloat((d5_dtype)from)) {
             /* float16 and bfloat16 widen exactly: as numpy, through float32 */
             d5_status s = d5_convert((const char *)src + off * size, (d5_dtype)from, f, D5_F64, k);
             if (s != D5_OK) return s;
-            for (size_t j = 0; j < k; j++) bits[j] = float_bits(f[j], to);
+            int narrow = d5_dtype_bits((d5_dtype)to) < 8;
+            for (size_t j = 0; j < k; j++)
+                bits[j] = narrow ? small_bits(f[j], to, clip) : float_bits(f[j], to);
         } else {
             load_bits(src, from, off, k, bits);
         }
         store_bits(bits, dst, to, off, k);
+    }
+    return D5_OK;
+}
+
+/* ---- To float8 and float4 ---- */
+
+/* Through double (float32 for E8M0, as ONNX's rule reads its bits): the
+ * nearest code, saturated or not; E8M0 by its rounding mode. */
+static d5_status to_minifloat(const cast *c, const void *src, uint8_t *dst, size_t n)
+{
+    double f[CHUNK];
+    size_t size = d5_dtype_size((d5_dtype)c->from);
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t k = n - off < CHUNK ? n - off : CHUNK;
+        d5_status s = d5_convert((const char *)src + off * size, (d5_dtype)c->from, f, D5_F64, k);
+        if (s != D5_OK) return s;
+        for (size_t j = 0; j < k; j++)
+            dst[off + j] = c->to == D5_F8E8M0
+                               ? d5_f8e8m0_from_f32((float)f[j], c->saturate, c->rounding)
+                               : d5_narrow_from_f64((d5_dtype)c->to, f[j], c->saturate);
     }
     return D5_OK;
 }
@@ -250,11 +362,13 @@ static d5_status cast_forward(void *state, const d5_op_call *call)
     d5_tensor *out = call->outputs;
     const cast *c = state;
     size_t n = (size_t)c->numel;
+    if (d5_dtype_is_minifloat((d5_dtype)c->to) && c->from != c->to)
+        return to_minifloat(c, in[0].data, out[0].data, n);
     if (c->to == D5_BF16 && c->from != D5_BF16 && !c->bf16_nearest)
         return to_bf16(in[0].data, c->from, out[0].data, n);
     if (d5_dtype_is_float((d5_dtype)c->to) || c->to == D5_BOOL || c->from == c->to)
         return d5_convert(in[0].data, (d5_dtype)c->from, out[0].data, (d5_dtype)c->to, n);
-    return to_int(in[0].data, c->from, out[0].data, c->to, n);
+    return to_int(in[0].data, c->from, out[0].data, c->to, n, c->clip_small);
 }
 
 static d5_status cast_backward(void *state, const d5_op_call *call)

@@ -35,7 +35,9 @@ Test(dtype, unsigned_types_are_appended)
     cr_expect_eq(D5_U16, 11);
     cr_expect_eq(D5_U32, 12);
     cr_expect_eq(D5_U64, 13);
-    cr_expect_eq(D5_DTYPE_COUNT, 14);
+    cr_expect_eq(D5_F8E4M3FN, 14, "the narrow types come after");
+    cr_expect_eq(D5_U2, 23);
+    cr_expect_eq(D5_DTYPE_COUNT, 24);
     cr_expect_str_eq(d5_dtype_name(D5_U16), "uint16");
     cr_expect_str_eq(d5_dtype_name(D5_U32), "uint32");
     cr_expect_str_eq(d5_dtype_name(D5_U64), "uint64");
@@ -49,7 +51,20 @@ Test(dtype, unsigned_types_are_appended)
     cr_expect_eq(d5_dtype_parse("float8", &t), D5_ERR_NOTFOUND);
     cr_expect(strstr(d5_last_error(), "'float8' (expected one of float32, float64,"), "%s",
               d5_last_error());
-    cr_expect(strstr(d5_last_error(), "bool, uint16, uint32, uint64)"), "%s", d5_last_error());
+    cr_expect(strstr(d5_last_error(), "bool, uint16, uint32, uint64, float8e4m3fn,"), "%s",
+              d5_last_error());
+    cr_expect(strstr(d5_last_error(), "int4, uint4, int2, uint2)"), "%s", d5_last_error());
+    cr_expect_eq(d5_dtype_parse("float4e2m1", &t), D5_OK);
+    cr_expect_eq(t, D5_F4E2M1);
+    cr_expect_eq(d5_dtype_bits(D5_F4E2M1), 4);
+    cr_expect_eq(d5_dtype_bits(D5_U2), 2);
+    cr_expect_eq(d5_dtype_bits(D5_F8E8M0), 8);
+    cr_expect_eq(d5_dtype_bits(D5_F64), 64);
+    cr_expect_eq(d5_dtype_size(D5_I4), 1, "one element a byte in memory");
+    cr_expect(d5_dtype_is_minifloat(D5_F8E5M2) && d5_dtype_is_minifloat(D5_F8E8M0) &&
+              d5_dtype_is_minifloat(D5_F4E2M1) && !d5_dtype_is_minifloat(D5_I4) &&
+              !d5_dtype_is_minifloat(D5_F16));
+    cr_expect(!d5_dtype_is_float(D5_F8E4M3FN), "float8 is no compute type");
     cr_expect(d5_dtype_is_float(D5_F16) && d5_dtype_is_float(D5_BF16) &&
               d5_dtype_is_float(D5_F64) && d5_dtype_is_float(D5_F32));
     cr_expect(!d5_dtype_is_float(D5_U64) && !d5_dtype_is_float(D5_BOOL) &&

@@ -49,7 +49,10 @@ static void expect_bytes(d5_tensor *y, d5_dtype dt, int64_t n, const void *want,
 }
 
 /* ONNX's number of each d5 type, in d5's order. */
-static const int64_t onnx_of[D5_DTYPE_COUNT] = {0, 1, 11, 10, 16, 3, 2, 5, 6, 7, 9, 4, 12, 13};
+static const int64_t onnx_of[D5_DTYPE_COUNT] = {0,  1,  11, 10, 16, 3,  2,  5,  6,  7,  9,  4,
+                                                12, 13, 17, 18, 19, 20, 24, 23, 22, 21, 26, 25};
+/* The types before the narrow ones: each holds 0..100 exactly. */
+#define WIDE D5_F8E4M3FN
 
 /* Casts the n values of type `from` at src to `to` and asserts the bytes
  * of `want`, the message naming both types. */
@@ -96,8 +99,8 @@ static void put(void *buf, d5_dtype dt, int i, int v)
 Test(ref_cast, every_pair_keeps_small_values)
 {
     const int v[] = {0, 1, 2, 5, 100, 64};
-    for (int from = 1; from < D5_DTYPE_COUNT; from++)
-        for (int to = 1; to < D5_DTYPE_COUNT; to++) {
+    for (int from = 1; from < WIDE; from++)
+        for (int to = 1; to < WIDE; to++) {
             unsigned char in[6 * 8], want[6 * 8];
             for (int i = 0; i < 6; i++) {
                 put(in, (d5_dtype)from, i, from == D5_BOOL ? v[i] != 0 : v[i]);
@@ -240,8 +243,13 @@ Test(ref_cast, to_bfloat16_truncates_before_opset_19)
  * 1, 1 + 1.5 ulp to the even 1 + 2 ulp; 3.4e38 overflows to infinity. */
 Test(ref_cast, to_bfloat16_rounds_to_nearest_even_from_opset_19)
 {
-    const float f[] = {0.48033666610717773f, 1 + 0x1p-8f + 0x1p-9f, -1 - 0x1p-8f - 0x1p-9f,
-                       1 + 0x1p-8f, 1 + 0x1p-7f + 0x1p-8f, INFINITY, 3.4e38f};
+    const float f[] = {0.48033666610717773f,
+                       1 + 0x1p-8f + 0x1p-9f,
+                       -1 - 0x1p-8f - 0x1p-9f,
+                       1 + 0x1p-8f,
+                       1 + 0x1p-7f + 0x1p-8f,
+                       INFINITY,
+                       3.4e38f};
     const uint16_t b[] = {0x3EF6, 0x3F81, 0xBF81, 0x3F80, 0x3F82, 0x7F80, 0x7F80};
     const int64_t opsets[3] = {19, 21, 0};
     for (int k = 0; k < 3; k++) {
@@ -281,10 +289,9 @@ Test(ref_cast, types_d5_does_not_have)
     } cases[] = {
         {8, D5_ERR_UNSUPPORTED, "Cast: casting to STRING (to = 8) is not supported"},
         {14, D5_ERR_UNSUPPORTED, "casting to COMPLEX64 (to = 14)"},
-        {17, D5_ERR_UNSUPPORTED, "casting to FLOAT8E4M3FN (to = 17)"},
-        {22, D5_ERR_UNSUPPORTED, "casting to INT4 (to = 22)"},
+        {15, D5_ERR_UNSUPPORTED, "casting to COMPLEX128 (to = 15)"},
         {0, D5_ERR_INVALID, "Cast: attribute 'to' is 0, not an ONNX data type"},
-        {99, D5_ERR_INVALID, "attribute 'to' is 99, not an ONNX data type"},
+        {99, D5_ERR_INVALID, "attribute 'to' is 99, not an ONNX data type (1..26)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         d5_attr a = attr_int("to", cases[i].to);
@@ -356,10 +363,11 @@ Test(ref_cast, gradients)
     d5_tensor_free(&in[1]);
 }
 
-/* CastLike takes `to` from its second input's type, for every type. */
+/* CastLike takes `to` from its second input's type, for every type (the
+ * narrow ones: test_narrow_types.c). */
 Test(ref_cast, castlike_every_target)
 {
-    for (int to = 1; to < D5_DTYPE_COUNT; to++) {
+    for (int to = 1; to < WIDE; to++) {
         unsigned char like[8] = {0}, want[3 * 8];
         d5_tensor in[2] = {raw(D5_I32, 3, (const int32_t[]){0, 1, 100}),
                            raw((d5_dtype)to, 1, like)};
@@ -375,7 +383,7 @@ Test(ref_cast, castlike_every_target)
 /* d5_tensor_fill_uniform fills tensors of every type through d5_convert. */
 Test(ref_cast, fill_uniform_every_type)
 {
-    for (int dt = 1; dt < D5_DTYPE_COUNT; dt++) {
+    for (int dt = 1; dt < WIDE; dt++) {
         int64_t n = 300;
         d5_tensor t;
         d5_tensor_desc d;
@@ -395,4 +403,159 @@ Test(ref_cast, fill_uniform_every_type)
             cr_expect_gt(distinct, 50, "%s", d5_dtype_name((d5_dtype)dt));
         d5_tensor_free(&t);
     }
+}
+
+/* ---- The narrow types through the operator ---- */
+
+#include "../core/narrow_reference.h"
+
+/* Cast of float32 inputs (bit patterns) to ONNX type `to` with the extra
+ * attributes; the output bytes. */
+static d5_tensor cast_bits(const uint32_t *bits, int64_t n, int64_t to, const d5_attr *extra,
+                           int32_t nextra)
+{
+    d5_attr a[4] = {attr_int("to", to)};
+    for (int32_t i = 0; i < nextra; i++) a[1 + i] = extra[i];
+    d5_attrs attrs = {a, 1 + nextra};
+    d5_tensor x = raw(D5_F32, n, bits), y;
+    run_op("Cast", "ref", &x, 1, &attrs, &y, 1);
+    d5_tensor_free(&x);
+    return y;
+}
+
+/* Cast to float8 follows ONNX's conversions (test_narrow.c checks the
+ * functions themselves), its `saturate` attribute defaulting to 1. Without
+ * saturation only the inputs where ONNX 1.18's helper departs from the
+ * Cast page are skipped here. */
+Test(ref_cast, to_float8_saturated_or_not)
+{
+    const struct {
+        int64_t to;
+        const uint32_t *in;
+        const uint8_t *sat1, *sat0;
+        int64_t n;
+    } cases[] = {
+        {17, e4m3fn_in, e4m3fn_sat1, e4m3fn_sat0, sizeof e4m3fn_in / 4},
+        {18, e4m3fnuz_in, e4m3fnuz_sat1, e4m3fnuz_sat0, sizeof e4m3fnuz_in / 4},
+        {19, e5m2_in, e5m2_sat1, e5m2_sat0, sizeof e5m2_in / 4},
+        {20, e5m2fnuz_in, e5m2fnuz_sat1, e5m2fnuz_sat0, sizeof e5m2fnuz_in / 4},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        d5_attr sat0 = attr_int("saturate", 0);
+        d5_tensor y1 = cast_bits(cases[k].in, cases[k].n, cases[k].to, NULL, 0);
+        d5_tensor y0 = cast_bits(cases[k].in, cases[k].n, cases[k].to, &sat0, 1);
+        for (int64_t i = 0; i < cases[k].n; i++) {
+            cr_expect_eq(((uint8_t *)y1.data)[i], cases[k].sat1[i], "to = %lld, input %lld",
+                         (long long)cases[k].to, (long long)i);
+            float x;
+            memcpy(&x, &cases[k].in[i], sizeof x);
+            float a = fabsf(x);
+            int departs = (cases[k].to == 17 && a > 480 && a < 496) ||
+                          (cases[k].to == 19 && a > 61440 && a < 65536);
+            if (!departs)
+                cr_expect_eq(((uint8_t *)y0.data)[i], cases[k].sat0[i],
+                             "to = %lld, saturate 0, input %g", (long long)cases[k].to, (double)x);
+        }
+        d5_tensor_free(&y1);
+        d5_tensor_free(&y0);
+    }
+    /* float4 (23) always saturates; E8M0 (24) by round_mode. */
+    d5_tensor y = cast_bits(e2m1_in, sizeof e2m1_in / 4, 23, NULL, 0);
+    cr_expect(memcmp(y.data, e2m1_code, sizeof e2m1_code) == 0, "float4");
+    d5_tensor_free(&y);
+    d5_attr modes[2] = {attr_string("round_mode", "nearest"), attr_int("saturate", 0)};
+    y = cast_bits(e8m0_in, sizeof e8m0_in / 4, 24, modes, 2);
+    cr_expect(memcmp(y.data, e8m0_nearest_sat0, sizeof e8m0_nearest_sat0) == 0, "e8m0 nearest");
+    d5_tensor_free(&y);
+    y = cast_bits(e8m0_in, sizeof e8m0_in / 4, 24, NULL, 0);
+    cr_expect(memcmp(y.data, e8m0_up_sat1, sizeof e8m0_up_sat1) == 0, "e8m0 up, saturated");
+    d5_tensor_free(&y);
+    d5_attr bad = attr_string("round_mode", "odd");
+    d5_tensor x = raw(D5_F32, 1, (const float[]){1}), z;
+    d5_attr a[2] = {attr_int("to", 24), bad};
+    d5_attrs attrs = {a, 2};
+    cr_expect_eq(try_op("Cast", "ref", &x, 1, &attrs, &z, 1), D5_ERR_INVALID);
+    cr_expect(strstr(d5_last_error(), "round_mode is 'odd'"), "%s", d5_last_error());
+    d5_tensor_free(&x);
+}
+
+/* Floating point to int4 and uint4: rounded half to even and clipped in
+ * opsets 21 to 23 (ONNX 1.18's reference), the low bits from opset 24 on
+ * (ONNX 1.19 and after: -9 -> int4 7); integers always keep the low bits. */
+Test(ref_cast, to_int4_by_opset)
+{
+    int64_t n = sizeof int4_in / 4;
+    for (int k = 0; k < 2; k++) {
+        d5_attr op = attr_int("__opset", 23);
+        d5_tensor y = cast_bits(int4_in, n, k ? 21 : 22, &op, 1);
+        const int *want = k ? uint4_clipped : int4_clipped;
+        for (int64_t i = 0; i < n; i++) {
+            int got = k ? ((uint8_t *)y.data)[i] : ((int8_t *)y.data)[i];
+            cr_expect_eq(got, want[i], "%s, opset 23, input %lld", k ? "uint4" : "int4",
+                         (long long)i);
+        }
+        d5_tensor_free(&y);
+    }
+    const float f[] = {-9, 16, 7.5, -8.5, 2.5, -3};
+    const uint32_t *bits = (const uint32_t *)(const void *)f;
+    d5_attr op = attr_int("__opset", 24);
+    d5_tensor y = cast_bits(bits, 6, 22, &op, 1);
+    const int8_t i4[] = {7, 0, -8, -8, 2, -3};
+    cr_expect(memcmp(y.data, i4, 6) == 0, "int4 at opset 24: %d %d %d %d %d %d",
+              ((int8_t *)y.data)[0], ((int8_t *)y.data)[1], ((int8_t *)y.data)[2],
+              ((int8_t *)y.data)[3], ((int8_t *)y.data)[4], ((int8_t *)y.data)[5]);
+    d5_tensor_free(&y);
+    y = cast_bits(
+        bits, 6, 26, &op,
+        1); /* int2: -9 -> -1, 16 -> 0, 7.5 -> 8 -> 0, -8.5 -> -8 -> 0, 2.5 -> 2 -> -2, -3 -> 1 */
+    const int8_t i2[] = {-1, 0, 0, 0, -2, 1};
+    cr_expect(memcmp(y.data, i2, 6) == 0, "int2 at opset 24");
+    d5_tensor_free(&y);
+    const int16_t w[] = {-9, 16, 300, -1};
+    const uint8_t u4[] = {7, 0, 12, 15};
+    y = cast(raw(D5_I16, 4, w), 21);
+    cr_expect(memcmp(y.data, u4, 4) == 0, "int16 to uint4: the low bits");
+    d5_tensor_free(&y);
+}
+
+/* Narrow types widen exactly, cross to each other and to bool; CastLike
+ * takes a narrow target. */
+Test(ref_cast, from_narrow_types)
+{
+    const uint8_t e4[] = {0x38, 0x7E, 0xFF, 0x80, 0x01}; /* 1, 448, -NaN, -0, 2^-9 */
+    d5_tensor y = cast(raw(D5_F8E4M3FN, 5, e4), 1);
+    const float *f = y.data;
+    cr_expect(f[0] == 1 && f[1] == 448 && isnan(f[2]) && f[3] == 0 && signbit(f[3]) &&
+                  f[4] == 0x1p-9f,
+              "e4m3fn to float: %g %g %g %g %g", f[0], f[1], f[2], f[3], f[4]);
+    d5_tensor_free(&y);
+    y = cast(raw(D5_F8E4M3FN, 5, e4), 19); /* to e5m2: 1, 448, NaN, -0, 2^-9 (exponent 6) */
+    const uint8_t e5[] = {0x3C, 0x5F, 0xFF, 0x80, 0x18};
+    cr_expect(memcmp(y.data, e5, 5) == 0, "e4m3fn to e5m2: %02X %02X %02X %02X %02X",
+              ((uint8_t *)y.data)[0], ((uint8_t *)y.data)[1], ((uint8_t *)y.data)[2],
+              ((uint8_t *)y.data)[3], ((uint8_t *)y.data)[4]);
+    d5_tensor_free(&y);
+    const int8_t i4[] = {-8, 7, 0, -1};
+    y = cast(raw(D5_I4, 4, i4), 9); /* bool */
+    const uint8_t b[] = {1, 1, 0, 1};
+    cr_expect(memcmp(y.data, b, 4) == 0, "int4 to bool");
+    d5_tensor_free(&y);
+    y = cast(raw(D5_I4, 4, i4), 11);
+    const double d[] = {-8, 7, 0, -1};
+    cr_expect(memcmp(y.data, d, sizeof d) == 0, "int4 to double");
+    d5_tensor_free(&y);
+    const uint8_t f4[] = {0x7, 0xF, 0x1}; /* 6, -6, 0.5 */
+    y = cast(raw(D5_F4E2M1, 3, f4), 3);   /* to int8 */
+    const int8_t i8[] = {6, -6, 0};
+    cr_expect(memcmp(y.data, i8, 3) == 0, "float4 to int8");
+    d5_tensor_free(&y);
+    const uint8_t like = 0;
+    d5_tensor in[2] = {raw(D5_F32, 2, (const float[]){0.3f, 1000}), raw(D5_F8E4M3FNUZ, 1, &like)};
+    run_op("CastLike", "ref", in, 2, NULL, &y, 1);
+    const uint8_t fnuz[] = {0x32, 0x7F}; /* 0.3 -> 1.25 2^-2 (bias 8); 1000 saturates to 240 */
+    cr_expect(memcmp(y.data, fnuz, 2) == 0, "CastLike to e4m3fnuz: %02X %02X",
+              ((uint8_t *)y.data)[0], ((uint8_t *)y.data)[1]);
+    d5_tensor_free(&y);
+    d5_tensor_free(&in[0]);
+    d5_tensor_free(&in[1]);
 }

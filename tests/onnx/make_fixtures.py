@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 TESTDATA = "/usr/share/libonnx-testdata/data"
-D5_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16}
+D5_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
 D5_ATTRS = {1, 2, 3, 4, 6, 7, 8}  # STRINGS joined by commas
 
 
@@ -91,7 +91,8 @@ def tensors():
         "bad_wrong_field": tensor("wrong", T.INT64, [2], float_data=[1, 2]),
         "bad_negative_dim": tensor("neg", T.FLOAT, [-1, 2], float_data=[1, 2]),
         "bad_no_type": tensor("untyped", None, [1], float_data=[1]),
-        "bad_float8": tensor("f8", 17, [2], raw_data=b"\0\0"),
+        "bad_raw_size_int4": tensor("i4", 22, [5], raw_data=b"\x21\x8f"),
+        "bad_range_int4": tensor("i4", 22, [3], int32_data=[0x21, 300]),
         "bad_range_uint8": tensor("u8", T.UINT8, [3], int32_data=[1, 300, 2]),
         "bad_range_float16": tensor("h", T.FLOAT16, [2], int32_data=[0x3C00, 70000]),
         "bad_range_uint32": tensor("u32", T.UINT32, [2], uint64_data=[7, 2**32]),
@@ -99,7 +100,23 @@ def tensors():
         "bad_huge": tensor("huge", T.FLOAT, [2**40], float_data=[1]),
         "bad_overflow": tensor("overflow", T.FLOAT, [2**40, 2**40], float_data=[1]),
     }
-    for name, t in {**good, **bad}.items():
+    # The narrow types (ONNX 1.14 to 1.20; numbers, as Debian's onnx lacks
+    # their names): 4-bit elements two a byte and 2-bit ones four a byte, the
+    # first in the low bits; int32_data holds one packed byte each (one code
+    # each for the 8-bit ones).
+    narrow = {
+        # int4 1, 2, -1, -8, 7
+        "narrow_int4_raw": tensor("i4", 22, [5], raw_data=b"\x21\x8f\x07"),
+        # uint2 0, 1, 2, 3, 2, 0
+        "narrow_uint2_typed": tensor("u2", 25, [6], int32_data=[0xE4, 0x02]),
+        # float4 e2m1 0.5, 6, -6
+        "narrow_float4_raw": tensor("f4", 23, [3], raw_data=b"\x71\x0f"),
+        # float8 e4m3fn 1, 448, -NaN; e5m2 -inf, 57344; e8m0 2^-127, 1, NaN
+        "narrow_e4m3fn_typed": tensor("f8", 17, [3], int32_data=[0x38, 0x7E, 0xFF]),
+        "narrow_e5m2_raw": tensor("f8", 19, [2], raw_data=b"\xfc\x7b"),
+        "narrow_e8m0_raw": tensor("e8", 24, [3], raw_data=b"\x00\x7f\xff"),
+    }
+    for name, t in {**good, **bad, **narrow}.items():
         write(f"tensors/{name}.pb", t)
 
     # raw_data of every type, written by numpy_helper (numpy has no bfloat16:
