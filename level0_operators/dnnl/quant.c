@@ -53,13 +53,18 @@ static d5_status view(const char *op, const d5_tensor *in, int32_t nin, const d5
                       int32_t zp_dtype, int *ndims, int64_t *dims, d5_qparam *scale, d5_qparam *zp)
 {
     const d5_tensor_desc *x = &in[0].desc;
-    int64_t axis = 1, block = 0;
+    int64_t axis = 1, block = 0, output_dtype = 0, precision = 0;
     d5_status s = d5_attrs_int(attrs, "axis", 1, &axis);
     if (s == D5_OK) s = d5_attrs_int(attrs, "block_size", 0, &block);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "output_dtype", 0, &output_dtype);
+    if (s == D5_OK) s = d5_attrs_int(attrs, "precision", 0, &precision);
     if (s != D5_OK) return s;
     if (block != 0)
         return d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): blocked quantization (block_size %lld)", op,
                         (long long)block);
+    if (output_dtype != 0 || precision != 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "%s (dnnl): attribute %s (ref runs it)", op,
+                        output_dtype ? "output_dtype" : "precision");
     /* The axis matters only to per-axis parameters: a 1-d x with one scale
      * keeps the default axis 1 that it does not have. */
     int64_t channels = -1;

@@ -19,8 +19,43 @@ int d5__quant_range(int32_t dtype, double *lo, double *hi)
     case D5_I8: *lo = -128, *hi = 127; return 1;
     case D5_U16: *lo = 0, *hi = 65535; return 1;
     case D5_I16: *lo = -32768, *hi = 32767; return 1;
+    case D5_U4: *lo = 0, *hi = 15; return 1;
+    case D5_I4: *lo = -8, *hi = 7; return 1;
+    case D5_U2: *lo = 0, *hi = 3; return 1;
+    case D5_I2: *lo = -2, *hi = 1; return 1;
     default: return 0;
     }
+}
+
+int64_t d5__quant_since(int32_t dtype)
+{
+    switch (dtype) {
+    case D5_U8:
+    case D5_I8:
+    case D5_I32: return 10;
+    case D5_F8E4M3FN:
+    case D5_F8E4M3FNUZ:
+    case D5_F8E5M2:
+    case D5_F8E5M2FNUZ: return 19;
+    case D5_U16:
+    case D5_I16:
+    case D5_U4:
+    case D5_I4: return 21;
+    case D5_F4E2M1: return 23;
+    case D5_U2:
+    case D5_I2: return 25;
+    default: return 0;
+    }
+}
+
+double d5__quant_float_max(int32_t dtype)
+{
+    double best = 0;
+    for (int c = 0; c < 256; c++) { /* the largest finite value a code holds */
+        double v = d5_f64_from_narrow((d5_dtype)dtype, (uint8_t)c);
+        if (isfinite(v) && v > best) best = v;
+    }
+    return best;
 }
 
 double d5__round_half_even(double v)
@@ -131,6 +166,40 @@ d5_status d5__quant_axis(const char *op, const d5_tensor *in, int32_t nin, const
         }
     }
     out->n = out->inner = 1;
+    out->dim = 1;
+    out->block = 0;
+    int64_t block = 0;
+    d5_status bs = d5_attrs_int(attrs, "block_size", 0, &block);
+    if (bs != D5_OK) return d5_error(bs, "%s: attribute block_size must be an integer", op);
+    if (block < 0)
+        return d5_error(D5_ERR_INVALID, "%s: attribute block_size is %lld, expected 0 or more", op,
+                        (long long)block);
+    if (block > 0) {
+        if (opset < 21)
+            return d5_error(D5_ERR_INVALID,
+                            "%s: attribute block_size is an opset 21 attribute (opset %lld)", op,
+                            (long long)opset);
+        int64_t axis;
+        int32_t ax;
+        d5_status st = d5_attrs_int(attrs, "axis", 1, &axis);
+        if (st == D5_OK) st = d5__axis(op, axis, x->ndim, &ax);
+        if (st != D5_OK) return st;
+        int ok = s->ndim == x->ndim;
+        for (int32_t d = 0; ok && d < x->ndim; d++)
+            ok = d == ax ? s->shape[d] == (x->shape[d] + block - 1) / block
+                         : s->shape[d] == x->shape[d];
+        if (!ok)
+            return d5_error(D5_ERR_SHAPE,
+                            "%s: input 1 (%s) has shape %s but x has shape %s: blocks of %lld "
+                            "along axis %d need x's shape with ceil(%lld / %lld) = %lld there",
+                            op, scale, ss, xs, (long long)block, (int)ax, (long long)x->shape[ax],
+                            (long long)block, (long long)((x->shape[ax] + block - 1) / block));
+        out->block = block;
+        out->dim = x->shape[ax];
+        out->n = s->shape[ax];
+        for (int32_t d = ax + 1; d < x->ndim; d++) out->inner *= x->shape[d];
+        return D5_OK;
+    }
     if (d5__quant_is_single(s)) return D5_OK;
     if (s->ndim != 1)
         return d5_error(D5_ERR_SHAPE,
@@ -155,23 +224,6 @@ d5_status d5__quant_axis(const char *op, const d5_tensor *in, int32_t nin, const
                         op, scale, ss, xs, (int)ax, (long long)x->shape[ax]);
     out->n = s->shape[0];
     for (int32_t d = ax + 1; d < x->ndim; d++) out->inner *= x->shape[d];
-    return D5_OK;
-}
-
-d5_status d5__quant_unimplemented_attrs(const char *op, const d5_attrs *attrs)
-{
-    static const char *const names[] = {"block_size", "output_dtype"};
-    for (int i = 0; i < 2; i++) {
-        int64_t v;
-        d5_status s = d5_attrs_int(attrs, names[i], 0, &v);
-        if (s != D5_OK) return d5_error(s, "%s: attribute %s must be an integer", op, names[i]);
-        if (v != 0)
-            return d5_error(D5_ERR_UNSUPPORTED,
-                            "%s: attribute %s (opset 21) is %lld: %s is not "
-                            "implemented",
-                            op, names[i], (long long)v,
-                            i ? "choosing the output type by attribute" : "blocked quantisation");
-    }
     return D5_OK;
 }
 

@@ -21,10 +21,18 @@
 
 /* ---- Values ---------------------------------------------------------------------------------- */
 
-/* The range of a quantised data type: uint8 [0, 255], int8 [-128, 127],
- * uint16 [0, 65535], int16 [-32768, 32767] (QuantizeLinear and
- * DequantizeLinear from opset 21); 0 for any other type. */
+/* The range of a quantised integer type: uint8 [0, 255], int8 [-128, 127],
+ * uint16 [0, 65535], int16 [-32768, 32767], uint4 [0, 15], int4 [-8, 7]
+ * (QuantizeLinear and DequantizeLinear from opset 21), uint2 [0, 3], int2
+ * [-2, 1] (from opset 25); 0 for any other type. */
 int d5__quant_range(int32_t dtype, double *lo, double *hi);
+/* The first opset whose QuantizeLinear and DequantizeLinear take `dtype` as
+ * their quantised type (uint8, int8: 10; int32 for DequantizeLinear: 10;
+ * float8 E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ: 19; uint16, int16, uint4, int4:
+ * 21; float4 E2M1: 23; uint2, int2: 25); 0 for none. */
+int64_t d5__quant_since(int32_t dtype);
+/* The largest finite value of a float8 or float4 type. */
+double d5__quant_float_max(int32_t dtype);
 /* v rounded to the nearest integer, ties to the even one (2.5 -> 2, 3.5 -> 4,
  * -0.5 -> 0), whatever the floating-point environment's rounding mode;
  * infinities and NaN unchanged. */
@@ -59,23 +67,34 @@ int d5__quant_is_single(const d5_tensor_desc *d);
 
 /* ---- Per-tensor and per-axis parameters (QuantizeLinear, DequantizeLinear) ----------------- */
 
-/* Element i of X uses parameter (i / inner) % n: n = 1, inner = 1 per tensor;
- * n = X.shape[axis], inner = the product of the dimensions after it per axis. */
+/* Which parameter each element of X uses: per tensor the one; per axis
+ * parameter (i / inner) % n, n = X.shape[axis], inner = the product of the
+ * dimensions after it; blocked (block > 0, opset 21), the parameter tensor
+ * has X's shape but ceil(X.shape[axis] / block) = n along the axis, and the
+ * element at index a along it uses the parameter at a / block there. */
 typedef struct d5_quant_axis {
     int64_t n, inner;
+    int64_t dim;   /* X.shape[axis] (blocked) */
+    int64_t block; /* 0: per tensor or per axis */
 } d5_quant_axis;
+
+/* The parameter of element i. */
+static inline int64_t d5__quant_param(const d5_quant_axis *a, int64_t i)
+{
+    if (a->block <= 0) return i / a->inner % a->n;
+    int64_t outer = i / (a->dim * a->inner), k = i / a->inner % a->dim;
+    return (outer * a->n + k / a->block) * a->inner + i % a->inner;
+}
 /* Checks the shapes of the scale (input 1) and the optional zero point (input
  * 2, of the scale's shape) of X (input 0), called `scale` and `zp` in
  * messages: one value (a scalar or [1]) per tensor, or, from opset 13, a 1-d
  * tensor of X.shape[axis] values, axis the attribute "axis" (default 1,
- * negative counting from the back, read only for per-axis parameters). */
+ * negative counting from the back, read only for per-axis parameters), or,
+ * from opset 21 with the attribute block_size > 0, blocks along the axis. */
 d5_status d5__quant_axis(const char *op, const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                          int64_t opset, const char *scale, const char *zp, d5_quant_axis *out);
-/* D5_ERR_UNSUPPORTED naming the operator when block_size (opset 21) or
- * output_dtype (QuantizeLinear 21, DequantizeLinear 23) is given and not 0:
- * blocked quantisation and an output type chosen by attribute are not
- * implemented. */
-d5_status d5__quant_unimplemented_attrs(const char *op, const d5_attrs *attrs);
+/* The d5 type of ONNX data type number `onnx` (cast.c); 0 for none. */
+int32_t d5__cast_d5_type(int64_t onnx);
 
 /* ---- Matrix products (QLinearMatMul, MatMulInteger) ----------------------------------------- */
 

@@ -23,7 +23,10 @@ d5_tensor tmake(d5_dtype dt, int32_t ndim, const int64_t *shape, const double *v
         case D5_I8: ((int8_t *)t.data)[i] = (int8_t)v; break;
         case D5_U8: ((uint8_t *)t.data)[i] = (uint8_t)v; break;
         case D5_BOOL: ((uint8_t *)t.data)[i] = v != 0; break;
-        default: cr_assert_fail("tmake: data type %s", d5_dtype_name(dt));
+        default: /* the others, the narrow types included: d5's conversion */
+            cr_assert_eq(
+                d5_convert(&v, D5_F64, (char *)t.data + (size_t)i * d5_dtype_size(dt), dt, 1),
+                D5_OK, "tmake: data type %s", d5_dtype_name(dt));
         }
     }
     return t;
@@ -43,7 +46,16 @@ double element(const d5_tensor *t, int64_t i)
     case D5_I32: return ((const int32_t *)p)[i];
     case D5_I16: return ((const int16_t *)p)[i];
     case D5_I8: return ((const int8_t *)p)[i];
-    default: return ((const uint8_t *)p)[i];
+    case D5_U8:
+    case D5_BOOL: return ((const uint8_t *)p)[i];
+    default: { /* the others, the narrow types included: d5's conversion */
+        double v = 0;
+        size_t size = d5_dtype_size((d5_dtype)t->desc.dtype);
+        cr_assert_eq(
+            d5_convert((const char *)p + (size_t)i * size, (d5_dtype)t->desc.dtype, &v, D5_F64, 1),
+            D5_OK);
+        return v;
+    }
     }
 }
 

@@ -140,7 +140,7 @@ Test(quantizelinear, opset19_half_types)
 }
 
 /* Opset 21: int16 by hand (x / 0.5 + 100, 20000 -> 32767 saturated), and
- * back; opset 19 refuses int16; blocked quantisation is not implemented. */
+ * back; opset 19 refuses int16; blocks need a scale of blocks. */
 Test(quantizelinear, opset21_int16)
 {
     opset_attrs o;
@@ -153,12 +153,126 @@ Test(quantizelinear, opset21_int16)
     check("DequantizeLinear", dq, 3, with_opset(&o, 21, NULL, 0), D5_F32, 1, SHAPE(3),
           DV(-1, 3, 16333.5));
     op_expect_fails("QuantizeLinear", in, 3, ATTRS(OPSET(19)), 1, D5_ERR_INVALID,
-                    "QuantizeLinear: input 2 (y_zero_point) has data type int16, expected uint8 "
-                    "or int8 (uint16 and int16 from opset 21)");
-    op_check_fails("QuantizeLinear", in, 3, ATTRS(OPSET(21), attr_int("block_size", 2)), 1,
-                   D5_ERR_UNSUPPORTED,
-                   "QuantizeLinear: attribute block_size (opset 21) is 2: blocked quantisation is "
-                   "not implemented");
+                    "QuantizeLinear: the output type int16 (y_zero_point's or output_dtype's) is "
+                    "too new for this opset");
+    op_check_fails("QuantizeLinear", in, 3,
+                   ATTRS(OPSET(21), attr_int("block_size", 2), attr_int("axis", 0)), 1,
+                   D5_ERR_SHAPE,
+                   "QuantizeLinear: input 1 (y_scale) has shape [] but x has shape [3]: blocks "
+                   "of 2 along axis 0 need x's shape with ceil(3 / 2) = 2 there");
+}
+
+/* The narrow types (opsets 19 to 25), by hand. int4, scale 0.5, zero point 1:
+ * x / 0.5 = -2, 0.52, 6, 200, -31 -> rounded -2, 1, 6, 200, -31 -> + 1 ->
+ * clipped to [-8, 7]: -1, 2, 7, 7, -8. uint4 by output_dtype (21 = UINT4):
+ * 0.25 / 0.5 = 0.5 -> 0 (half to even), 7.5 -> 15 (30 saturates to 15). int2
+ * at opset 25. Refused at opset 19. */
+Test(quantizelinear, narrow_integers)
+{
+    opset_attrs o;
+    d5_tensor in[3] = {f32(1, SHAPE(5), DV(-1, 0.26, 3, 100, -15.5)), scalar(D5_F32, 0.5),
+                       scalar(D5_I4, 1)};
+    d5_tensor y;
+    run_op("QuantizeLinear", "ref", in, 3, with_opset(&o, 21, NULL, 0), &y, 1);
+    expect_tensor(&y, D5_I4, 1, SHAPE(5), DV(-1, 2, 7, 7, -8), 0, "QuantizeLinear int4");
+    d5_tensor dq[3] = {y, scalar(D5_F32, 0.5), scalar(D5_I4, 1)};
+    check("DequantizeLinear", dq, 3, with_opset(&o, 21, NULL, 0), D5_F32, 1, SHAPE(5),
+          DV(-1, 0.5, 3, 3, -4.5));
+    op_expect_fails("QuantizeLinear", in, 3, ATTRS(OPSET(19)), 1, D5_ERR_INVALID,
+                    "the output type int4 (y_zero_point's or output_dtype's) is too new for this "
+                    "opset");
+    op_free_all(in, 3);
+    d5_tensor u[2] = {f32(1, SHAPE(3), DV(0.25, 7.5, 30)), scalar(D5_F32, 0.5)};
+    d5_attr od = attr_int("output_dtype", 21);
+    check("QuantizeLinear", u, 2, with_opset(&o, 21, &od, 1), D5_U4, 1, SHAPE(3), DV(0, 15, 15));
+    d5_tensor m[3] = {f32(1, SHAPE(3), DV(1, 2, 3)), scalar(D5_F32, 1), scalar(D5_U8, 0)};
+    od = attr_int("output_dtype", 22);
+    check_fails("QuantizeLinear", m, 3, with_opset(&o, 21, &od, 1), D5_ERR_INVALID,
+                "QuantizeLinear: output_dtype is int4 but y_zero_point is uint8; they must agree");
+    d5_tensor t[3] = {f32(1, SHAPE(4), DV(-5, -1, 0.4, 9)), scalar(D5_F32, 1), scalar(D5_I2, 0)};
+    check("QuantizeLinear", t, 3, with_opset(&o, 25, NULL, 0), D5_I2, 1, SHAPE(4),
+          DV(-2, -1, 0, 1));
+}
+
+/* float8: x / scale to the nearest code (the zero point, 0, not added),
+ * saturated by default (1000 -> 448 in E4M3FN), NaN without saturation;
+ * float4 adds its zero point and always saturates. Worked from the types'
+ * tables: 0.3 / 0.5 = 0.6 lies between 0.5625 and 0.625 (E4M3FN steps of
+ * 1/16 there), nearer 0.625 (0x32; 2 / 0.5 = 4 is 0x48); in float4, 0.6 + 1 = 1.6 -> 1.5 (0x3),
+ * -20 -> -6 (0xF). */
+Test(quantizelinear, narrow_floats)
+{
+    opset_attrs o;
+    d5_tensor in[3] = {f32(1, SHAPE(4), DV(0.3, 500, -1000, 2)), scalar(D5_F32, 0.5),
+                       tmake(D5_F8E4M3FN, 0, SHAPE(0), DV(0))};
+    d5_tensor y;
+    run_op("QuantizeLinear", "ref", in, 3, with_opset(&o, 19, NULL, 0), &y, 1);
+    const uint8_t sat[] = {0x32, 0x7E, 0xFE, 0x48};
+    cr_expect(memcmp(y.data, sat, 4) == 0, "E4M3FN saturated: %02X %02X %02X %02X",
+              ((uint8_t *)y.data)[0], ((uint8_t *)y.data)[1], ((uint8_t *)y.data)[2],
+              ((uint8_t *)y.data)[3]);
+    d5_tensor_free(&y);
+    d5_attr s0 = attr_int("saturate", 0);
+    run_op("QuantizeLinear", "ref", in, 3, with_opset(&o, 19, &s0, 1), &y, 1);
+    const uint8_t raw[] = {0x32, 0x7F, 0xFF, 0x48};
+    cr_expect(memcmp(y.data, raw, 4) == 0, "E4M3FN unsaturated: %02X %02X %02X %02X",
+              ((uint8_t *)y.data)[0], ((uint8_t *)y.data)[1], ((uint8_t *)y.data)[2],
+              ((uint8_t *)y.data)[3]);
+    d5_tensor dq[2] = {y, scalar(D5_F32, 0.5)};
+    d5_tensor back;
+    run_op("DequantizeLinear", "ref", dq, 2, with_opset(&o, 19, NULL, 0), &back, 1);
+    const float *b = back.data;
+    cr_expect(b[0] == 0.3125f && isnan(b[1]) && isnan(b[2]) && b[3] == 2, "%g %g %g %g", b[0], b[1],
+              b[2], b[3]);
+    d5_tensor_free(&back);
+    d5_tensor_free(&y);
+    d5_tensor_free(&dq[1]);
+    op_free_all(in, 3);
+    d5_tensor f[3] = {f32(1, SHAPE(2), DV(0.3, -10)), scalar(D5_F32, 0.5),
+                      tmake(D5_F4E2M1, 0, SHAPE(0), DV(1))};
+    run_op("QuantizeLinear", "ref", f, 3, with_opset(&o, 23, NULL, 0), &y, 1);
+    cr_expect(((uint8_t *)y.data)[0] == 0x3 && ((uint8_t *)y.data)[1] == 0xF, "float4: %X %X",
+              ((uint8_t *)y.data)[0], ((uint8_t *)y.data)[1]);
+    d5_tensor_free(&y);
+    op_free_all(f, 3);
+}
+
+/* Blocked quantisation (opset 21): x [2, 5], blocks of 2 along axis 1, so a
+ * scale [2, 3]; element (r, c) uses scale (r, c / 2). Worked by hand:
+ * row 0 scales 1, 2, 4 -> x / s = 1, 2, 1.5, 2, 1.25 -> 1, 2, 2, 2, 1; row 1
+ * scales 0.5, 1, 8 -> 2, 4, 3, 4, 4 (32 / 8). And back. */
+Test(quantizelinear, blocked)
+{
+    opset_attrs o;
+    d5_attr bs[2] = {attr_int("block_size", 2), attr_int("axis", 1)};
+    d5_tensor in[3] = {f32(2, SHAPE(2, 5), DV(1, 2, 3, 4, 5, 1, 2, 3, 4, 32)),
+                       f32(2, SHAPE(2, 3), DV(1, 2, 4, 0.5, 1, 8)),
+                       tmake(D5_I8, 2, SHAPE(2, 3), DV(0, 0, 0, 0, 0, 0))};
+    d5_tensor y;
+    run_op("QuantizeLinear", "ref", in, 3, with_opset(&o, 21, bs, 2), &y, 1);
+    expect_tensor(&y, D5_I8, 2, SHAPE(2, 5), DV(1, 2, 2, 2, 1, 2, 4, 3, 4, 4), 0, "blocked");
+    d5_tensor dq[3] = {y, in[1], in[2]};
+    check("DequantizeLinear", dq, 3, with_opset(&o, 21, bs, 2), D5_F32, 2, SHAPE(2, 5),
+          DV(1, 2, 4, 4, 4, 1, 2, 3, 4, 32));
+    d5_tensor_free(&in[0]);
+}
+
+/* DequantizeLinear's output_dtype (opset 23) chooses float16 over the
+ * scale's float32. */
+Test(dequantizelinear, output_dtype)
+{
+    opset_attrs o;
+    d5_attr od = attr_int("output_dtype", 10);
+    d5_tensor in[2] = {tmake(D5_U4, 1, SHAPE(3), DV(0, 7, 15)), scalar(D5_F32, 0.25)};
+    d5_tensor y;
+    run_op("DequantizeLinear", "ref", in, 2, with_opset(&o, 23, &od, 1), &y, 1);
+    cr_expect_eq(y.desc.dtype, D5_F16);
+    const uint16_t want[3] = {0x0000, 0x3F00, 0x4380}; /* 0, 1.75, 3.75 */
+    cr_expect(memcmp(y.data, want, sizeof want) == 0);
+    d5_tensor_free(&y);
+    check_fails("DequantizeLinear", in, 2, with_opset(&o, 21, &od, 1), D5_ERR_INVALID,
+                "DequantizeLinear: attribute output_dtype is 10; expected float32, float16 or "
+                "bfloat16, from opset 23");
 }
 
 /* ---- DequantizeLinear ------------------------------------------------------------------------ */
@@ -397,8 +511,8 @@ Test(quant_checks, quantize_dequantize)
     const d5_status INV = D5_ERR_INVALID, SH = D5_ERR_SHAPE;
     d5_tensor a[3] = {f32(1, SHAPE(2), NULL), scalar(D5_F32, 1), scalar(D5_F32, 0)};
     check_fails("QuantizeLinear", a, 3, NULL, INV,
-                "QuantizeLinear: input 2 (y_zero_point) has data type float32, expected uint8 "
-                "or int8");
+                "QuantizeLinear: the output type float32 (y_zero_point's or output_dtype's) is "
+                "not a quantised type; expected uint8 or int8");
     d5_tensor b[2] = {i8(1, SHAPE(2), NULL), scalar(D5_F32, 1)};
     check_fails("QuantizeLinear", b, 2, NULL, INV,
                 "input 0 (x) has data type int8, expected float32 or int32");
