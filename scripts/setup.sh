@@ -28,6 +28,9 @@ packages=(
   # otherwise.)
   # level 3: MPI (the communicator, mpirun for d5 allreduce, d5 pingpong and the tests)
   openmpi-bin libopenmpi-dev
+  # level 3: a one-node Slurm cluster for the tests and job scripts (scripts/slurm_local.sh),
+  # network namespaces and tc for the two-host tests (scripts/netns_hosts.sh)
+  slurmctld slurmd slurm-client munge iproute2
   # the suite under memcheck (scripts/valgrind.sh)
   valgrind
   # d5 report: the plots (SVG and PNG through gnuplot's svg and pngcairo terminals)
