@@ -3,7 +3,7 @@
  * each pass proves what it rewrites equal and leaves alone what it cannot (a
  * value read by several nodes or declared a graph output, weights that are
  * graph inputs, types other than float32). See network.h. */
-#include "network_internal.h"
+#include "optimize_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,12 +13,12 @@ typedef d5_status (*pass_fn)(d5_network *net, int32_t *applied);
 
 /* ---- Helpers ---- */
 
-static int32_t value_of(const d5_network *net, const char *name)
+int32_t d5__opt_value(const d5_network *net, const char *name)
 {
     return name && name[0] ? d5__network_value(net, name) : -1;
 }
 
-static int is_op(const d5__node *n, const char *op_type)
+int d5__opt_is(const d5__node *n, const char *op_type)
 {
     return !n->domain[0] && strcmp(n->op_type, op_type) == 0;
 }
@@ -27,7 +27,7 @@ static int is_op(const d5__node *n, const char *op_type)
 static d5__value *f32_init(d5_network *net, const d5__node *n, int32_t slot)
 {
     if (slot >= n->nin) return NULL;
-    int32_t v = value_of(net, n->inputs[slot]);
+    int32_t v = d5__opt_value(net, n->inputs[slot]);
     if (v < 0 || net->values[v].kind != D5_VALUE_INITIALIZER) return NULL;
     return net->values[v].init.desc.dtype == D5_F32 ? &net->values[v] : NULL;
 }
@@ -39,20 +39,12 @@ static d5_status count_readers(const d5_network *net, int32_t **out)
     if (!n) return D5_ERR_NOMEM;
     for (int32_t i = 0; i < net->nnodes; i++)
         for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            int32_t v = d5__opt_value(net, net->nodes[i].inputs[j]);
             if (v >= 0) n[v]++;
         }
     *out = n;
     return D5_OK;
 }
-
-/* What the fusion passes read of the graph's links: how many node inputs read
- * each value, the last node that reads it, the node that writes it (-1 for
- * none), and the nodes a pass removes. */
-typedef struct links {
-    int32_t *count, *reader, *producer;
-    unsigned char *dead;
-} links;
 
 static d5_status links_make(const d5_network *net, links *l)
 {
@@ -66,11 +58,11 @@ static d5_status links_make(const d5_network *net, links *l)
     for (int32_t v = 0; s == D5_OK && v < net->nvalues; v++) l->producer[v] = -1;
     for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
         for (int32_t j = 0; j < net->nodes[i].nin; j++) {
-            int32_t v = value_of(net, net->nodes[i].inputs[j]);
+            int32_t v = d5__opt_value(net, net->nodes[i].inputs[j]);
             if (v >= 0) l->reader[v] = i;
         }
         for (int32_t j = 0; j < net->nodes[i].nout; j++) {
-            int32_t v = value_of(net, net->nodes[i].outputs[j]);
+            int32_t v = d5__opt_value(net, net->nodes[i].outputs[j]);
             if (v >= 0) l->producer[v] = i;
         }
     }
@@ -89,10 +81,6 @@ static d5_status links_finish(d5_network *net, links *l, d5_status s, int32_t ap
     return s;
 }
 
-/* A fusion pass: `one` tried on node i, which it may rewrite, marking the
- * nodes it absorbs in l->dead and counting in *applied. */
-typedef d5_status (*fuse_fn)(d5_network *net, int32_t i, links *l, int32_t *applied);
-
 /* Tries `one` on every node that is not removed and, with anchor, is that
  * operator. Shapes decide what can be fused: without them nothing is. */
 static d5_status fuse_each(d5_network *net, int32_t *applied, const char *anchor, fuse_fn one)
@@ -101,27 +89,29 @@ static d5_status fuse_each(d5_network *net, int32_t *applied, const char *anchor
     links l;
     d5_status s = links_make(net, &l);
     for (int32_t i = 0, nnodes = net->nnodes; s == D5_OK && i < nnodes; i++)
-        if (!l.dead[i] && (!anchor || is_op(&net->nodes[i], anchor))) s = one(net, i, &l, applied);
+        if (!l.dead[i] && (!anchor || d5__opt_is(&net->nodes[i], anchor)))
+            s = one(net, i, &l, applied);
     return links_finish(net, &l, s, *applied);
 }
 
 /* The node that alone reads value v (v not a graph output) when it is not
  * removed and, with op_type, is that operator; else -1. */
-static int32_t next_op(const d5_network *net, const links *l, int32_t v, const char *op_type)
+int32_t d5__opt_next(const d5_network *net, const links *l, int32_t v, const char *op_type)
 {
     if (v < 0 || l->count[v] != 1 || net->values[v].is_output) return -1;
     int32_t r = l->reader[v];
-    return !l->dead[r] && (!op_type || is_op(&net->nodes[r], op_type)) ? r : -1;
+    return !l->dead[r] && (!op_type || d5__opt_is(&net->nodes[r], op_type)) ? r : -1;
 }
 
 /* The node that alone writes value v, read once and no graph output, when it
  * is op_type with one output and not removed; else -1. */
-static int32_t prev_op(const d5_network *net, const links *l, int32_t v, const char *op_type)
+int32_t d5__opt_prev(const d5_network *net, const links *l, int32_t v, const char *op_type)
 {
     if (v < 0 || l->count[v] != 1 || net->values[v].is_output) return -1;
     int32_t p = l->producer[v];
-    return p >= 0 && !l->dead[p] && net->nodes[p].nout == 1 && is_op(&net->nodes[p], op_type) ? p
-                                                                                              : -1;
+    return p >= 0 && !l->dead[p] && net->nodes[p].nout == 1 && d5__opt_is(&net->nodes[p], op_type)
+               ? p
+               : -1;
 }
 
 /* A name no value has yet: base, or base_2, base_3, ... */
@@ -142,15 +132,15 @@ static d5_status fresh_name(const d5_network *net, const char *base, char *buf, 
 static int passes_through(const d5_network *net, const d5__node *n)
 {
     if (n->nin < 1 || !n->inputs[0][0] || n->nout != 1) return 0;
-    if (is_op(n, "Identity")) return 1;
-    if (!is_op(n, "Dropout")) return 0;
+    if (d5__opt_is(n, "Identity")) return 1;
+    if (!d5__opt_is(n, "Dropout")) return 0;
     int64_t opset = d5_network_opset(net, "");
     if (opset < 7) {
         int64_t is_test = 0;
         return d5_attrs_int(&n->attrs_view, "is_test", 0, &is_test) == D5_OK && is_test != 0;
     }
     if (opset < 12 || n->nin < 3 || !n->inputs[2][0]) return 1;
-    int32_t v = value_of(net, n->inputs[2]); /* training_mode: a constant false only */
+    int32_t v = d5__opt_value(net, n->inputs[2]); /* training_mode: a constant false only */
     const d5__value *t = v >= 0 ? &net->values[v] : NULL;
     return t && t->kind == D5_VALUE_INITIALIZER && t->init.desc.dtype == D5_BOOL &&
            d5_tensor_desc_numel(&t->init.desc) == 1 && !*(const unsigned char *)t->init.data;
@@ -167,7 +157,7 @@ static d5_status eliminate_identity(d5_network *net, int32_t *applied)
     for (int32_t k = 0; s == D5_OK && k < net->nnodes; k++) {
         const d5__node *n = &net->nodes[order[k]];
         if (!passes_through(net, n)) continue;
-        int32_t x = value_of(net, n->inputs[0]), y = value_of(net, n->outputs[0]);
+        int32_t x = d5__opt_value(net, n->inputs[0]), y = d5__opt_value(net, n->outputs[0]);
         if (x < 0 || y < 0 || net->values[y].is_output) continue;
         alias[y] = alias[x] >= 0 ? alias[x] : x;
         dead[order[k]] = 1;
@@ -176,7 +166,7 @@ static d5_status eliminate_identity(d5_network *net, int32_t *applied)
     for (int32_t i = 0; s == D5_OK && *applied && i < net->nnodes; i++) {
         d5__node *n = &net->nodes[i];
         for (int32_t j = 0; s == D5_OK && !dead[i] && j < n->nin; j++) {
-            int32_t v = value_of(net, n->inputs[j]);
+            int32_t v = d5__opt_value(net, n->inputs[j]);
             if (v < 0 || alias[v] < 0) continue;
             char *name = d5_strdup(net->values[alias[v]].name, "node input");
             if (!name) {
@@ -200,7 +190,7 @@ static d5_status eliminate_identity(d5_network *net, int32_t *applied)
 static int bn_inference(const d5_network *net, const d5__node *n)
 {
     int64_t opset = d5_network_opset(net, ""), v = 0;
-    if (!is_op(n, "BatchNormalization") || n->nin != 5 || n->nout != 1 || opset < 7) return 0;
+    if (!d5__opt_is(n, "BatchNormalization") || n->nin != 5 || n->nout != 1 || opset < 7) return 0;
     if (d5_attrs_find(&n->attrs_view, "spatial")) return 0;
     return opset < 14 || (d5_attrs_int(&n->attrs_view, "training_mode", 0, &v) == D5_OK && v == 0);
 }
@@ -268,10 +258,10 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
     for (int32_t i = 0; s == D5_OK && i < net->nnodes; i++) {
         const d5__node *bn = &net->nodes[i];
         if (!bn_inference(net, bn)) continue;
-        int32_t x = value_of(net, bn->inputs[0]), y = value_of(net, bn->outputs[0]);
+        int32_t x = d5__opt_value(net, bn->inputs[0]), y = d5__opt_value(net, bn->outputs[0]);
         if (x < 0 || y < 0 || net->values[x].is_output || readers[x] != 1) continue;
         int32_t ci = net->values[x].producer;
-        if (ci < 0 || dead[ci] || !is_op(&net->nodes[ci], "Conv") || net->nodes[ci].nout != 1)
+        if (ci < 0 || dead[ci] || !d5__opt_is(&net->nodes[ci], "Conv") || net->nodes[ci].nout != 1)
             continue;
         double eps = 1e-5;
         if (d5_attrs_float(&bn->attrs_view, "epsilon", 1e-5, &eps) != D5_OK) continue;
@@ -281,7 +271,7 @@ static d5_status fold_batchnorm(d5_network *net, int32_t *applied)
             continue;
         }
         /* Value indices are stable until nodes are removed: the conv now writes y. */
-        if (s == D5_OK) s = d5__network_move_output(net, ci, 0, value_of(net, bn->outputs[0]));
+        if (s == D5_OK) s = d5__network_move_output(net, ci, 0, d5__opt_value(net, bn->outputs[0]));
         if (s == D5_OK) {
             dead[i] = 1;
             (*applied)++;
@@ -304,23 +294,23 @@ static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applie
 {
     const d5__node *conv = &net->nodes[ci];
     if (conv->nout != 1 || conv->nin < 2) return D5_OK;
-    int32_t y = value_of(net, conv->outputs[0]);
-    int32_t r = next_op(net, l, y, NULL);
+    int32_t y = d5__opt_value(net, conv->outputs[0]);
+    int32_t r = d5__opt_next(net, l, y, NULL);
     if (r < 0 || net->values[y].desc.dtype != D5_F32) return D5_OK;
     int32_t last = -1, add = -1, relu = -1, z = -1;
     const d5__node *next = &net->nodes[r];
-    if (is_op(next, "Add") && next->nin == 2 && next->nout == 1) {
-        int32_t a = value_of(net, next->inputs[0]), b = value_of(net, next->inputs[1]);
+    if (d5__opt_is(next, "Add") && next->nin == 2 && next->nout == 1) {
+        int32_t a = d5__opt_value(net, next->inputs[0]), b = d5__opt_value(net, next->inputs[1]);
         z = a == y ? b : a;
-        int32_t sum = value_of(net, next->outputs[0]);
+        int32_t sum = d5__opt_value(net, next->outputs[0]);
         if (z < 0 || z == y || !net->values[z].known || sum < 0 ||
             !d5__same_desc(&net->values[z].desc, &net->values[y].desc) ||
             !d5__same_desc(&net->values[sum].desc, &net->values[y].desc))
             return D5_OK;
         add = last = r;
-        int32_t after = next_op(net, l, sum, "Relu");
+        int32_t after = d5__opt_next(net, l, sum, "Relu");
         if (after >= 0 && net->nodes[after].nout == 1) relu = last = after;
-    } else if (is_op(next, "Relu") && next->nout == 1) {
+    } else if (d5__opt_is(next, "Relu") && next->nout == 1) {
         relu = last = r;
     } else {
         return D5_OK;
@@ -335,7 +325,7 @@ static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applie
              add >= 0 ? net->nodes[add].name : "", relu >= 0 ? "+" : "",
              relu >= 0 ? net->nodes[relu].name : "");
     d5_attr act = {.name = "activation", .type = D5_ATTR_STRING, .s = "Relu"};
-    int32_t out = value_of(net, net->nodes[last].outputs[0]);
+    int32_t out = d5__opt_value(net, net->nodes[last].outputs[0]);
     char zname[1];
     zname[0] = '\0';
     d5_status s = d5__network_rewrite_node(net, ci, d5__network_node(net, name) < 0 ? name : NULL,
@@ -359,7 +349,7 @@ static d5_status fuse_one(d5_network *net, int32_t ci, links *l, int32_t *applie
 
 /* The value of the float32 scalar initializer behind input `slot` of n (one
  * element, any rank), in *out; 0 when there is none. */
-static int scalar_init(d5_network *net, const d5__node *n, int32_t slot, double *out)
+int d5__opt_scalar(d5_network *net, const d5__node *n, int32_t slot, double *out)
 {
     const d5__value *c = f32_init(net, n, slot);
     if (c && d5_tensor_desc_numel(&c->init.desc) == 1) {
@@ -367,10 +357,11 @@ static int scalar_init(d5_network *net, const d5__node *n, int32_t slot, double 
         return 1;
     }
     /* Or the output of a Constant node holding a float32 tensor of one element. */
-    int32_t v = slot < n->nin ? value_of(net, n->inputs[slot]) : -1;
+    int32_t v = slot < n->nin ? d5__opt_value(net, n->inputs[slot]) : -1;
     for (int32_t i = 0; v >= 0 && i < net->nnodes; i++) {
         const d5__node *k = &net->nodes[i];
-        if (!is_op(k, "Constant") || k->nout != 1 || value_of(net, k->outputs[0]) != v) continue;
+        if (!d5__opt_is(k, "Constant") || k->nout != 1 || d5__opt_value(net, k->outputs[0]) != v)
+            continue;
         const d5_attr *a = d5_attrs_find(&k->attrs_view, "value");
         const d5_tensor *t = a && a->type == D5_ATTR_TENSOR ? a->tensor : NULL;
         if (!t || t->desc.dtype != D5_F32 || d5_tensor_desc_numel(&t->desc) != 1) return 0;
@@ -387,7 +378,7 @@ static int32_t other_is(d5_network *net, const d5__node *n, int32_t v, double wa
     double c;
     if (n->nin != 2 || n->nout != 1) return -1;
     for (int32_t k = 0; k < 2; k++)
-        if (value_of(net, n->inputs[k]) == v && scalar_init(net, n, 1 - k, &c) &&
+        if (d5__opt_value(net, n->inputs[k]) == v && d5__opt_scalar(net, n, 1 - k, &c) &&
             fabs(c - want) <= 1e-6 * fabs(want))
             return 1 - k;
     return -1;
@@ -400,8 +391,8 @@ static int32_t scaled_input(d5_network *net, const d5__node *n, double want)
     double c;
     if (n->nin != 2 || n->nout != 1) return -1;
     for (int32_t k = 0; k < 2; k++)
-        if (scalar_init(net, n, 1 - k, &c) && fabs(c - want) <= 1e-6 * fabs(want))
-            return value_of(net, n->inputs[k]);
+        if (d5__opt_scalar(net, n, 1 - k, &c) && fabs(c - want) <= 1e-6 * fabs(want))
+            return d5__opt_value(net, n->inputs[k]);
     return -1;
 }
 
@@ -411,20 +402,20 @@ static int32_t scaled_input(d5_network *net, const d5__node *n, double want)
  * Returns y and the three nodes in `tail`, or -1. */
 static int32_t gelu_tail(d5_network *net, const links *l, int32_t e, int32_t x, int32_t tail[3])
 {
-    int32_t ai = next_op(net, l, e, "Add");
+    int32_t ai = d5__opt_next(net, l, e, "Add");
     if (ai < 0 || other_is(net, &net->nodes[ai], e, 1.0) < 0) return -1;
-    int32_t a = value_of(net, net->nodes[ai].outputs[0]);
-    int32_t m1 = next_op(net, l, a, "Mul"), m2 = -1, y = -1;
+    int32_t a = d5__opt_value(net, net->nodes[ai].outputs[0]);
+    int32_t m1 = d5__opt_next(net, l, a, "Mul"), m2 = -1, y = -1;
     if (m1 < 0) return -1;
     const d5__node *mn = &net->nodes[m1];
-    int32_t other = value_of(net, mn->inputs[value_of(net, mn->inputs[0]) == a ? 1 : 0]);
-    int32_t h = value_of(net, mn->outputs[0]);
+    int32_t other = d5__opt_value(net, mn->inputs[d5__opt_value(net, mn->inputs[0]) == a ? 1 : 0]);
+    int32_t h = d5__opt_value(net, mn->outputs[0]);
     if (other == x) { /* Mul(x, a) then Mul(., 0.5) */
-        m2 = next_op(net, l, h, "Mul");
+        m2 = d5__opt_next(net, l, h, "Mul");
         if (m2 < 0 || other_is(net, &net->nodes[m2], h, 0.5) < 0) return -1;
-        y = value_of(net, net->nodes[m2].outputs[0]);
+        y = d5__opt_value(net, net->nodes[m2].outputs[0]);
     } else { /* Mul(x, 0.5) then Mul(., a) */
-        m2 = prev_op(net, l, other, "Mul");
+        m2 = d5__opt_prev(net, l, other, "Mul");
         if (m2 < 0 || other_is(net, &net->nodes[m2], x, 0.5) < 0) return -1;
         y = h;
     }
@@ -437,19 +428,20 @@ static int32_t gelu_tail(d5_network *net, const links *l, int32_t e, int32_t x, 
  * (operands in either order). Returns x and the four nodes in `head`, or -1. */
 static int32_t gelu_tanh_head(d5_network *net, const links *l, int32_t s, int32_t head[4])
 {
-    int32_t si = prev_op(net, l, s, "Mul");
+    int32_t si = d5__opt_prev(net, l, s, "Mul");
     if (si < 0) return -1;
     int32_t i = scaled_input(net, &net->nodes[si], 0.79788456080286536);
-    int32_t ii = prev_op(net, l, i, "Add");
+    int32_t ii = d5__opt_prev(net, l, i, "Add");
     if (ii < 0 || net->nodes[ii].nin != 2) return -1;
     for (int32_t k = 0; k < 2; k++) {
-        int32_t x = value_of(net, net->nodes[ii].inputs[k]);
-        int32_t ci = prev_op(net, l, value_of(net, net->nodes[ii].inputs[1 - k]), "Mul");
+        int32_t x = d5__opt_value(net, net->nodes[ii].inputs[k]);
+        int32_t ci = d5__opt_prev(net, l, d5__opt_value(net, net->nodes[ii].inputs[1 - k]), "Mul");
         if (ci < 0) continue;
-        int32_t pi = prev_op(net, l, scaled_input(net, &net->nodes[ci], 0.044715), "Pow");
+        int32_t pi = d5__opt_prev(net, l, scaled_input(net, &net->nodes[ci], 0.044715), "Pow");
         double e;
-        if (pi < 0 || net->nodes[pi].nin != 2 || value_of(net, net->nodes[pi].inputs[0]) != x ||
-            !scalar_init(net, &net->nodes[pi], 1, &e) || e != 3.0)
+        if (pi < 0 || net->nodes[pi].nin != 2 ||
+            d5__opt_value(net, net->nodes[pi].inputs[0]) != x ||
+            !d5__opt_scalar(net, &net->nodes[pi], 1, &e) || e != 3.0)
             continue;
         head[0] = si, head[1] = ii, head[2] = ci, head[3] = pi;
         return x;
@@ -468,22 +460,22 @@ static int32_t gelu_tanh_head(d5_network *net, const links *l, int32_t s, int32_
 static d5_status fuse_gelu_one(d5_network *net, int32_t ei, links *l, int32_t *applied)
 {
     const d5__node *en = &net->nodes[ei];
-    const int tanh_form = is_op(en, "Tanh");
-    if ((!tanh_form && !is_op(en, "Erf")) || en->nin != 1 || en->nout != 1) return D5_OK;
-    int32_t d = value_of(net, en->inputs[0]), e = value_of(net, en->outputs[0]);
+    const int tanh_form = d5__opt_is(en, "Tanh");
+    if ((!tanh_form && !d5__opt_is(en, "Erf")) || en->nin != 1 || en->nout != 1) return D5_OK;
+    int32_t d = d5__opt_value(net, en->inputs[0]), e = d5__opt_value(net, en->outputs[0]);
     int32_t head[4] = {-1, -1, -1, -1}, tail[3], x = -1;
     if (tanh_form) {
         x = gelu_tanh_head(net, l, d, head);
     } else {
-        head[0] = prev_op(net, l, d, "Div");
-        if (head[0] < 0) head[0] = prev_op(net, l, d, "Mul");
+        head[0] = d5__opt_prev(net, l, d, "Div");
+        if (head[0] < 0) head[0] = d5__opt_prev(net, l, d, "Mul");
         if (head[0] < 0 || net->nodes[head[0]].nin != 2) return D5_OK;
         const d5__node *dn = &net->nodes[head[0]];
         double c;
-        if (is_op(dn, "Div") && scalar_init(net, dn, 1, &c) &&
+        if (d5__opt_is(dn, "Div") && d5__opt_scalar(net, dn, 1, &c) &&
             fabs(c - 1.41421356237309505) <= 1e-6)
-            x = value_of(net, dn->inputs[0]);
-        if (is_op(dn, "Mul")) x = scaled_input(net, dn, 0.70710678118654752);
+            x = d5__opt_value(net, dn->inputs[0]);
+        if (d5__opt_is(dn, "Mul")) x = scaled_input(net, dn, 0.70710678118654752);
     }
     if (x < 0 || e < 0) return D5_OK;
     int32_t y = gelu_tail(net, l, e, x, tail);
@@ -523,12 +515,12 @@ static d5_status fold_one_matmul(d5_network *net, int32_t i, links *l, int32_t *
     int32_t t[2] = {-1, -1}, x[2] = {-1, -1};
     if (mm->nin != 2 || mm->nout != 1) return D5_OK;
     for (int32_t k = 0; k < 2; k++) {
-        int32_t v = value_of(net, mm->inputs[k]);
+        int32_t v = d5__opt_value(net, mm->inputs[k]);
         if (v < 0 || !net->values[v].known || net->values[v].desc.dtype != D5_F32 ||
             net->values[v].desc.ndim < 2)
             return D5_OK;
-        int32_t p = prev_op(net, l, v, "Transpose");
-        if (p >= 0 && net->nodes[p].nin == 1) x[k] = value_of(net, net->nodes[p].inputs[0]);
+        int32_t p = d5__opt_prev(net, l, v, "Transpose");
+        if (p >= 0 && net->nodes[p].nin == 1) x[k] = d5__opt_value(net, net->nodes[p].inputs[0]);
         if (x[k] >= 0) t[k] = p;
     }
     if (t[0] < 0 && t[1] < 0) return D5_OK;
@@ -565,10 +557,10 @@ static int32_t matmul_then(const d5_network *net, const links *l, int32_t i, con
 {
     const d5__node *mm = &net->nodes[i];
     if (l->dead[i] || mm->nin != 2 || mm->nout != 1 ||
-        !(is_op(mm, "MatMul") || is_op(mm, "TransposeMatMul")))
+        !(d5__opt_is(mm, "MatMul") || d5__opt_is(mm, "TransposeMatMul")))
         return -1;
-    int32_t y = value_of(net, mm->outputs[0]);
-    int32_t r = next_op(net, l, y, op_type);
+    int32_t y = d5__opt_value(net, mm->outputs[0]);
+    int32_t r = d5__opt_next(net, l, y, op_type);
     if (r < 0 || !net->values[y].known || net->values[y].desc.dtype != D5_F32 ||
         net->nodes[r].nin != 2 || net->nodes[r].nout != 1)
         return -1;
@@ -578,7 +570,7 @@ static int32_t matmul_then(const d5_network *net, const links *l, int32_t i, con
 /* Matmul i takes over the output of its reader r, which is removed. */
 static d5_status matmul_absorb(d5_network *net, int32_t i, int32_t r, links *l, int32_t *applied)
 {
-    d5_status s = d5__network_move_output(net, i, 0, value_of(net, net->nodes[r].outputs[0]));
+    d5_status s = d5__network_move_output(net, i, 0, d5__opt_value(net, net->nodes[r].outputs[0]));
     if (s == D5_OK) {
         l->dead[r] = 1;
         (*applied)++;
@@ -598,12 +590,14 @@ static d5_status scale_one(d5_network *net, int32_t i, links *l, int32_t *applie
     if (r < 0) r = matmul_then(net, l, i, "Mul");
     if (r < 0) return D5_OK;
     const d5__node *op = &net->nodes[r];
-    int32_t y = value_of(net, net->nodes[i].outputs[0]), z = value_of(net, op->outputs[0]);
+    int32_t y = d5__opt_value(net, net->nodes[i].outputs[0]),
+            z = d5__opt_value(net, op->outputs[0]);
     double c = 0, alpha = 0;
-    if (is_op(op, "Div") && value_of(net, op->inputs[0]) == y && scalar_init(net, op, 1, &c) &&
-        c != 0)
+    if (d5__opt_is(op, "Div") && d5__opt_value(net, op->inputs[0]) == y &&
+        d5__opt_scalar(net, op, 1, &c) && c != 0)
         alpha = 1.0 / c;
-    else if (is_op(op, "Mul") && scalar_init(net, op, value_of(net, op->inputs[0]) == y, &c))
+    else if (d5__opt_is(op, "Mul") &&
+             d5__opt_scalar(net, op, d5__opt_value(net, op->inputs[0]) == y, &c))
         alpha = c;
     if (alpha == 0 || z < 0 || !net->values[z].known ||
         !d5__same_desc(&net->values[z].desc, &net->values[y].desc))
@@ -622,10 +616,10 @@ static d5_status bias_one(d5_network *net, int32_t i, links *l, int32_t *applied
 {
     int32_t ai = matmul_then(net, l, i, "Add");
     if (ai < 0) return D5_OK;
-    int32_t y = value_of(net, net->nodes[i].outputs[0]);
+    int32_t y = d5__opt_value(net, net->nodes[i].outputs[0]);
     const d5__node *add = &net->nodes[ai];
-    const d5__value *c = f32_init(net, add, value_of(net, add->inputs[0]) == y ? 1 : 0);
-    int32_t sum = value_of(net, add->outputs[0]);
+    const d5__value *c = f32_init(net, add, d5__opt_value(net, add->inputs[0]) == y ? 1 : 0);
+    int32_t sum = d5__opt_value(net, add->outputs[0]);
     const d5_tensor_desc *yd = &net->values[y].desc;
     if (yd->ndim < 2 || !c || sum < 0 || !net->values[sum].known || c->init.desc.ndim > yd->ndim ||
         d5_tensor_desc_numel(&c->init.desc) != yd->shape[yd->ndim - 1] ||
@@ -635,207 +629,6 @@ static d5_status bias_one(d5_network *net, int32_t i, links *l, int32_t *applied
     d5_status s = d5__network_rewrite_node(net, i, NULL, "TransposeMatMul", NULL);
     if (s == D5_OK) s = d5_network_set_node_input(net, net->nodes[i].name, 2, cname);
     return s == D5_OK ? matmul_absorb(net, i, ai, l, applied) : s;
-}
-
-/* ---- fuse-attention ---- */
-
-/* Keys from which the fused kernel is no slower than its parts (dnnl, 2
- * threads, 4 heads of 64: at 128 keys 0.76 ms fused against 0.60 ms for the
- * two products and the Softmax; at 1024 keys 10.2 against 10.3 ms, causal 5.9
- * against 11.5 with the Where): shorter attention stays as it is. */
-#define D5_FUSE_ATTENTION_MIN_KEYS 1024
-
-static const int64_t swap12[4] = {0, 2, 1, 3}, keys_t[4] = {0, 2, 3, 1};
-
-/* 1 when node n's INTS attribute `name` is want[0..count-1]. */
-static int ints_are(const d5__node *n, const char *name, const int64_t *want, int64_t count)
-{
-    const int64_t *v = NULL;
-    int64_t k = 0;
-    if (d5_attrs_ints(&n->attrs_view, name, &v, &k) != D5_OK || !v || k != count) return 0;
-    for (int64_t i = 0; i < count; i++)
-        if (v[i] != want[i]) return 0;
-    return 1;
-}
-
-/* The 3-d value [B, S, heads * size] that a Reshape turned into the 4-d
- * value v [B, S, heads, size], read once; its Reshape in *reshape. -1 when v
- * is not such a value. */
-static int32_t heads_source(const d5_network *net, const links *l, int32_t v, int32_t *reshape)
-{
-    int32_t r = prev_op(net, l, v, "Reshape");
-    int32_t x = r >= 0 ? value_of(net, net->nodes[r].inputs[0]) : -1;
-    if (x < 0 || !net->values[x].known || !net->values[v].known) return -1;
-    const d5_tensor_desc *xd = &net->values[x].desc, *vd = &net->values[v].desc;
-    if (xd->ndim != 3 || vd->ndim != 4 || xd->dtype != D5_F32 || xd->shape[0] != vd->shape[0] ||
-        xd->shape[1] != vd->shape[1] || xd->shape[2] != vd->shape[2] * vd->shape[3])
-        return -1;
-    *reshape = r;
-    return x;
-}
-
-/* 1 when mask m (of x's rank or less) broadcasts to the scores' shape s with
- * its last dimension equal to the keys'. */
-static int mask_fits(const d5_tensor_desc *m, const d5_tensor_desc *s)
-{
-    if (m->ndim < 1 || m->ndim > s->ndim || m->shape[m->ndim - 1] != s->shape[s->ndim - 1])
-        return 0;
-    for (int32_t d = 0; d < m->ndim; d++) {
-        int64_t n = m->shape[d], want = s->shape[s->ndim - m->ndim + d];
-        if (n != want && n != 1) return 0;
-    }
-    return 1;
-}
-
-/* Where's constant condition c (bool, last dimension t keys): -1 when some
- * row attends to no key (Where would average such a row, Attention zero
- * it), 1 when it is the lower triangle of a square (is_causal), else 0. */
-static int condition_kind(const d5_tensor *c)
-{
-    const d5_tensor_desc *d = &c->desc;
-    const unsigned char *v = c->data;
-    int64_t t = d->shape[d->ndim - 1], rows = t ? d5_tensor_desc_numel(d) / t : 0;
-    int tril = d->ndim >= 2 && d->shape[d->ndim - 2] == t && rows == t;
-    for (int64_t r = 0; r < rows; r++) {
-        int any = 0;
-        for (int64_t j = 0; j < t; j++) {
-            any |= v[r * t + j] != 0;
-            tril = tril && (v[r * t + j] != 0) == (j <= r);
-        }
-        if (!any) return -1;
-    }
-    return tril;
-}
-
-/* What lies between the scores and the Softmax that reads x: Add(scores, M)
- * with M a float32 mask, or Where(C, scores, fill) with C a constant bool
- * mask and fill a scalar of -1e4 or less (the probabilities of such scores,
- * exp(fill - max) / sum, are 0 in float32 unless a score is below -9896, as
- * under Attention's -inf). Returns the scores' value (x
- * itself when neither), its node in *node (-1: none), the mask in *mask (-1:
- * none) and *causal when C is the lower triangle of a square. */
-static int32_t mask_step(d5_network *net, const links *l, int32_t x, int32_t *node, int32_t *mask,
-                         int *causal)
-{
-    int32_t p = x >= 0 && l->count[x] == 1 && !net->values[x].is_output ? l->producer[x] : -1;
-    const d5__node *n = p >= 0 ? &net->nodes[p] : NULL;
-    *node = *mask = -1;
-    *causal = 0;
-    if (!n || l->dead[p] || n->nout != 1) return x;
-    const d5_tensor_desc *sd = &net->values[x].desc;
-    if (is_op(n, "Add") && n->nin == 2) {
-        for (int32_t k = 0; k < 2; k++) {
-            int32_t sc = value_of(net, n->inputs[k]), m = value_of(net, n->inputs[1 - k]);
-            if (sc < 0 || m < 0 || l->producer[sc] < 0 ||
-                !is_op(&net->nodes[l->producer[sc]], "TransposeMatMul") || !net->values[m].known ||
-                net->values[m].desc.dtype != D5_F32 || !mask_fits(&net->values[m].desc, sd) ||
-                !d5__same_desc(&net->values[sc].desc, sd))
-                continue;
-            *node = p;
-            *mask = m;
-            return sc;
-        }
-        return -1;
-    }
-    if (!is_op(n, "Where") || n->nin != 3) return x;
-    int32_t c = value_of(net, n->inputs[0]), sc = value_of(net, n->inputs[1]);
-    double fill = 0;
-    if (c < 0 || sc < 0 || net->values[c].kind != D5_VALUE_INITIALIZER ||
-        net->values[c].init.desc.dtype != D5_BOOL || !mask_fits(&net->values[c].init.desc, sd) ||
-        !net->values[sc].known || !d5__same_desc(&net->values[sc].desc, sd) ||
-        !scalar_init(net, n, 2, &fill) || !(fill <= -1e4))
-        return -1;
-    int kind = condition_kind(&net->values[c].init);
-    if (kind < 0) return -1;
-    *node = p;
-    *causal = kind;
-    *mask = kind ? -1 : c;
-    return sc;
-}
-
-/* Scaled dot-product attention as PyTorch exports it, after
- * fold-transpose-matmul and fuse-matmul-scale:
- *   Q, K, V [B, S, heads * size] each Reshaped to [B, S, heads, size],
- *   scores = TransposeMatMul(Q, K, perm_a [0,2,1,3], perm_b [0,2,3,1], alpha),
- *   optionally Add(scores, mask) or Where(causal or mask, scores, -inf), or
- *   a mask of one value per key that fuse-matmul-bias made the scores' bias,
- *   P = Softmax(last axis), TransposeMatMul(P, V, perm_b [0,2,1,3]),
- *   Transpose [0,2,1,3], Reshape to [B, S, heads * size],
- * becomes one Attention (opset 23) on the 3-d Q, K and V with q_num_heads,
- * kv_num_heads, scale = alpha, attn_mask or is_causal: no [queries, keys]
- * matrix in memory. Only from D5_FUSE_ATTENTION_MIN_KEYS keys on. */
-static d5_status attention_one(d5_network *net, int32_t si, links *l, int32_t *applied)
-{
-    const d5__node *sm = &net->nodes[si];
-    int64_t axis = 0;
-    if (sm->nin != 1 || sm->nout != 1 ||
-        d5_attrs_int(&sm->attrs_view, "axis", d5_network_opset(net, "") >= 13 ? -1 : 1, &axis) !=
-            D5_OK ||
-        (axis != -1 && axis != 3))
-        return D5_OK;
-    int32_t x = value_of(net, sm->inputs[0]), p = value_of(net, sm->outputs[0]);
-    if (x < 0 || p < 0 || !net->values[x].known || net->values[x].desc.dtype != D5_F32 ||
-        net->values[x].desc.ndim != 4 || net->values[x].desc.shape[3] < D5_FUSE_ATTENTION_MIN_KEYS)
-        return D5_OK;
-    int32_t mnode, mask, rq = -1, rk = -1, rv = -1;
-    int causal;
-    int32_t sc = mask_step(net, l, x, &mnode, &mask, &causal);
-    int32_t qk = sc >= 0 ? prev_op(net, l, sc, "TransposeMatMul") : -1;
-    if (qk < 0 || net->nodes[qk].nin < 2 || !ints_are(&net->nodes[qk], "perm_a", swap12, 4) ||
-        !ints_are(&net->nodes[qk], "perm_b", keys_t, 4))
-        return D5_OK;
-    if (net->nodes[qk].nin == 3) { /* a mask of one value per key, taken as fuse-matmul-bias's C */
-        int32_t c = value_of(net, net->nodes[qk].inputs[2]);
-        if (mask >= 0 || causal || c < 0 || !mask_fits(&net->values[c].desc, &net->values[x].desc))
-            return D5_OK;
-        mask = c;
-    }
-    int32_t pv = next_op(net, l, p, "TransposeMatMul");
-    if (pv < 0 || net->nodes[pv].nin != 2 || value_of(net, net->nodes[pv].inputs[0]) != p ||
-        d5_attrs_find(&net->nodes[pv].attrs_view, "alpha") ||
-        d5_attrs_find(&net->nodes[pv].attrs_view, "perm_a") ||
-        !ints_are(&net->nodes[pv], "perm_b", swap12, 4))
-        return D5_OK;
-    int32_t tr = next_op(net, l, value_of(net, net->nodes[pv].outputs[0]), "Transpose");
-    if (tr < 0 || !ints_are(&net->nodes[tr], "perm", swap12, 4)) return D5_OK;
-    int32_t rs = next_op(net, l, value_of(net, net->nodes[tr].outputs[0]), "Reshape");
-    int32_t y = rs >= 0 ? value_of(net, net->nodes[rs].outputs[0]) : -1;
-    int32_t q3 = heads_source(net, l, value_of(net, net->nodes[qk].inputs[0]), &rq);
-    int32_t k3 = heads_source(net, l, value_of(net, net->nodes[qk].inputs[1]), &rk);
-    int32_t v3 = heads_source(net, l, value_of(net, net->nodes[pv].inputs[1]), &rv);
-    if (y < 0 || q3 < 0 || k3 < 0 || v3 < 0 || !net->values[y].known) return D5_OK;
-    const d5_tensor_desc *q4 = &net->values[value_of(net, net->nodes[qk].inputs[0])].desc,
-                         *k4 = &net->values[value_of(net, net->nodes[qk].inputs[1])].desc,
-                         *v4 = &net->values[value_of(net, net->nodes[pv].inputs[1])].desc,
-                         *yd = &net->values[y].desc;
-    if (yd->ndim != 3 || yd->shape[0] != q4->shape[0] || yd->shape[1] != q4->shape[1] ||
-        yd->shape[2] != q4->shape[2] * v4->shape[3] || k4->shape[2] != v4->shape[2])
-        return D5_OK;
-    double scale = 1;
-    const d5_attr *alpha = d5_attrs_find(&net->nodes[qk].attrs_view, "alpha");
-    if (alpha && d5_attrs_float(&net->nodes[qk].attrs_view, "alpha", 1, &scale) != D5_OK)
-        return D5_OK;
-    d5_attr attrs[4] = {
-        {.name = "q_num_heads", .type = D5_ATTR_INT, .i = q4->shape[2]},
-        {.name = "kv_num_heads", .type = D5_ATTR_INT, .i = k4->shape[2]},
-        {.name = "scale", .type = D5_ATTR_FLOAT, .f = scale},
-        {.name = "is_causal", .type = D5_ATTR_INT, .i = 1},
-    };
-    char name[256];
-    snprintf(name, sizeof name, "%s+%s+%s", net->nodes[qk].name, sm->name, net->nodes[pv].name);
-    d5_status s = d5__network_rewrite_node(net, rs, d5__network_node(net, name) < 0 ? name : NULL,
-                                           "Attention", NULL);
-    if (s == D5_OK) s = d5__network_set_attrs(net, rs, attrs, causal ? 4 : 3);
-    const int32_t ins[4] = {q3, k3, v3, mask};
-    for (int32_t k = 0; s == D5_OK && k < (mask >= 0 ? 4 : 3); k++)
-        s = d5_network_set_node_input(net, net->nodes[rs].name, k, net->values[ins[k]].name);
-    if (s == D5_OK) {
-        const int32_t gone[8] = {qk, mnode, si, pv, tr, rq, rk, rv};
-        for (int k = 0; k < 8; k++)
-            if (gone[k] >= 0) l->dead[gone[k]] = 1;
-        (*applied)++;
-    }
-    return s;
 }
 
 /* ---- The passes ---- */
@@ -856,7 +649,7 @@ static const struct {
     {"fold-transpose-matmul", D5_OPTIMIZE_ALL, NULL, "MatMul", fold_one_matmul},
     {"fuse-matmul-scale", D5_OPTIMIZE_ALL, NULL, NULL, scale_one},
     {"fuse-matmul-bias", D5_OPTIMIZE_ALL, NULL, NULL, bias_one},
-    {"fuse-attention", D5_OPTIMIZE_ALL, NULL, "Softmax", attention_one},
+    {"fuse-attention", D5_OPTIMIZE_ALL, NULL, "Softmax", d5__opt_fuse_attention},
 };
 
 static const char *const level_names[] = {"none", "basic", "all"};
