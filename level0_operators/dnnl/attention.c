@@ -1,7 +1,7 @@
 /* Attention (ONNX opset 23) on the dnnl backend, float32, tiled in the
  * manner of flash attention: no [queries, keys] matrix is ever whole in
  * memory. Work items are (batch, query head, block of 64 queries), split
- * among the threads; each walks the keys in blocks of 128: the block's
+ * among the threads; each walks the keys in blocks of up to 2048: the block's
  * scores by oneDNN's sgemm (Q rows against K rows, scaled), the softcap, the
  * mask and the causal limit, then a running softmax (each row's maximum m
  * and sum l so far: when a block raises the maximum, what was summed is
@@ -24,10 +24,6 @@ extern const d5_op_desc d5__op_ref_Attention;
 
 enum { QB = 64, KB_MAX = 2048 };
 
-typedef struct dattention {
-    d5_attention a;
-} dattention;
-
 static d5_status create(const d5_op_create_args *args, void **state)
 {
     d5_status s = d5__dnnl_need_f32("Attention", args->inputs, 0);
@@ -39,9 +35,9 @@ static d5_status create(const d5_op_create_args *args, void **state)
                         "Attention (dnnl): %s; the dnnl kernel computes Y alone, without a past",
                         a.has_past ? "past_key and past_value are given"
                                    : "present_key, present_value or qk_matmul_output is asked for");
-    dattention *d = d5_calloc(1, sizeof *d, "Attention");
+    d5_attention *d = d5_alloc(sizeof *d, "Attention");
     if (!d) return D5_ERR_NOMEM;
-    d->a = a;
+    *d = a;
     *state = d;
     return D5_OK;
 }
@@ -173,7 +169,7 @@ typedef struct worker {
 
 static d5_status forward(void *state, const d5_op_call *call)
 {
-    const d5_attention *a = &((const dattention *)state)->a;
+    const d5_attention *a = state;
     int64_t items = a->batch * a->q_heads * ((a->q_len + QB - 1) / QB);
     double work =
         (double)items * QB * (double)a->total_len * (double)(a->head_size + a->v_head_size);
@@ -214,7 +210,7 @@ static void destroy(void *state)
 
 static void cost(void *state, double *flops, double *bytes)
 {
-    const d5_attention *a = &((const dattention *)state)->a;
+    const d5_attention *a = state;
     double rows = (double)a->batch * (double)a->q_heads * (double)a->q_len;
     double kv = (double)a->batch * (double)a->kv_heads * (double)a->total_len;
     *flops = rows * (double)a->total_len * (2.0 * (double)(a->head_size + a->v_head_size) + 5);
