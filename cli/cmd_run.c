@@ -554,12 +554,26 @@ static int load_model(const run_args *a, run_state *st)
     eo.compute_precision = a->precision;
     eo.libraries = st->library ? &st->library : NULL;
     eo.nlibraries = st->library ? 1 : 0;
+    /* Control flow is resolved at create, from the integer and bool inputs
+     * (a trip count, a condition): they are read first and bound then. */
+    int control = s == D5_OK && d5_network_has_control_flow(st->net);
+    const char *names[64];
+    d5_tensor values[64];
+    if (control) s = netload_inputs(st->net, a->inputs, 1, &st->in, &st->nin);
+    for (int32_t i = 0; control && s == D5_OK && i < st->nin && eo.nconst < 64; i++)
+        if (!d5_dtype_is_float((d5_dtype)st->in[i].desc.dtype)) {
+            names[eo.nconst] = d5_network_input_name(st->net, i);
+            values[eo.nconst++] = st->in[i];
+        }
+    eo.const_names = names;
+    eo.const_values = values;
     double t1 = mono_ms();
     if (s == D5_OK) s = d5_executor_create(st->net, &eo, &st->ex);
     st->compile_ms = mono_ms() - t1;
-    if (s == D5_OK) s = netload_inputs(st->net, a->inputs, 1, &st->in, &st->nin);
+    if (s == D5_OK && !control) s = netload_inputs(st->net, a->inputs, 1, &st->in, &st->nin);
     for (int32_t i = 0; s == D5_OK && i < st->nin; i++)
-        s = d5_executor_feed(st->ex, d5_network_input_name(st->net, i), &st->in[i]);
+        if (!control || d5_dtype_is_float((d5_dtype)st->in[i].desc.dtype))
+            s = d5_executor_feed(st->ex, d5_network_input_name(st->net, i), &st->in[i]);
     if (s != D5_OK) return cli_fail("run", s);
     st->b = 1;
     int32_t v;

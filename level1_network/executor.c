@@ -58,6 +58,7 @@ void d5_executor_free(d5_executor *ex)
     if (ex->arena) a.free(a.ctx, ex->arena);
     d5_free(ex->zeros);
     d5_free(ex->handlers);
+    d5__lowered_free(ex->lowered);
     d5_free(ex->backend_list);
     d5_free(ex->node_backends);
     d5_free(ex);
@@ -505,12 +506,25 @@ d5_status d5_executor_create(const d5_network *net, const d5_executor_options *o
     if (!net || !out) return d5_error(D5_ERR_INVALID, "d5_executor_create: NULL argument");
     *out = NULL;
     d5_executor *ex = NULL;
+    d5__lowered *lowered = NULL;
     d5_status s = check_options(net, opt);
     if (s != D5_OK) return s;
+    /* Control flow is resolved first (lower.c); the executor compiles and
+     * keeps the network of tensors it gives. */
+    if (d5_network_has_control_flow(net)) {
+        s = d5__lower(net, opt, &lowered);
+        if (s != D5_OK) return s;
+        net = lowered->net;
+    }
     s = executor_new(net, opt, &ex);
+    if (ex)
+        ex->lowered = lowered;
+    else
+        d5__lowered_free(lowered);
     if (s == D5_OK) s = compile(ex);
     if (s == D5_OK) s = d5__layout_propagate(ex);
     if (s == D5_OK) s = plan(ex);
+    if (s == D5_OK && lowered) s = d5__executor_feed_given(ex);
     if (s != D5_OK) {
         d5_executor_free(ex);
         return s;

@@ -35,6 +35,7 @@ typedef struct xval {
     int32_t blocked;   /* held in a backend's blocked layout (layout.c): not fetchable */
     int32_t mem;       /* memory: 0 host, else the device memory ex->devs[mem] (device.c) */
     int32_t host_copy; /* a graph output on a device: its copy on the host, else -1 */
+    d5_tensor view;    /* d5_executor_fetch_value's item of a tensor */
 } xval;
 
 typedef struct xnode {
@@ -79,8 +80,33 @@ typedef struct xhandler {
     void *user;
 } xhandler;
 
+/* A sequence or optional graph input or output of a network whose control
+ * flow lower.c resolved: the tensors of the network built that hold its
+ * items, "<name>[k]" (an optional tensor's: "<name>"). */
+typedef struct d5__lowered_value {
+    char *name;
+    int32_t type, present, dtype, count;
+    char **names;
+    d5_tensor *views; /* d5_executor_fetch_value's items */
+} d5__lowered_value;
+
+typedef struct d5__lowered {
+    d5_network *net;                     /* tensors only */
+    d5__lowered_value *inputs, *outputs; /* those that are not tensors */
+    int32_t ninputs, noutputs;
+} d5__lowered;
+
+/* Resolves the control flow, sequences and optionals of net (lower.c), with
+ * the bound inputs and values of opt. */
+d5_status d5__lower(const d5_network *net, const d5_executor_options *opt, d5__lowered **out);
+void d5__lowered_free(d5__lowered *l);
+/* Feeds the sequence and optional graph inputs given at create
+ * (executor_values.c). */
+d5_status d5__executor_feed_given(d5_executor *ex);
+
 struct d5_executor {
     const d5_network *net;
+    d5__lowered *lowered; /* NULL, or what net (then lowered->net) was resolved from */
     d5_executor_options opt;
     char *backend_list, *node_backends;
     int32_t infer_only;

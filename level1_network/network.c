@@ -125,6 +125,7 @@ static void node_clear(d5__node *n)
     d5_free(n->inputs);
     d5_free(n->outputs);
     d5__attrs_free(n->attrs, n->nattrs);
+    d5__node_graphs_free(n);
     memset(n, 0, sizeof *n);
 }
 
@@ -263,26 +264,58 @@ static d5_status set_dim_params(d5__value *v, const char *const *dim_params)
     return D5_OK;
 }
 
-d5_status d5_network_add_input(d5_network *net, const char *name, const d5_tensor_desc *desc,
-                               const char *const *dim_params)
+d5_status d5_network_add_input_typed(d5_network *net, const char *name, int32_t type,
+                                     const d5_tensor_desc *desc, const char *const *dim_params)
 {
     d5_status s = check_name("a graph input", name);
-    if (s == D5_OK) s = check_desc("graph input", name, desc);
     if (s != D5_OK) return s;
+    if (type < D5_TYPE_TENSOR || type > D5_TYPE_OPTIONAL_SEQUENCE)
+        return d5_error(D5_ERR_INVALID, "graph input '%s': type %d is not a d5_type", name,
+                        (int)type);
+    /* A dtype without a shape (ndim -1) is a type whose rank is unknown. */
+    int typed = desc && desc->dtype != D5_DTYPE_INVALID;
+    if (typed && desc->ndim < 0 && d5_dtype_size((d5_dtype)desc->dtype) == 0)
+        return d5_error(D5_ERR_UNSUPPORTED, "graph input '%s' has an unknown dtype %d", name,
+                        (int)desc->dtype);
+    if (typed && desc->ndim >= 0 && (s = check_desc("graph input", name, desc)) != D5_OK) return s;
     int32_t i = d5__network_value(net, name);
     if (i >= 0) {
         /* IR < 4: the initializer came first and is also listed as an input. */
-        if (net->values[i].kind == D5_VALUE_INITIALIZER) return D5_OK;
+        if (net->values[i].kind == D5_VALUE_INITIALIZER && type == D5_TYPE_TENSOR) return D5_OK;
         return d5_error(D5_ERR_INVALID, "graph input '%s': the name is already taken", name);
     }
     s = grow((void **)&net->inputs, &net->input_cap, net->ninputs, sizeof(int32_t), "inputs");
     if (s == D5_OK) s = value_new(net, name, D5_VALUE_INPUT, &i);
     if (s != D5_OK) return s;
     d5__value *v = &net->values[i];
-    v->desc = *desc;
-    v->known = desc_known(desc);
+    v->type = type;
+    if (typed) {
+        v->desc = *desc;
+        v->known = desc_known(desc);
+    }
     net->inputs[net->ninputs++] = i;
-    return set_dim_params(v, dim_params);
+    return set_dim_params(v, typed ? dim_params : NULL);
+}
+
+d5_status d5_network_add_input(d5_network *net, const char *name, const d5_tensor_desc *desc,
+                               const char *const *dim_params)
+{
+    d5_status s = check_name("a graph input", name);
+    if (s == D5_OK) s = check_desc("graph input", name, desc);
+    if (s != D5_OK) return s;
+    return d5_network_add_input_typed(net, name, D5_TYPE_TENSOR, desc, dim_params);
+}
+
+d5_status d5_network_set_output_type(d5_network *net, const char *name, int32_t type)
+{
+    int32_t i = net ? d5__network_value(net, name) : -1;
+    if (i < 0 || !net->values[i].is_output)
+        return d5_error(D5_ERR_NOTFOUND, "no graph output named '%s'", name ? name : "");
+    if (type < D5_TYPE_TENSOR || type > D5_TYPE_OPTIONAL_SEQUENCE)
+        return d5_error(D5_ERR_INVALID, "graph output '%s': type %d is not a d5_type", name,
+                        (int)type);
+    net->values[i].type = type;
+    return D5_OK;
 }
 
 d5_status d5_network_add_output(d5_network *net, const char *name, const d5_tensor_desc *desc)

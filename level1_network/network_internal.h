@@ -14,7 +14,14 @@ typedef struct d5__value {
     char *dim_params[D5_MAX_DIMS];
     d5_tensor init; /* initializer: desc + data from d5_tensor_alloc */
     int32_t producer;
+    int32_t type; /* d5_type */
 } d5__value;
+
+/* A graph attribute of a node (network_graphs.c). */
+typedef struct d5__subgraph {
+    char *attr;
+    d5_network *graph;
+} d5__subgraph;
 
 typedef struct d5__node {
     char *name, *op_type, *domain;
@@ -23,6 +30,8 @@ typedef struct d5__node {
     d5_attr *attrs;
     int32_t nattrs;
     d5_attrs attrs_view;
+    d5__subgraph *graphs;
+    int32_t ngraphs;
 } d5__node;
 
 typedef struct d5__opset {
@@ -84,6 +93,14 @@ int d5__network_is_param(const d5_network *net, int32_t v);
 /* Deep copies of attributes (attr.c); free with d5__attrs_free. */
 d5_status d5__attrs_copy(const d5_attrs *src, d5_attr **out, int32_t *n);
 void d5__attrs_free(d5_attr *a, int32_t n);
+
+/* Subgraphs (network_graphs.c): frees node n's, and copies src's graphs to
+ * node `node` of dst. */
+void d5__node_graphs_free(d5__node *n);
+d5_status d5__node_graphs_copy(d5_network *dst, int32_t node, const d5__node *src);
+/* 1 for the operators that the executor resolves at create (control flow,
+ * sequences, optionals), by op_type of the default domain. */
+int d5__control_op(const d5__node *n);
 
 /* Writes "NAME (OP)" for messages. */
 void d5__node_label(const d5__node *n, char *buf, size_t size);

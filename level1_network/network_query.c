@@ -28,6 +28,7 @@ void d5_network_node_at(const d5_network *net, int32_t i, d5_node_info *out)
     out->inputs = (const char *const *)n->inputs;
     out->outputs = (const char *const *)n->outputs;
     out->attrs = &n->attrs_view;
+    out->ngraphs = n->ngraphs;
 }
 
 /* *index = i, or D5_ERR_NOTFOUND when i < 0: no `what` (node, value) named `name`. */
@@ -63,6 +64,7 @@ void d5_network_value_at(const d5_network *net, int32_t i, d5_value_info *out)
     for (int d = 0; d < D5_MAX_DIMS; d++) out->dim_params[d] = v->dim_params[d];
     out->data = v->kind == D5_VALUE_INITIALIZER ? v->init.data : NULL;
     out->producer = v->producer;
+    out->type = v->type;
 }
 
 d5_status d5_network_find_value(const d5_network *net, const char *name, int32_t *index)
@@ -109,7 +111,8 @@ d5_status d5_network_clone(const d5_network *net, d5_network **out)
         s = d5_network_set_opset(c, net->opsets[i].domain, net->opsets[i].version);
     for (int32_t i = 0; s == D5_OK && i < net->ninputs; i++) {
         const d5__value *v = &net->values[net->inputs[i]];
-        s = d5_network_add_input(c, v->name, &v->desc, (const char *const *)v->dim_params);
+        s = d5_network_add_input_typed(c, v->name, v->type, &v->desc,
+                                       (const char *const *)v->dim_params);
     }
     for (int32_t i = 0; s == D5_OK && i < net->nvalues; i++)
         if (net->values[i].kind == D5_VALUE_INITIALIZER)
@@ -119,11 +122,14 @@ d5_status d5_network_clone(const d5_network *net, d5_network **out)
         s = d5_network_add_node(c, n->name, n->op_type, n->domain, (const char *const *)n->inputs,
                                 n->nin, (const char *const *)n->outputs, n->nout, &n->attrs_view,
                                 NULL);
+        if (s == D5_OK) s = d5__node_graphs_copy(c, i, n);
     }
     for (int32_t i = 0; s == D5_OK && i < net->noutputs; i++) {
         int32_t v = d5__network_value(net, net->outputs[i]);
         s = d5_network_add_output(c, net->outputs[i],
                                   v >= 0 && net->values[v].known ? &net->values[v].desc : NULL);
+        if (s == D5_OK && v >= 0 && net->values[v].type)
+            s = d5_network_set_output_type(c, net->outputs[i], net->values[v].type);
     }
     /* Inferred descriptors of intermediate values. */
     for (int32_t i = 0; s == D5_OK && i < net->nvalues; i++) {

@@ -681,8 +681,15 @@ d5_status d5_network_optimize(d5_network *net, d5_optimize_level level, d5_optim
     r.level = level;
     r.nodes_before = net->nnodes;
     d5_status s = D5_OK;
+    /* Subgraphs read values of the graph by name, which the passes do not
+     * follow: such a network is left as it is (every pass applied 0 times). */
+    int control = d5_network_has_control_flow(net);
     for (size_t i = 0; s == D5_OK && i < sizeof passes / sizeof passes[0]; i++) {
         if (passes[i].level > level) continue;
+        if (control) {
+            r.passes[r.npasses++].name = passes[i].name;
+            continue;
+        }
         int32_t k = r.npasses++;
         r.passes[k].name = passes[i].name;
         int32_t *applied = &r.passes[k].applied;

@@ -64,6 +64,11 @@ d5_status d5_network_set_input_desc(d5_network *net, const char *name, const d5_
 
 d5_status d5_network_infer_shapes(d5_network *net)
 {
+    if (d5_network_has_control_flow(net))
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "the network has control flow, sequences or optionals: its shapes are "
+                        "known once an executor resolves them with the inputs bound at create "
+                        "(d5_executor_create)");
     d5_tensor_desc *descs = d5_calloc((size_t)net->nvalues + 1, sizeof *descs, "inferred shapes");
     int32_t *known = d5_calloc((size_t)net->nvalues + 1, sizeof *known, "inferred shapes");
     d5_status s = descs && known ? d5__executor_infer(net, descs, known) : D5_ERR_NOMEM;

@@ -141,22 +141,58 @@ static int compare(const char *name, const d5_tensor *got, d5_tensor *want,
     return 0;
 }
 
-/* Reads input_*.pb or output_*.pb of a data set, in index order. */
-static d5_status read_set(const char *dir, const char *prefix, d5_tensor *t, char **names, int max,
-                          int *count)
+/* The d5_type of graph input or output i of net (-1: none). */
+static int32_t io_type(const d5_network *net, int output, int32_t i)
+{
+    const char *name = output ? d5_network_output_name(net, i) : d5_network_input_name(net, i);
+    int32_t v;
+    d5_value_info info;
+    if (!name || d5_network_find_value(net, name, &v) != D5_OK) return D5_TYPE_TENSOR;
+    d5_network_value_at(net, v, &info);
+    return info.type;
+}
+
+/* Reads input_*.pb or output_*.pb of a data set, in index order, each as the
+ * type of the graph input or output at its position. */
+static d5_status read_set(const d5_network *net, const char *dir, const char *prefix, d5_value *v,
+                          char **names, int max, int *count)
 {
     char path[4096];
+    int output = strcmp(prefix, "output") == 0;
     *count = 0;
     for (int i = 0; i < max; i++) {
         int len = snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
         if (len < 0 || (size_t)len >= sizeof path)
             return d5_error(D5_ERR_INVALID, "%s: the path is too long", dir);
         if (!exists(path)) break;
-        d5_status s = d5_onnx_tensor_read(path, &t[i], &names[i]);
+        d5_status s = d5_onnx_value_read(path, io_type(net, output, i), &v[i], &names[i]);
         if (s != D5_OK) return s;
         (*count)++;
     }
     return D5_OK;
+}
+
+/* Compares an output of any type; fills r and returns 0 on a mismatch. */
+static int compare_value(const char *name, const d5_value *got, d5_value *want,
+                         const d5_onnx_test_params *p, d5_onnx_test_result *r)
+{
+    if (want->type == D5_TYPE_TENSOR && got->type == D5_TYPE_TENSOR)
+        return compare(name, &got->items[0], &want->items[0], p, r);
+    int got_n = got->present || got->type == D5_TYPE_SEQUENCE ? got->count : -1;
+    int want_n = want->present || want->type == D5_TYPE_SEQUENCE ? want->count : -1;
+    if (got_n != want_n) {
+        r->outcome = D5_ONNX_TEST_FAIL;
+        snprintf(r->detail, sizeof r->detail, "output '%s' holds %d tensors, expected %d%s", name,
+                 got_n < 0 ? 0 : got_n, want_n < 0 ? 0 : want_n,
+                 want_n < 0 ? " (an optional holding nothing)" : "");
+        return 0;
+    }
+    char item[300];
+    for (int32_t k = 0; k < got_n; k++) {
+        snprintf(item, sizeof item, "%s[%d]", name, (int)k);
+        if (!compare(item, &got->items[k], &want->items[k], p, r)) return 0;
+    }
+    return 1;
 }
 
 #define MAX_IO 32
@@ -164,7 +200,7 @@ static d5_status read_set(const char *dir, const char *prefix, d5_tensor *t, cha
 static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_params *p,
                     d5_onnx_test_result *r)
 {
-    d5_tensor in[MAX_IO], out[MAX_IO];
+    d5_value in[MAX_IO], out[MAX_IO];
     char *in_names[MAX_IO], *out_names[MAX_IO];
     int nin = 0, nout = 0;
     d5_executor *ex = NULL;
@@ -172,8 +208,8 @@ static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_par
     memset(out, 0, sizeof out);
     memset(in_names, 0, sizeof in_names);
     memset(out_names, 0, sizeof out_names);
-    d5_status s = read_set(set_dir, "input", in, in_names, MAX_IO, &nin);
-    if (s == D5_OK) s = read_set(set_dir, "output", out, out_names, MAX_IO, &nout);
+    d5_status s = read_set(net, set_dir, "input", in, in_names, MAX_IO, &nin);
+    if (s == D5_OK) s = read_set(net, set_dir, "output", out, out_names, MAX_IO, &nout);
     if (s != D5_OK) {
         set_result(r, s == D5_ERR_UNSUPPORTED ? D5_ONNX_TEST_SKIP : D5_ONNX_TEST_FAIL, "%s",
                    d5_last_error());
@@ -193,47 +229,59 @@ static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_par
             snprintf(r->detail, sizeof r->detail, "input_%d.pb has no graph input to feed", i);
             goto done;
         }
+        if (in[i].type != D5_TYPE_TENSOR) continue;
         /* ONNX 1.12's test data holds bfloat16 values in UINT16 tensors. */
         int32_t v;
         d5_value_info info;
-        if (in[i].desc.dtype == D5_U16 && d5_network_find_value(net, bound[i], &v) == D5_OK) {
+        d5_tensor *t = &in[i].items[0];
+        if (t->desc.dtype == D5_U16 && d5_network_find_value(net, bound[i], &v) == D5_OK) {
             d5_network_value_at(net, v, &info);
-            if (info.desc.dtype == D5_BF16) in[i].desc.dtype = D5_BF16;
+            if (info.desc.dtype == D5_BF16) t->desc.dtype = D5_BF16;
         }
-        if ((s = d5_network_set_input_desc(net, bound[i], &in[i].desc)) != D5_OK) break;
+        if ((s = d5_network_set_input_desc(net, bound[i], &t->desc)) != D5_OK) break;
     }
     /* Integer inputs are bound at create: they are shapes, axes and indices
      * that decide output shapes (Reshape, Expand, Slice), which d5 compiles
-     * statically. */
-    const char *const_names[MAX_IO];
+     * statically; so are bools (an If's condition). Sequences and optionals
+     * are given at create. */
+    const char *const_names[MAX_IO], *value_names[MAX_IO];
     d5_tensor const_values[MAX_IO];
-    int nconst = 0;
-    for (int i = 0; i < nin; i++)
-        if (!d5_dtype_is_float((d5_dtype)in[i].desc.dtype)) {
+    d5_value values[MAX_IO];
+    int nconst = 0, nvalues = 0;
+    for (int i = 0; i < nin; i++) {
+        if (in[i].type != D5_TYPE_TENSOR) {
+            value_names[nvalues] = bound[i];
+            values[nvalues++] = in[i];
+        } else if (!d5_dtype_is_float((d5_dtype)in[i].items[0].desc.dtype)) {
             const_names[nconst] = bound[i];
-            const_values[nconst++] = in[i];
+            const_values[nconst++] = in[i].items[0];
         }
+    }
     d5_executor_options o = d5_executor_default_options();
     o.backend = p->backend;
     o.const_names = const_names;
     o.const_values = const_values;
     o.nconst = nconst;
+    o.value_names = value_names;
+    o.values = values;
+    o.nvalues = nvalues;
     if (s == D5_OK) s = d5_executor_create(net, &o, &ex);
     /* A floating-point input may decide a shape too (Resize's scales, OneHot's
-     * depth): then every input is bound. */
+     * depth, a Loop's trip count): then every tensor input is bound. */
     if (s == D5_ERR_UNSUPPORTED && strstr(d5_last_error(), "must be a constant")) {
         nconst = 0;
-        for (int i = 0; i < nin; i++) {
-            const_names[nconst] = bound[i];
-            const_values[nconst++] = in[i];
-        }
+        for (int i = 0; i < nin; i++)
+            if (in[i].type == D5_TYPE_TENSOR) {
+                const_names[nconst] = bound[i];
+                const_values[nconst++] = in[i].items[0];
+            }
         o.nconst = nconst;
         s = d5_executor_create(net, &o, &ex);
     }
     for (int i = 0; s == D5_OK && i < nin; i++) {
-        int bound_at_create = 0;
+        int bound_at_create = in[i].type != D5_TYPE_TENSOR;
         for (int c = 0; c < nconst; c++) bound_at_create |= const_names[c] == bound[i];
-        if (!bound_at_create) s = d5_executor_feed(ex, bound[i], &in[i]);
+        if (!bound_at_create) s = d5_executor_feed(ex, bound[i], &in[i].items[0]);
     }
     if (s == D5_OK) s = d5_executor_inference(ex);
     if (s != D5_OK) {
@@ -248,19 +296,19 @@ static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_par
         goto done;
     }
     for (int i = 0; i < nout; i++) {
-        d5_tensor got;
+        d5_value got;
         const char *name = d5_network_output_name(net, i);
-        if ((s = d5_executor_fetch(ex, name, &got)) != D5_OK) {
+        if ((s = d5_executor_fetch_value(ex, name, &got)) != D5_OK) {
             set_result(r, D5_ONNX_TEST_FAIL, "%s", d5_last_error());
             goto done;
         }
-        if (!compare(name, &got, &out[i], p, r)) goto done;
+        if (!compare_value(name, &got, &out[i], p, r)) goto done;
     }
 done:
     d5_executor_free(ex);
     for (int i = 0; i < MAX_IO; i++) {
-        d5_tensor_free(&in[i]);
-        d5_tensor_free(&out[i]);
+        d5_value_free(&in[i]);
+        d5_value_free(&out[i]);
         d5_free(in_names[i]);
         d5_free(out_names[i]);
     }

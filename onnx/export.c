@@ -18,17 +18,16 @@ static void *pb_new(d5__arena *a, const ProtobufCMessageDescriptor *d)
 
 /* ---- Values ---- */
 
-static d5_status value_proto(d5__arena *a, const d5_value_info *v, Onnx__ValueInfoProto **out)
+/* The TypeProto of a tensor of v's descriptor; NULL in *out when its type
+ * is not known. */
+static d5_status tensor_type_proto(d5__arena *a, const d5_value_info *v, Onnx__TypeProto **out)
 {
-    Onnx__ValueInfoProto *p = pb_new(a, &onnx__value_info_proto__descriptor);
-    if (!p) return D5_ERR_NOMEM;
-    p->name = (char *)v->name;
-    *out = p;
+    *out = NULL;
     if (d5__onnx_type_of((d5_dtype)v->desc.dtype) == 0) return D5_OK; /* type not known */
     Onnx__TypeProto *type = pb_new(a, &onnx__type_proto__descriptor);
     Onnx__TypeProto__Tensor *tt = pb_new(a, &onnx__type_proto__tensor__descriptor);
     if (!type || !tt) return D5_ERR_NOMEM;
-    p->type = type;
+    *out = type;
     type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     type->tensor_type = tt;
     tt->has_elem_type = 1;
@@ -55,6 +54,60 @@ static d5_status value_proto(d5__arena *a, const d5_value_info *v, Onnx__ValueIn
         shape->dim[i] = d;
     }
     return D5_OK;
+}
+
+/* Wraps an element type (NULL: unknown) in a sequence or optional type. */
+static Onnx__TypeProto *wrap_type(d5__arena *a, Onnx__TypeProto *elem, int optional)
+{
+    Onnx__TypeProto *type = pb_new(a, &onnx__type_proto__descriptor);
+    if (!type || (!elem && !(elem = pb_new(a, &onnx__type_proto__descriptor)))) return NULL;
+    if (optional) {
+        Onnx__TypeProto__Optional *o = pb_new(a, &onnx__type_proto__optional__descriptor);
+        if (!o) return NULL;
+        o->elem_type = elem;
+        type->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+        type->optional_type = o;
+    } else {
+        Onnx__TypeProto__Sequence *q = pb_new(a, &onnx__type_proto__sequence__descriptor);
+        if (!q) return NULL;
+        q->elem_type = elem;
+        type->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        type->sequence_type = q;
+    }
+    return type;
+}
+
+static d5_status value_proto(d5__arena *a, const d5_value_info *v, Onnx__ValueInfoProto **out)
+{
+    Onnx__ValueInfoProto *p = pb_new(a, &onnx__value_info_proto__descriptor);
+    if (!p) return D5_ERR_NOMEM;
+    p->name = (char *)v->name;
+    *out = p;
+    d5_status s = tensor_type_proto(a, v, &p->type);
+    if (s != D5_OK || v->type == D5_TYPE_TENSOR) return s;
+    /* A sequence or optional: the tensor type is its elements'. */
+    if (v->type == D5_TYPE_SEQUENCE || v->type == D5_TYPE_OPTIONAL_SEQUENCE)
+        p->type = wrap_type(a, p->type, 0);
+    if (p->type && v->type != D5_TYPE_SEQUENCE) p->type = wrap_type(a, p->type, 1);
+    return p->type ? D5_OK : D5_ERR_NOMEM;
+}
+
+/* Optional's `type`, which d5 holds as a STRING ("sequence float32"), as the
+ * TYPE_PROTO it was. */
+static d5_status type_attr_proto(d5__arena *a, const char *text, Onnx__TypeProto **out)
+{
+    d5_value_info v;
+    memset(&v, 0, sizeof v);
+    v.desc.ndim = -1;
+    const char *space = strchr(text, ' ');
+    d5_dtype dt = D5_DTYPE_INVALID;
+    if (space && d5_dtype_parse(space + 1, &dt) != D5_OK) dt = D5_DTYPE_INVALID;
+    v.desc.dtype = dt;
+    d5_status s = tensor_type_proto(a, &v, out);
+    if (s == D5_OK && strncmp(text, "sequence", 8) == 0 && !(*out = wrap_type(a, *out, 0)))
+        s = D5_ERR_NOMEM;
+    if (s == D5_OK && !*out && !(*out = pb_new(a, &onnx__type_proto__descriptor))) s = D5_ERR_NOMEM;
+    return s;
 }
 
 /* The ValueInfoProto of a named value of the network. */
@@ -152,7 +205,10 @@ static d5_status attr_proto(d5__arena *a, const d5_attr *at, const char *node,
     return D5_OK;
 }
 
-static d5_status node_proto(d5__arena *a, const d5_node_info *n, Onnx__NodeProto **out)
+static d5_status graph_proto(const d5_network *net, d5__arena *a, Onnx__GraphProto *g);
+
+static d5_status node_proto(d5__arena *a, const d5_network *net, int32_t index,
+                            const d5_node_info *n, Onnx__NodeProto **out)
 {
     Onnx__NodeProto *p = pb_new(a, &onnx__node_proto__descriptor);
     if (!p) return D5_ERR_NOMEM;
@@ -164,16 +220,38 @@ static d5_status node_proto(d5__arena *a, const d5_node_info *n, Onnx__NodeProto
     p->n_output = (size_t)n->noutputs;
     p->output = (char **)n->outputs;
     int32_t count = n->attrs ? n->attrs->count : 0;
-    if (count > 0) {
-        p->attribute = d5__arena_array(a, (size_t)count, sizeof *p->attribute);
+    if (count + n->ngraphs > 0) {
+        p->attribute = d5__arena_array(a, (size_t)(count + n->ngraphs), sizeof *p->attribute);
         if (!p->attribute) return D5_ERR_NOMEM;
     }
+    int optional = strcmp(n->op_type, "Optional") == 0 && !(n->domain && n->domain[0]);
     for (int32_t k = 0; k < count; k++) {
         const d5_attr *at = &n->attrs->items[k];
         if (strcmp(at->name, D5_ATTR_OPSET) == 0) continue; /* the executor's, not the model's */
         d5_status s = attr_proto(a, at, n->name, &p->attribute[p->n_attribute]);
+        if (s == D5_OK && optional && at->type == D5_ATTR_STRING && strcmp(at->name, "type") == 0) {
+            Onnx__AttributeProto *t = p->attribute[p->n_attribute];
+            t->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+            t->has_s = 0;
+            s = type_attr_proto(a, at->s ? at->s : "", &t->tp);
+        }
         if (s != D5_OK) return s;
         p->n_attribute++;
+    }
+    /* Subgraphs: GRAPH attributes. */
+    for (int32_t k = 0; k < n->ngraphs; k++) {
+        const char *name;
+        const d5_network *sub = d5_network_node_graph_at(net, index, k, &name);
+        Onnx__AttributeProto *at = pb_new(a, &onnx__attribute_proto__descriptor);
+        Onnx__GraphProto *g = pb_new(a, &onnx__graph_proto__descriptor);
+        if (!at || !g) return D5_ERR_NOMEM;
+        at->name = (char *)name;
+        at->has_type = 1;
+        at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+        at->g = g;
+        d5_status s = graph_proto(sub, a, g);
+        if (s != D5_OK) return s;
+        p->attribute[p->n_attribute++] = at;
     }
     *out = p;
     return D5_OK;
@@ -251,7 +329,7 @@ static d5_status graph_proto(const d5_network *net, d5__arena *a, Onnx__GraphPro
     for (int32_t i = 0; s == D5_OK && i < nnodes; i++) {
         d5_node_info n;
         d5_network_node_at(net, order[i], &n);
-        s = node_proto(a, &n, &g->node[g->n_node++]);
+        s = node_proto(a, net, order[i], &n, &g->node[g->n_node++]);
     }
     for (int32_t i = 0; s == D5_OK && i < nvalues; i++) {
         d5_value_info v;

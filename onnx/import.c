@@ -9,6 +9,7 @@
 typedef struct importer {
     d5_network *net;
     const char *base_dir;
+    const d5_network *top; /* the model's graph; net is a subgraph of it when they differ */
 } importer;
 
 /* ---- Value types ---- */
@@ -16,6 +17,7 @@ typedef struct importer {
 static const char *type_case_name(Onnx__TypeProto__ValueCase c)
 {
     switch (c) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: return "tensor";
     case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "sequence";
     case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "map";
     case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "optional";
@@ -24,33 +26,23 @@ static const char *type_case_name(Onnx__TypeProto__ValueCase c)
     }
 }
 
-/* Reads a ValueInfoProto's tensor type: *typed when it has an element type,
- * *shaped when it has a shape (dimensions -1 where unknown, with their
- * dim_param names). */
-static d5_status value_type(const Onnx__ValueInfoProto *vi, const char *role, d5_tensor_desc *desc,
-                            const char **dim_params, int *typed, int *shaped)
+/* Reads a tensor type: *typed when it has an element type, *shaped when it
+ * has a shape (dimensions -1 where unknown, with their dim_param names). */
+static d5_status tensor_type(const Onnx__TypeProto__Tensor *tt, const char *role, const char *name,
+                             d5_tensor_desc *desc, const char **dim_params, int *typed, int *shaped)
 {
     char tbuf[32];
-    *typed = *shaped = 0;
-    memset(desc, 0, sizeof *desc);
-    for (int i = 0; i < D5_MAX_DIMS; i++) dim_params[i] = NULL;
-    const Onnx__TypeProto *type = vi->type;
-    if (!type || type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return D5_OK;
-    if (type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type)
-        return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has a %s type; d5 supports tensors only", role,
-                        vi->name, type_case_name(type->value_case));
-    const Onnx__TypeProto__Tensor *tt = type->tensor_type;
-    if (!tt->has_elem_type || tt->elem_type == 0) return D5_OK;
+    if (!tt || !tt->has_elem_type || tt->elem_type == 0) return D5_OK;
     d5_dtype dt = d5__onnx_dtype(tt->elem_type);
     if (dt == D5_DTYPE_INVALID)
         return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has data type %s, which d5 does not support",
-                        role, vi->name, d5__onnx_type_name(tt->elem_type, tbuf, sizeof tbuf));
+                        role, name, d5__onnx_type_name(tt->elem_type, tbuf, sizeof tbuf));
     desc->dtype = dt;
     *typed = 1;
     if (!tt->shape) return D5_OK;
     if (tt->shape->n_dim > D5_MAX_DIMS)
         return d5_error(D5_ERR_UNSUPPORTED, "%s '%s' has %zu dimensions; d5 supports at most %d",
-                        role, vi->name, tt->shape->n_dim, D5_MAX_DIMS);
+                        role, name, tt->shape->n_dim, D5_MAX_DIMS);
     desc->ndim = (int32_t)tt->shape->n_dim;
     for (size_t i = 0; i < tt->shape->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
@@ -58,7 +50,7 @@ static d5_status value_type(const Onnx__ValueInfoProto *vi, const char *role, d5
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             if (d->dim_value < 0)
                 return d5_error(D5_ERR_FORMAT, "%s '%s' has a negative size %lld in dimension %zu",
-                                role, vi->name, (long long)d->dim_value, i);
+                                role, name, (long long)d->dim_value, i);
             desc->shape[i] = d->dim_value;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                    d->dim_param && d->dim_param[0]) {
@@ -66,6 +58,74 @@ static d5_status value_type(const Onnx__ValueInfoProto *vi, const char *role, d5
         }
     }
     *shaped = 1;
+    return D5_OK;
+}
+
+/* The tensor type inside a type: a tensor's own, a sequence's elements', an
+ * optional's contents'; *type says which (a d5_type). Maps and sparse
+ * tensors are D5_ERR_UNSUPPORTED. */
+static d5_status inner_type(const Onnx__TypeProto *type, const char *role, const char *name,
+                            int32_t *kind, const Onnx__TypeProto__Tensor **tt)
+{
+    *kind = D5_TYPE_TENSOR;
+    *tt = NULL;
+    const Onnx__TypeProto *inner = type;
+    if (type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) {
+        inner = type->optional_type ? type->optional_type->elem_type : NULL;
+        *kind = D5_TYPE_OPTIONAL;
+        if (inner && inner->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+            *kind = D5_TYPE_OPTIONAL_SEQUENCE;
+            inner = inner->sequence_type ? inner->sequence_type->elem_type : NULL;
+        }
+    } else if (type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+        inner = type->sequence_type ? type->sequence_type->elem_type : NULL;
+        *kind = D5_TYPE_SEQUENCE;
+    }
+    if (!inner || inner->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return D5_OK;
+    if (inner->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s '%s' has a type with %s elements; d5 supports tensors, sequences of "
+                        "tensors and optionals of either",
+                        role, name, type_case_name(inner->value_case));
+    *tt = inner->tensor_type;
+    return D5_OK;
+}
+
+/* Reads a ValueInfoProto's type: *kind (a d5_type), and the tensor type of
+ * the value or of its elements as tensor_type() gives it. */
+static d5_status value_type(const Onnx__ValueInfoProto *vi, const char *role, int32_t *kind,
+                            d5_tensor_desc *desc, const char **dim_params, int *typed, int *shaped)
+{
+    *typed = *shaped = 0;
+    *kind = D5_TYPE_TENSOR;
+    memset(desc, 0, sizeof *desc);
+    for (int i = 0; i < D5_MAX_DIMS; i++) dim_params[i] = NULL;
+    const Onnx__TypeProto *type = vi->type;
+    if (!type || type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return D5_OK;
+    if (type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ||
+        type->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "%s '%s' has a %s type; d5 supports tensors, sequences of tensors and "
+                        "optionals",
+                        role, vi->name, type_case_name(type->value_case));
+    const Onnx__TypeProto__Tensor *tt;
+    d5_status s = inner_type(type, role, vi->name, kind, &tt);
+    if (s == D5_OK) s = tensor_type(tt, role, vi->name, desc, dim_params, typed, shaped);
+    return s;
+}
+
+/* A TYPE_PROTO attribute (Optional's type) as d5 keeps it: a STRING,
+ * "tensor float32" or "sequence float32". */
+static d5_status type_attr_text(const Onnx__TypeProto *type, const char *label, const char *attr,
+                                char *buf, size_t size)
+{
+    int32_t kind;
+    const Onnx__TypeProto__Tensor *tt;
+    d5_status s = inner_type(type, label, attr, &kind, &tt);
+    if (s != D5_OK) return s;
+    d5_dtype dt = tt && tt->has_elem_type ? d5__onnx_dtype(tt->elem_type) : D5_DTYPE_INVALID;
+    snprintf(buf, size, "%s %s", kind == D5_TYPE_SEQUENCE ? "sequence" : "tensor",
+             dt == D5_DTYPE_INVALID ? "unknown" : d5_dtype_name(dt));
     return D5_OK;
 }
 
@@ -110,16 +170,21 @@ static d5_status import_inputs(importer *im, const Onnx__GraphProto *g)
         d5_tensor_desc desc;
         const char *dim_params[D5_MAX_DIMS];
         int typed, shaped;
-        d5_status s = value_type(vi, "graph input", &desc, dim_params, &typed, &shaped);
+        int32_t kind;
+        int sub = im->net != im->top;
+        d5_status s = value_type(vi, "graph input", &kind, &desc, dim_params, &typed, &shaped);
         if (s != D5_OK) return s;
-        if (!typed)
+        /* A subgraph's inputs take the type of what the node binds; a
+         * sequence's elements may have no declared shape. */
+        if (!typed && !sub && kind == D5_TYPE_TENSOR)
             return d5_error(D5_ERR_FORMAT, "graph input '%s' has no tensor element type", vi->name);
-        if (!shaped)
+        if (!shaped && !sub && kind == D5_TYPE_TENSOR)
             return d5_error(D5_ERR_UNSUPPORTED,
                             "graph input '%s' has no shape (unknown rank), which d5 does not "
                             "support",
                             vi->name);
-        s = d5_network_add_input(im->net, vi->name, &desc, dim_params);
+        if (!shaped) desc.ndim = -1;
+        s = d5_network_add_input_typed(im->net, vi->name, kind, typed ? &desc : NULL, dim_params);
         if (s != D5_OK) return s;
     }
     return D5_OK;
@@ -134,9 +199,13 @@ static d5_status import_outputs(importer *im, const Onnx__GraphProto *g)
         d5_tensor_desc desc;
         const char *dim_params[D5_MAX_DIMS];
         int typed, shaped;
-        d5_status s = value_type(vi, "graph output", &desc, dim_params, &typed, &shaped);
+        int32_t kind;
+        d5_status s = value_type(vi, "graph output", &kind, &desc, dim_params, &typed, &shaped);
         if (s == D5_OK)
-            s = d5_network_add_output(im->net, vi->name, typed && shaped ? &desc : NULL);
+            s = d5_network_add_output(im->net, vi->name,
+                                      typed && shaped && kind == D5_TYPE_TENSOR ? &desc : NULL);
+        if (s == D5_OK && kind != D5_TYPE_TENSOR)
+            s = d5_network_set_output_type(im->net, vi->name, kind);
         if (s != D5_OK) return s;
     }
     return D5_OK;
@@ -260,6 +329,19 @@ static d5_status convert_attr(importer *im, const Onnx__AttributeProto *ap, cons
         out->tensor = tensor;
         return D5_OK;
     }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: {
+        char text[64];
+        if (!ap->tp)
+            return d5_error(D5_ERR_FORMAT, "%s: attribute '%s' has type TYPE_PROTO but no type",
+                            label, ap->name);
+        d5_status s = type_attr_text(ap->tp, label, ap->name, text, sizeof text);
+        char *copy = s == D5_OK ? d5__arena_alloc(arena, strlen(text) + 1) : NULL;
+        if (s == D5_OK && !copy) s = D5_ERR_NOMEM;
+        if (s != D5_OK) return s;
+        out->type = D5_ATTR_STRING;
+        out->s = strcpy(copy, text);
+        return D5_OK;
+    }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED:
         return d5_error(D5_ERR_FORMAT, "%s: attribute '%s' has no type and no value", label,
                         ap->name);
@@ -269,6 +351,33 @@ static d5_status convert_attr(importer *im, const Onnx__AttributeProto *ap, cons
                         "support",
                         label, ap->name, attr_type_name(type));
     }
+}
+
+static d5_status import_graph(importer *im, const Onnx__GraphProto *g);
+
+/* Imports graph attribute `ap` of node `node` as a subgraph. */
+static d5_status import_subgraph(importer *im, int32_t node, const Onnx__AttributeProto *ap,
+                                 const char *label)
+{
+    if (!ap->g)
+        return d5_error(D5_ERR_FORMAT, "%s: attribute '%s' has type GRAPH but no graph", label,
+                        ap->name);
+    importer sub = {NULL, im->base_dir, im->top};
+    d5_status s = d5_network_create(ap->g->name, &sub.net);
+    for (int32_t i = 0; s == D5_OK && i < d5_network_opset_count(im->top); i++) {
+        const char *domain;
+        int64_t version;
+        d5_network_opset_at(im->top, i, &domain, &version);
+        s = d5_network_set_opset(sub.net, domain, version);
+    }
+    if (s == D5_OK) s = import_graph(&sub, ap->g);
+    if (s != D5_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", d5_last_error());
+        d5_network_free(sub.net);
+        return d5_error(s, "%s: graph '%s': %s", label, ap->name, msg);
+    }
+    return d5_network_attach_graph(im->net, node, ap->name, sub.net);
 }
 
 static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t index)
@@ -312,15 +421,23 @@ static d5_status import_node(importer *im, const Onnx__NodeProto *n, size_t inde
         tensors = d5__arena_array(&arena, n->n_attribute, sizeof *tensors);
         if (!attrs || !tensors) s = D5_ERR_NOMEM;
     }
-    for (size_t k = 0; s == D5_OK && k < n->n_attribute; k++)
-        s = convert_attr(im, n->attribute[k], label, &arena, &attrs[k], &tensors[k]);
+    /* Graph attributes become the node's subgraphs, the others its attributes. */
+    int32_t nattrs = 0, node = -1;
+    for (size_t k = 0; s == D5_OK && k < n->n_attribute; k++) {
+        if (attr_type(n->attribute[k]) == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) continue;
+        s = convert_attr(im, n->attribute[k], label, &arena, &attrs[nattrs], &tensors[nattrs]);
+        nattrs++;
+    }
     if (s == D5_OK) {
-        d5_attrs view = {attrs, (int32_t)n->n_attribute};
+        d5_attrs view = {attrs, nattrs};
         s = d5_network_add_node(im->net, n->name && n->name[0] ? n->name : NULL, op, n->domain,
                                 (const char *const *)n->input, (int32_t)n->n_input, outputs,
-                                (int32_t)nout, &view, NULL);
+                                (int32_t)nout, &view, &node);
     }
-    for (size_t k = 0; tensors && k < n->n_attribute; k++) d5_tensor_free(&tensors[k]);
+    for (size_t k = 0; s == D5_OK && k < n->n_attribute; k++)
+        if (attr_type(n->attribute[k]) == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)
+            s = import_subgraph(im, node, n->attribute[k], label);
+    for (int32_t k = 0; tensors && k < nattrs; k++) d5_tensor_free(&tensors[k]);
     d5__arena_free(&arena);
     return s;
 }
@@ -365,7 +482,13 @@ static d5_status import_model(importer *im, const Onnx__ModelProto *m)
         s = check_opset(o);
         if (s == D5_OK) s = d5_network_set_opset(im->net, o->domain, o->version);
     }
-    if (s == D5_OK) s = import_initializers(im, g);
+    im->top = im->net;
+    return s == D5_OK ? import_graph(im, g) : s;
+}
+
+static d5_status import_graph(importer *im, const Onnx__GraphProto *g)
+{
+    d5_status s = import_initializers(im, g);
     if (s == D5_OK) s = import_inputs(im, g);
     for (size_t i = 0; s == D5_OK && i < g->n_node; i++) s = import_node(im, g->node[i], i);
     if (s == D5_OK) s = import_outputs(im, g);
@@ -391,7 +514,7 @@ d5_status d5_onnx_load_buffer(const void *data, size_t size, const char *base_di
         return pa.failed
                    ? d5_error(D5_ERR_NOMEM, "%s: out of memory parsing the model", what)
                    : d5_error(D5_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", what);
-    importer im = {NULL, base_dir};
+    importer im = {NULL, base_dir, NULL};
     s = import_model(&im, m);
     onnx__model_proto__free_unpacked(m, &pa.base);
     if (s != D5_OK) {

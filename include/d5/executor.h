@@ -113,11 +113,33 @@ typedef struct d5_executor_options {
      * fails d5_executor_create with D5_ERR_INVALID and a detail that starts
      * with "options.compute_precision: ". */
     const char *compute_precision;
+    /* Graph inputs of sequence and optional type: their values (borrowed for
+     * create). How many tensors a sequence holds, whether an optional holds
+     * one, and their shapes are fixed at create; the data is fed then, and
+     * d5_executor_feed_value gives new data of the same structure. */
+    const char *const *value_names;
+    const d5_value *values;
+    int32_t nvalues;
 } d5_executor_options;
 
 D5_API d5_executor_options d5_executor_default_options(void);
 
-/* Compiles `net` (shapes must be inferable: bind symbolic dimensions first).
+/* Control flow, sequences and optionals (d5_network_has_control_flow) are
+ * resolved at create, on a copy of `net` that the executor keeps
+ * (d5_executor_network): an If whose condition is constant (an initializer,
+ * a bound input, a value computed from shapes) becomes its branch, and one
+ * whose condition is computed at run time computes both branches and
+ * selects (Where); a Loop whose trip count and condition are constant and a
+ * Scan are unrolled, each iteration's body inlined, scan outputs stacked
+ * (so that backprop runs through them); SequenceMap is unrolled over its
+ * sequences; a sequence is a list of tensors known at create (Sequence*,
+ * SplitToSequence, ConcatFromSequence become tensor nodes or none), an
+ * optional holds a tensor or a sequence or nothing, known at create.
+ * Inlined nodes and values are named "<node>/<branch or iteration>/<name>".
+ * What cannot be resolved so (a Loop whose condition is computed from
+ * data) is D5_ERR_UNSUPPORTED naming the node and the value.
+ *
+ * Compiles `net` (shapes must be inferable: bind symbolic dimensions first).
  * Errors name the node, operator and backend at fault. Bad backend options
  * fail first, with the statuses of the two checks below and a detail that
  * starts with "options.backend: " or "options.node_backends: ". */
@@ -158,6 +180,18 @@ D5_API D5_NODISCARD d5_status d5_executor_feed(d5_executor *ex, const char *name
  * until the next run or d5_executor_free. */
 D5_API D5_NODISCARD d5_status d5_executor_fetch(const d5_executor *ex, const char *name,
                                                 d5_tensor *view);
+/* Feeds a graph input of any type: a tensor as d5_executor_feed; a sequence
+ * or optional with the structure given at create (options.values). */
+D5_API D5_NODISCARD d5_status d5_executor_feed_value(d5_executor *ex, const char *name,
+                                                     const d5_value *v);
+/* A graph output of any type: *view's items are views as d5_executor_fetch
+ * gives them, and the items array is the executor's; both borrowed until the
+ * next run or d5_executor_free. */
+D5_API D5_NODISCARD d5_status d5_executor_fetch_value(d5_executor *ex, const char *name,
+                                                      d5_value *view);
+/* The network the executor compiled: `net` as given, or its copy with
+ * control flow resolved. Node indices of d5_exec_node refer to it. */
+D5_API const d5_network *d5_executor_network(const d5_executor *ex);
 /* Runs the forward pass. */
 D5_API D5_NODISCARD d5_status d5_executor_inference(d5_executor *ex);
 /* Runs forward, then backward from the loss (seeded with ones: the gradient

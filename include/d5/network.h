@@ -37,6 +37,7 @@ typedef struct d5_node_info {
     const char *const *inputs; /* value names; "" for an omitted optional input */
     const char *const *outputs;
     const d5_attrs *attrs;
+    int32_t ngraphs; /* graph attributes (If's branches, Loop's body): d5_network_node_graph */
 } d5_node_info;
 
 typedef enum d5_value_kind {
@@ -58,7 +59,40 @@ typedef struct d5_value_info {
     const char *dim_params[D5_MAX_DIMS];
     const void *data; /* initializer data (CPU, row-major) or NULL */
     int32_t producer; /* index of the node that writes it, -1 for inputs and initializers */
+    int32_t type;     /* a d5_type: D5_TYPE_TENSOR but for declared sequences and optionals */
 } d5_value_info;
+
+/* ---- Types other than tensors -------------------------------------------------------- */
+
+/* ONNX values are tensors, sequences of tensors, and optionals, which hold a
+ * tensor or a sequence, or nothing. A graph may take and give all of them;
+ * the executor resolves sequences and optionals at create (executor.h). */
+typedef enum d5_type {
+    D5_TYPE_TENSOR = 0,
+    D5_TYPE_SEQUENCE = 1,         /* tensors of one dtype, shapes may differ */
+    D5_TYPE_OPTIONAL = 2,         /* an optional tensor */
+    D5_TYPE_OPTIONAL_SEQUENCE = 3 /* an optional sequence */
+} d5_type;
+
+/* "tensor", "sequence", "optional tensor", "optional sequence". */
+D5_API const char *d5_type_name(int32_t type);
+
+/* A value of any type as it is fed and fetched: a tensor (count 1), a
+ * sequence (count tensors, possibly 0), an optional (present 0: none; else
+ * its tensor, count 1, or its sequence). dtype is the element type, which an
+ * empty sequence keeps. */
+typedef struct d5_value {
+    int32_t type; /* a d5_type */
+    int32_t present;
+    int32_t dtype; /* a d5_dtype */
+    int32_t count;
+    d5_tensor *items;
+} d5_value;
+
+/* Frees the items' data (from d5_tensor_alloc) and the items array (from
+ * d5_alloc) of a value that owns them, as d5_onnx_value_read gives them;
+ * zeroes *v. NULL is a no-op. */
+D5_API void d5_value_free(d5_value *v);
 
 /* ---- Building ---------------------------------------------------------------------- */
 
@@ -167,6 +201,39 @@ D5_API int64_t d5_network_param_elements(const d5_network *net);
  * D5_ERR_INVALID names the node and value at fault. */
 D5_API D5_NODISCARD d5_status d5_network_check(const d5_network *net, int32_t *order);
 
+/* Declares a graph input of any type. desc gives a tensor's dtype and shape,
+ * or a sequence's or optional's element dtype and shape (dimensions -1 where
+ * elements differ), or the dtype alone with ndim -1 (rank unknown); desc may
+ * be NULL, or have dtype D5_DTYPE_INVALID, where the type is left to the
+ * value given (a subgraph's inputs, bound by the node that runs it). */
+D5_API D5_NODISCARD d5_status d5_network_add_input_typed(d5_network *net, const char *name,
+                                                         int32_t type, const d5_tensor_desc *desc,
+                                                         const char *const *dim_params);
+/* The type of a declared graph output (d5_network_add_output declares tensors). */
+D5_API D5_NODISCARD d5_status d5_network_set_output_type(d5_network *net, const char *name,
+                                                         int32_t type);
+
+/* Subgraphs. Control-flow nodes (If's then_branch and else_branch, Loop's and
+ * Scan's body, SequenceMap's body) hold graphs as attributes. A subgraph is a
+ * d5_network whose graph inputs are the values the node binds (a Loop body's
+ * iteration number, condition and carried values) and whose nodes may read
+ * any value of the graphs around it by name. Takes ownership of `graph`,
+ * also on failure. D5_ERR_INVALID when node `node` has a graph `attr` already. */
+D5_API D5_NODISCARD d5_status d5_network_attach_graph(d5_network *net, int32_t node,
+                                                      const char *attr, d5_network *graph);
+/* Node `node`'s graph attribute `attr` (borrowed), NULL when it has none. */
+D5_API const d5_network *d5_network_node_graph(const d5_network *net, int32_t node,
+                                               const char *attr);
+/* Its graph attribute number i (0 .. ngraphs - 1): the attribute's name, and
+ * the graph (NULL for an index out of range). */
+D5_API const d5_network *d5_network_node_graph_at(const d5_network *net, int32_t node, int32_t i,
+                                                  const char **attr);
+/* 1 when the network has control flow, sequences or optionals: subgraphs,
+ * their operators, or graph inputs and outputs other than tensors. The
+ * executor resolves them at create (executor.h); the optimisation passes
+ * leave such networks alone. */
+D5_API int d5_network_has_control_flow(const d5_network *net);
+
 /* ---- Shapes ---------------------------------------------------------------------- */
 
 /* Gives the symbolic dimension `dim_param` ("N", "batch_size") the size `size`
@@ -185,7 +252,9 @@ D5_API D5_NODISCARD d5_status d5_network_set_input_desc(d5_network *net, const c
  * (evaluating nodes whose inputs are all constant, such as Shape -> Gather ->
  * Concat -> Reshape chains). D5_ERR_SHAPE / D5_ERR_UNSUPPORTED / D5_ERR_INVALID
  * name the node and operator at fault; a graph input with an unknown dimension
- * is D5_ERR_SHAPE naming it and its dim_param. */
+ * is D5_ERR_SHAPE naming it and its dim_param. A network with control flow
+ * (d5_network_has_control_flow) is D5_ERR_UNSUPPORTED: its shapes depend on
+ * the values the executor binds at create. */
 D5_API D5_NODISCARD d5_status d5_network_infer_shapes(d5_network *net);
 
 /* ---- Graph optimisation ---------------------------------------------------------- */

@@ -16,10 +16,13 @@
  * What d5 cannot represent is D5_ERR_UNSUPPORTED naming the tensor, value,
  * node or attribute: data types other than d5's (STRING, COMPLEX64/128, the
  * FLOAT8 types, UINT4, INT4, FLOAT4E2M1), more than D5_MAX_DIMS dimensions,
- * sequence/map/optional values, graph inputs of unknown rank, GRAPH(S), STRINGS, TENSORS,
- * SPARSE_TENSOR(S) and TYPE_PROTO(S) attributes (If, Loop, Scan), sparse initializers, model-local
- * functions, and a node output omitted ("") before a present one. Omitted outputs at the end of a
- * node's list are dropped.
+ * maps and sparse tensors, sequences of sequences, tensor graph inputs of unknown rank, GRAPHS,
+ * TENSORS, SPARSE_TENSOR(S) and TYPE_PROTOS attributes, sparse initializers, model-local functions,
+ * and a node output omitted ("") before a present one. Omitted outputs at the end of a node's
+ * list are dropped. GRAPH attributes (If's branches, Loop's, Scan's and SequenceMap's bodies)
+ * become the node's subgraphs (d5_network_attach_graph); sequence and optional graph inputs and
+ * outputs keep their type (d5_type); a TYPE_PROTO attribute (Optional's type) becomes a STRING,
+ * "tensor float32" or "sequence float32".
  *
  * Errors are precise and the functions never crash on bad files: every
  * message starts with the file (or `what`). A truncated or corrupt protobuf,
@@ -67,6 +70,15 @@ D5_API D5_NODISCARD d5_status d5_onnx_save_buffer(const d5_network *net, void **
  * d5_tensor_free); *name (may be NULL) receives the tensor's name from
  * d5_strdup (free with d5_free), "" when it has none. */
 D5_API D5_NODISCARD d5_status d5_onnx_tensor_read(const char *path, d5_tensor *t, char **name);
+/* Reads a value file of the given d5_type: a TensorProto (D5_TYPE_TENSOR,
+ * one item), a SequenceProto (D5_TYPE_SEQUENCE) or an OptionalProto
+ * (either optional type; the file says whether it holds a tensor or a
+ * sequence, or nothing), as ONNX's test data holds the inputs and outputs of
+ * graphs that take or give sequences and optionals. *v owns its items (free
+ * with d5_value_free); *name (may be NULL) as d5_onnx_tensor_read. Sequences
+ * of sequences, maps and sparse tensors are D5_ERR_UNSUPPORTED. */
+D5_API D5_NODISCARD d5_status d5_onnx_value_read(const char *path, int32_t type, d5_value *v,
+                                                 char **name);
 /* Writes t (CPU) as a TensorProto with raw_data, atomically. name may be NULL. */
 D5_API D5_NODISCARD d5_status d5_onnx_tensor_write(const char *path, const d5_tensor *t,
                                                    const char *name);

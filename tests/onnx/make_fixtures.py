@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 TESTDATA = "/usr/share/libonnx-testdata/data"
 D5_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
-D5_ATTRS = {1, 2, 3, 4, 6, 7, 8}  # STRINGS joined by commas
+# STRINGS joined by commas; GRAPH becomes a subgraph; TYPE_PROTO a STRING.
+D5_ATTRS = {1, 2, 3, 4, 5, 6, 7, 8, 13}
 
 
 def write(path, message):
@@ -207,6 +208,13 @@ def models():
         [helper.make_tensor_sequence_value_info("s", T.FLOAT, None)],
         [helper.make_tensor_value_info("n", T.INT64, [])])
     write("models/sequence_input.onnx", helper.make_model(seq))
+    nested = helper.make_sequence_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(T.FLOAT, None)))
+    seq2 = helper.make_graph(
+        [helper.make_node("SequenceLength", ["s"], ["n"])], "seq2",
+        [helper.make_value_info("s", nested)],
+        [helper.make_tensor_value_info("n", T.INT64, [])])
+    write("models/nested_sequence_input.onnx", helper.make_model(seq2))
 
     # An initializer kept in weights.bin beside the model.
     wext = external("w", T.FLOAT, [4], location="weights.bin", offset=8, length=16)
@@ -223,11 +231,24 @@ def models():
         f.write(b"PADDING!" + struct.pack("<4f", 1.0, -2.0, 0.5, 8.0) + b"TAIL")
 
 
-def representable(model):
-    """Why d5 cannot represent a model, or None."""
-    g = model.graph
-    if model.functions or g.sparse_initializer:
-        return "functions or sparse initializers"
+def value_type_ok(t):
+    """A tensor of a d5 type, a sequence of one, or an optional of either."""
+    kind = t.WhichOneof("value")
+    if kind is None:
+        return True
+    if kind == "optional_type":
+        return value_type_ok(t.optional_type.elem_type)
+    if kind == "sequence_type":
+        e = t.sequence_type.elem_type
+        return e.WhichOneof("value") in (None, "tensor_type") and value_type_ok(e)
+    if kind != "tensor_type":
+        return False
+    return t.tensor_type.elem_type in D5_TYPES or t.tensor_type.elem_type == 0
+
+
+def graph_representable(g, top):
+    if g.sparse_initializer:
+        return "sparse initializers"
     for t in g.initializer:
         if t.data_type not in D5_TYPES:
             return "initializer type"
@@ -235,15 +256,18 @@ def representable(model):
     for v in list(g.input) + list(g.output):
         if v.name in names and v in g.input:
             continue
-        kind = v.type.WhichOneof("value")
-        if kind is None:
-            continue
-        if kind != "tensor_type" or v.type.tensor_type.elem_type not in D5_TYPES:
+        if not value_type_ok(v.type):
+            return "value type"
+        if top and v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.elem_type == 0:
             return "value type"
     for n in g.node:
         for a in n.attribute:
             if a.type not in D5_ATTRS:
                 return "attribute type"
+            if a.type == onnx.AttributeProto.GRAPH:
+                why = graph_representable(a.g, False)
+                if why:
+                    return why
         # Omitted outputs at the end are dropped, one before a given one is named.
         outs = list(n.output)
         while outs and outs[-1] == "":
@@ -251,6 +275,13 @@ def representable(model):
         if not outs:
             return "no outputs"
     return None
+
+
+def representable(model):
+    """Why d5 cannot represent a model, or None."""
+    if model.functions:
+        return "functions"
+    return graph_representable(model.graph, True)
 
 
 def survey():

@@ -179,8 +179,9 @@ Test(onnx_bad, omitted_output_before_a_given_one)
 
 Test(onnx_bad, wrong_types_and_duplicates)
 {
-    expect_load(MODELS "sequence_input.onnx", D5_ERR_UNSUPPORTED,
-                "graph input 's' has a sequence type; d5 supports tensors only");
+    expect_load(MODELS "nested_sequence_input.onnx", D5_ERR_UNSUPPORTED,
+                "graph input 's' has a type with sequence elements; d5 supports tensors, "
+                "sequences of tensors and optionals of either");
     expect_load(MODELS "dup_init.onnx", D5_ERR_FORMAT, "initializer 'w' appears twice");
     expect_load(MODELS "no_graph.onnx", D5_ERR_FORMAT, "not an ONNX model (no graph)");
     /* A TensorProto is not a model. */

@@ -48,7 +48,7 @@ static size_t load_folder(const char *folder)
 
 Test(onnx_load, testdata_node, .timeout = D5_TIMEOUT(600))
 {
-    cr_expect_eq(load_folder("node"), 890u);
+    cr_expect_eq(load_folder("node"), 920u);
 }
 
 Test(onnx_load, testdata_simple)
@@ -62,19 +62,36 @@ Test(onnx_load, testdata_pytorch, .timeout = D5_TIMEOUT(600))
     cr_expect_eq(load_folder("pytorch-operator"), 35u);
 }
 
-Test(onnx_load, graph_attribute_is_unsupported)
+/* If's branches and a sequence input: the graphs become the node's
+ * subgraphs, the types stay. */
+Test(onnx_load, graph_attributes_become_subgraphs)
 {
     const char *path = TESTDATA "/node/test_if/model.onnx";
     if (!path_exists(path)) cr_skip_test("no libonnx-testdata");
     d5_network *net = NULL;
-    cr_assert_eq(d5_onnx_load(path, &net), D5_ERR_UNSUPPORTED);
-    cr_expect_null(net);
-    cr_expect(strstr(d5_last_error(),
-                     "(If): attribute 'else_branch' has type GRAPH, which d5 does not support") ||
-                  strstr(d5_last_error(), "(If): attribute 'then_branch' has type GRAPH, which "
-                                          "d5 does not support"),
-              "%s", d5_last_error());
-    cr_expect(strstr(d5_last_error(), path), "%s", d5_last_error());
+    cr_assert_eq(d5_onnx_load(path, &net), D5_OK, "%s", d5_last_error());
+    d5_node_info info;
+    d5_network_node_at(net, 0, &info);
+    cr_expect_str_eq(info.op_type, "If");
+    cr_expect_eq(info.ngraphs, 2);
+    cr_expect_eq(info.attrs->count, 0, "graph attributes are not attributes");
+    const d5_network *then_g = d5_network_node_graph(net, 0, "then_branch");
+    cr_assert_not_null(then_g);
+    cr_expect_eq(d5_network_output_count(then_g), 1);
+    cr_expect_str_eq(d5_network_output_name(then_g, 0), "then_out");
+    cr_expect_eq(d5_network_opset(then_g, ""), d5_network_opset(net, ""));
+    cr_expect(d5_network_has_control_flow(net));
+    d5_network_free(net);
+
+    path = FIXTURES "/models/sequence_input.onnx";
+    cr_assert_eq(d5_onnx_load(path, &net), D5_OK, "%s", d5_last_error());
+    int32_t v;
+    d5_value_info vi;
+    cr_assert_eq(d5_network_find_value(net, "s", &v), D5_OK);
+    d5_network_value_at(net, v, &vi);
+    cr_expect_eq(vi.type, D5_TYPE_SEQUENCE);
+    cr_expect_eq(vi.desc.dtype, D5_F32);
+    d5_network_free(net);
 }
 
 /* Reads test_data_set_0 of test_add and checks output = input_0 + input_1. */
@@ -138,18 +155,22 @@ static int check_test_tensor(const d5_network *net, const char *path)
     d5_value_info info;
     memset(&info, 0, sizeof info);
     if (vname && d5_network_find_value(net, vname, &v) == D5_OK) d5_network_value_at(net, v, &info);
-    d5_tensor t;
-    d5_status s = d5_onnx_tensor_read(path, &t, NULL);
+    /* Sequences and optionals as their SequenceProto and OptionalProto. */
+    d5_value val;
+    d5_status s = d5_onnx_value_read(path, info.type, &val, NULL);
     cr_expect_eq(s, D5_OK, "%s", d5_last_error());
     if (s != D5_OK) return 0;
-    /* ONNX 1.12's test data stores bfloat16 values as UINT16 tensors. */
-    if (info.desc.dtype == D5_BF16 && t.desc.dtype == D5_U16) t.desc.dtype = D5_BF16;
-    if (info.desc.dtype != D5_DTYPE_INVALID)
-        cr_expect_eq(info.desc.dtype, t.desc.dtype, "%s", path);
-    if (info.known && info.desc.ndim == t.desc.ndim)
-        for (int32_t d = 0; d < t.desc.ndim; d++)
-            cr_expect_eq(info.desc.shape[d], t.desc.shape[d], "%s", path);
-    d5_tensor_free(&t);
+    for (int32_t k = 0; k < val.count; k++) {
+        d5_tensor *t = &val.items[k];
+        /* ONNX 1.12's test data stores bfloat16 values as UINT16 tensors. */
+        if (info.desc.dtype == D5_BF16 && t->desc.dtype == D5_U16) t->desc.dtype = D5_BF16;
+        if (info.desc.dtype != D5_DTYPE_INVALID)
+            cr_expect_eq(info.desc.dtype, t->desc.dtype, "%s", path);
+        if (info.known && info.desc.ndim == t->desc.ndim)
+            for (int32_t d = 0; d < t->desc.ndim; d++)
+                cr_expect_eq(info.desc.shape[d], t->desc.shape[d], "%s", path);
+    }
+    d5_value_free(&val);
     return 1;
 }
 
