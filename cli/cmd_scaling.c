@@ -56,7 +56,7 @@ static int measure(series *se, int64_t p, scaling_row *row)
 }
 
 /* alpha and beta measured now: d5 pingpong --fit on 2 ranks. */
-static int measure_fit(series *se, double *alpha, double *beta, char *source, size_t size)
+static int measure_fit(series *se, scaling_fit *fit, char *source, size_t size)
 {
     scaling_words w = {0};
     scaling_pingpong_words(se->pl, se->pp_json, &w);
@@ -70,7 +70,7 @@ static int measure_fit(series *se, double *alpha, double *beta, char *source, si
                 "status %d: no modelled rows\n",
                 rc);
         scaling_print_tail(se->log, 25);
-    } else if (scaling_fit_read(se->pp_json, alpha, beta) != D5_OK) {
+    } else if (scaling_fit_read(se->pp_json, fit) != D5_OK) {
         fprintf(stderr, "d5 scaling: %s\n", d5_last_error());
         rc = D5_EXIT_INPUT;
     }
@@ -113,15 +113,17 @@ static int model(series *se, const sc_opts *o, scaling_row *rows, size_t *nrows,
                 (long long)ref->ranks, !isfinite(compute) ? "compute_time_s" : "gradient_bytes");
         return D5_EXIT_INPUT;
     }
-    double alpha = NAN, beta = NAN;
+    scaling_fit fit;
     if (o->fit) {
-        d5_status s = scaling_fit_read(o->fit, &alpha, &beta);
+        d5_status s = scaling_fit_read(o->fit, &fit);
         if (s != D5_OK) return cli_fail("scaling", s);
-        snprintf(source, source_size, "%s (d5 pingpong --fit)", o->fit);
+        snprintf(source, source_size, "%s (d5 pingpong %s--fit)", o->fit,
+                 fit.piecewise ? "--exchange " : "");
     } else {
-        int rc = measure_fit(se, &alpha, &beta, source, source_size);
+        int rc = measure_fit(se, &fit, source, source_size);
         if (rc != 0) return rc;
     }
+    double alpha = fit.alpha_s, beta = fit.beta_s_per_byte;
     ctx->alpha_s = alpha;
     ctx->beta_s = beta;
     ctx->alpha_beta_source = source;
@@ -140,13 +142,24 @@ static int model(series *se, const sc_opts *o, scaling_row *rows, size_t *nrows,
                  (long long)ref->ranks);
     ctx->compute_source = how;
 
-    printf("#\n# modelled, not measured: step = compute + 2(P-1) alpha + 2(P-1)/P S beta "
-           "(ring allreduce of every gradient once per step, no overlap with computation)\n");
-    printf("#   alpha = %.3f us, beta = %.5f ns/B (1/beta = %.2f GB/s), from %s\n", alpha * 1e6,
-           beta * 1e9, beta > 0 ? 1e-9 / beta : INFINITY, source);
+    if (fit.piecewise) {
+        printf("#\n# modelled, not measured: step = compute + 2(P-1) exchange(S/P) + (P-1) "
+               "sum(S/P) (ring allreduce of every gradient once per step, no overlap with "
+               "computation; the piecewise model of a ring's step)\n");
+        for (int32_t k = 0; k < fit.exchange.nseg; k++)
+            printf("#   exchange from %.0f B: %.3f us + %.5f ns/B\n", fit.exchange.from_bytes[k],
+                   fit.exchange.alpha_s[k] * 1e6, fit.exchange.beta_s_per_byte[k] * 1e9);
+        printf("#   sum: %.3f us + %.5f ns/B; from %s\n", fit.reduce.alpha_s * 1e6,
+               fit.reduce.beta_s_per_byte * 1e9, source);
+    } else {
+        printf("#\n# modelled, not measured: step = compute + 2(P-1) alpha + 2(P-1)/P S beta "
+               "(ring allreduce of every gradient once per step, no overlap with computation)\n");
+        printf("#   alpha = %.3f us, beta = %.5f ns/B (1/beta = %.2f GB/s), from %s\n", alpha * 1e6,
+               beta * 1e9, beta > 0 ? 1e-9 / beta : INFINITY, source);
+    }
     printf("#   S = %.0f B of float32 parameters; compute = %s\n", bytes, how);
     printf("#   speedup and efficiency against the model at P = 1 (compute alone)\n");
-    if (!(alpha >= 0) || !(beta > 0))
+    if (!fit.piecewise && (!(alpha >= 0) || !(beta > 0)))
         printf("#   warning: alpha < 0 or beta <= 0 is not a physical fit: the modelled rows are "
                "doubtful\n");
     if (strcmp(ref->scheme, "dsgd") != 0)
@@ -158,7 +171,7 @@ static int model(series *se, const sc_opts *o, scaling_row *rows, size_t *nrows,
                "batch: those rows are arithmetic, not a run that could happen\n",
                ref->global_batch);
     scaling_print_header(stdout);
-    scaling_model m = {alpha, beta, bytes};
+    scaling_model m = {alpha, beta, bytes, &fit};
     /* Modelled speedups are against the model at P = 1 (compute alone): the
      * measured throughput also holds what the step time leaves out (the
      * first step, evaluation, input), and a ratio of the two would mix them. */
@@ -469,8 +482,8 @@ int cmd_scaling(int argc, char **argv)
     if (rc < 0) rc = scaling_setup_launcher(o.launcher, !o.print_only, &pl);
     if (rc < 0 && !o.print_only && !cli_outputs_check("scaling", &o.outs)) rc = D5_EXIT_INPUT;
     if (rc < 0 && o.fit && !o.print_only) {
-        double a, b;
-        d5_status s = scaling_fit_read(o.fit, &a, &b); /* before minutes of runs */
+        scaling_fit f;
+        d5_status s = scaling_fit_read(o.fit, &f); /* before minutes of runs */
         if (s != D5_OK) rc = cli_fail("scaling", s);
     }
     if (rc < 0)

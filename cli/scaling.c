@@ -76,22 +76,53 @@ d5_status scaling_row_read(const char *path, scaling_row *out)
 }
 
 /* alpha and beta from the context of a `d5 pingpong --fit --json` file. */
-d5_status scaling_fit_read(const char *path, double *alpha, double *beta)
+/* The number `key` of the context, or NaN. */
+static double ctx_number(json_t *c, const char *key)
 {
+    json_t *v = json_object_get(c, key);
+    return json_is_number(v) && isfinite(json_number_value(v)) ? json_number_value(v) : NAN;
+}
+
+d5_status scaling_fit_read(const char *path, scaling_fit *out)
+{
+    memset(out, 0, sizeof *out);
     json_error_t err;
     json_t *root = json_load_file(path, 0, &err);
     if (!root) return d5_error(err.line <= 0 ? D5_ERR_IO : D5_ERR_FORMAT, "%s: %s", path, err.text);
     json_t *c = json_object_get(root, "context");
-    json_t *a = json_object_get(c, "alpha_s"), *b = json_object_get(c, "beta_s_per_byte");
     d5_status s = D5_OK;
-    if (!json_is_number(a) || !json_is_number(b) || !isfinite(json_number_value(a)) ||
-        !isfinite(json_number_value(b)))
+    double nseg = ctx_number(c, "exchange_segments");
+    out->alpha_s = ctx_number(c, "alpha_s");
+    out->beta_s_per_byte = ctx_number(c, "beta_s_per_byte");
+    if (nseg >= 1 && nseg <= D5_PIECEWISE_MAX) {
+        /* d5 pingpong --exchange --fit: the piecewise model of a ring's step. */
+        char key[64];
+        out->piecewise = 1;
+        out->exchange.nseg = (int32_t)nseg;
+        for (int32_t k = 0; k < out->exchange.nseg; k++) {
+            snprintf(key, sizeof key, "exchange_%d_from_bytes", (int)k);
+            out->exchange.from_bytes[k] = ctx_number(c, key);
+            snprintf(key, sizeof key, "exchange_%d_alpha_s", (int)k);
+            out->exchange.alpha_s[k] = ctx_number(c, key);
+            snprintf(key, sizeof key, "exchange_%d_beta_s_per_byte", (int)k);
+            out->exchange.beta_s_per_byte[k] = ctx_number(c, key);
+            if (!isfinite(out->exchange.from_bytes[k] + out->exchange.alpha_s[k] +
+                          out->exchange.beta_s_per_byte[k]))
+                s = d5_error(D5_ERR_FORMAT, "%s: segment %d of the exchange's fit is incomplete",
+                             path, (int)k);
+        }
+        out->reduce.alpha_s = ctx_number(c, "reduce_alpha_s");
+        out->reduce.beta_s_per_byte = ctx_number(c, "reduce_s_per_byte");
+        if (s == D5_OK && !isfinite(out->reduce.alpha_s + out->reduce.beta_s_per_byte))
+            s = d5_error(D5_ERR_FORMAT, "%s: no context.reduce_alpha_s and reduce_s_per_byte",
+                         path);
+    } else if (!isfinite(out->alpha_s) || !isfinite(out->beta_s_per_byte)) {
         s = d5_error(D5_ERR_FORMAT,
-                     "%s: no numbers context.alpha_s and context.beta_s_per_byte: write it with "
-                     "mpirun -n 2 d5 pingpong --fit --json FILE",
+                     "%s: no numbers context.alpha_s and context.beta_s_per_byte, nor a "
+                     "piecewise fit: write it with mpirun -n 2 d5 pingpong --fit --json FILE (or "
+                     "--exchange --fit)",
                      path);
-    else
-        *alpha = json_number_value(a), *beta = json_number_value(b);
+    }
     json_decref(root);
     return s;
 }
@@ -112,8 +143,11 @@ void scaling_model_row(const scaling_model *m, int64_t ranks, double compute_s, 
 {
     scaling_row r;
     memset(&r, 0, sizeof r);
-    double comm =
-        d5_alpha_beta_ring_allreduce_s(m->alpha_s, m->beta_s_per_byte, m->gradient_bytes, ranks);
+    double comm = m->fit && m->fit->piecewise
+                      ? d5_piecewise_ring_allreduce_s(&m->fit->exchange, &m->fit->reduce,
+                                                      m->gradient_bytes, ranks)
+                      : d5_alpha_beta_ring_allreduce_s(m->alpha_s, m->beta_s_per_byte,
+                                                       m->gradient_bytes, ranks);
     double step = compute_s + comm;
     r.modelled = 1;
     r.ranks = ranks;

@@ -38,8 +38,10 @@ void scaling_rows_relate(scaling_row *rows, size_t n, const scaling_row *base);
 /* A modelled step: compute_s (already scaled to P) plus the ring allreduce of
  * gradient_bytes with alpha and beta (d5_alpha_beta_ring_allreduce_s), no
  * overlap; global_batch samples per step. */
+typedef struct scaling_fit scaling_fit;
 typedef struct scaling_model {
     double alpha_s, beta_s_per_byte, gradient_bytes;
+    const scaling_fit *fit; /* NULL, or a piecewise fit that replaces alpha and beta */
 } scaling_model;
 void scaling_model_row(const scaling_model *m, int64_t ranks, double compute_s, double global_batch,
                        scaling_row *out);
@@ -127,6 +129,16 @@ void scaling_print_tail(const char *log, int lines);
 
 /* alpha and beta from the context of a `d5 pingpong --fit --json` file
  * (scaling.c). D5_ERR_IO, or D5_ERR_FORMAT when they are not numbers. */
-d5_status scaling_fit_read(const char *path, double *alpha, double *beta);
+/* What a `d5 pingpong --fit --json` file gives the model: alpha and beta
+ * of one line, or, from `d5 pingpong --exchange --fit`, the piecewise model
+ * of a ring's step and the line of its sum (piecewise set; the rows then
+ * come from d5_piecewise_ring_allreduce_s). */
+struct scaling_fit {
+    double alpha_s, beta_s_per_byte;
+    int piecewise;
+    d5_piecewise exchange;
+    d5_alpha_beta reduce;
+};
+d5_status scaling_fit_read(const char *path, scaling_fit *out);
 
 #endif

@@ -123,15 +123,7 @@ int d5__coll_tag(d5_comm *c)
 
 void d5__reduce_sum(void *dst, const void *src, size_t n, d5_dtype t)
 {
-    if (t == D5_F32) {
-        float *restrict d = dst;
-        const float *restrict s = src;
-        for (size_t i = 0; i < n; i++) d[i] += s[i];
-    } else {
-        double *restrict d = dst;
-        const double *restrict s = src;
-        for (size_t i = 0; i < n; i++) d[i] += s[i];
-    }
+    d5_comm_reduce_sum(dst, src, n, t);
 }
 
 /* ---- Creation ---- */

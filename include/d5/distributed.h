@@ -333,6 +333,49 @@ D5_API D5_NODISCARD d5_status d5_alpha_beta_fit(const double *bytes, const doubl
 D5_API double d5_alpha_beta_ring_allreduce_s(double alpha_s, double beta_s_per_byte, double bytes,
                                              int64_t ranks);
 
+/* ---- The piecewise model: exchanges and the reduction ------------------------------------- */
+
+/* One alpha-beta line is a poor model of a message's time across sizes: the
+ * transport switches protocol (eager to rendezvous, around a few KiB), and
+ * large messages leave the caches. A piecewise model fits a line per range
+ * of sizes: segment k holds from from_bytes[k] (from_bytes[0] = 0) to the
+ * next segment's start, with its own alpha and beta. d5_piecewise_fit
+ * chooses the number of segments (1 to max_segments, each of at least 3
+ * points) and the breakpoints by dynamic programming over the sorted sizes,
+ * minimising the weighted squared relative residuals as d5_alpha_beta_fit,
+ * and keeps the number of segments with the smallest Bayesian information
+ * criterion, n ln(SSE / n) + (3K - 1) ln n: a segment more must pay for
+ * itself. Breakpoints fall at the geometric mean of the neighbouring sizes.
+ * D5_ERR_INVALID as d5_alpha_beta_fit, or for sizes out of order. */
+#define D5_PIECEWISE_MAX 4
+typedef struct d5_piecewise {
+    int32_t nseg;
+    double from_bytes[D5_PIECEWISE_MAX];
+    double alpha_s[D5_PIECEWISE_MAX];
+    double beta_s_per_byte[D5_PIECEWISE_MAX];
+    double r2; /* of the whole fit, weighted as d5_alpha_beta_fit's */
+    size_t n;
+} d5_piecewise;
+D5_API D5_NODISCARD d5_status d5_piecewise_fit(const double *bytes, const double *seconds, size_t n,
+                                               int32_t max_segments, d5_piecewise *out);
+/* The model's time for a message of `bytes`: the line of its segment, never
+ * below 0. NaN for a NULL model or a negative size. */
+D5_API double d5_piecewise_time_s(const d5_piecewise *m, double bytes);
+/* The ring allreduce of `bytes` on `ranks` ranks from what a step costs: each
+ * of its 2 (P - 1) steps sends and receives a chunk of S / P bytes at once
+ * (`exchange`, fitted to d5 pingpong --exchange), and the P - 1 steps of the
+ * reduce-scatter then add the chunk received (`reduce`, fitted to the same
+ * tool's timing of the sum both ranks do at once):
+ *     2 (P - 1) exchange(S / P) + (P - 1) reduce(S / P).
+ * 0 for one rank; NaN for a NULL model, ranks < 1 or a bad size. */
+D5_API double d5_piecewise_ring_allreduce_s(const d5_piecewise *exchange,
+                                            const d5_alpha_beta *reduce, double bytes,
+                                            int64_t ranks);
+/* The element-wise sum d5's collectives (ring, recdbl) combine with:
+ * dst[i] += src[i] for n float32 or float64 elements (other types: nothing);
+ * public so that calibration can time it (d5 pingpong --exchange). */
+D5_API void d5_comm_reduce_sum(void *dst, const void *src, size_t n, d5_dtype dtype);
+
 /* ---- Probing ------------------------------------------------------------------------------ */
 
 /* Wildcards of d5_comm_iprobe. */

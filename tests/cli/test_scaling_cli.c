@@ -174,6 +174,45 @@ Test(scaling_cli, strong_series_with_modelled_rows)
     teardown_fake(&f);
 }
 
+/* A piecewise fit (d5 pingpong --exchange --fit): the modelled rows come
+ * from the exchange's segments and the sum's line. */
+Test(scaling_cli, modelled_rows_from_a_piecewise_fit)
+{
+    fixture f = setup_fake();
+    /* Exchange: 1 us + 0.2 ns/B below 4 KiB, 3 us + 0.1 ns/B above; the
+     * sum 0.5 us + 0.05 ns/B. */
+    FILE *fit = fopen(f.fit, "w");
+    cr_assert_not_null(fit);
+    fputs("{\"context\": {\"command\": \"d5 pingpong\", \"mode\": \"exchange\", "
+          "\"exchange_segments\": 2, \"exchange_0_from_bytes\": 0, \"exchange_0_alpha_s\": 1e-06, "
+          "\"exchange_0_beta_s_per_byte\": 2e-10, \"exchange_1_from_bytes\": 4096, "
+          "\"exchange_1_alpha_s\": 3e-06, \"exchange_1_beta_s_per_byte\": 1e-10, "
+          "\"reduce_alpha_s\": 5e-07, \"reduce_s_per_byte\": 5e-11}, \"benchmarks\": []}\n",
+          fit);
+    fclose(fit);
+    char *out, *err;
+    int rc =
+        RUN(&out, &err, "scaling", "--ranks", "1,2", "--mode", "strong", "--launcher",
+            "env RANKS={n}", "--model-ranks", "8", "--fit", f.fit, "--json", f.json, "--", f.d5,
+            "train", "--distributed", "dsgd", "--sampler", "sharded-batch", "--batch", "32");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    EXPECT_HAS(out, "2(P-1) exchange(S/P) + (P-1) sum(S/P)", "exchange from 4096 B: 3.000 us",
+               "sum: 0.500 us + 0.05000 ns/B", "--exchange --fit");
+    /* P = 8, S = 246824 B: chunk 30853 B (second segment): 14 exchanges of
+     * 3 us + 3.0853 us and 7 sums of 0.5 us + 1.54265 us; compute 1 ms. */
+    double chunk = 246824.0 / 8;
+    double comm = 14 * (3e-6 + 1e-10 * chunk) + 7 * (5e-7 + 5e-11 * chunk);
+    json_t *doc = json_read(f.json);
+    json_t *m8 = json_array_get(json_object_get(doc, "series"), 2);
+    cr_expect(json_is_true(json_object_get(m8, "modelled")));
+    cr_expect(CLOSE(median(m8, "step_time_s"), 1e-3 + comm), "%.12g, expected %.12g",
+              median(m8, "step_time_s"), 1e-3 + comm);
+    json_decref(doc);
+    free(out);
+    free(err);
+    teardown_fake(&f);
+}
+
 /* Without a 1-rank run: no speedup or efficiency, and the model scales the
  * smallest run's compute (2 ranks: 4 ms, so 8 ranks: 1 ms). */
 Test(scaling_cli, without_one_rank_efficiency_is_a_dash)

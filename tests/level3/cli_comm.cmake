@@ -70,6 +70,20 @@ run(pingpong_np2 2 0 pingpong --fit -e 64K -f 4 --time 0.05)
 expect(pingpong_np2 "alpha = [0-9.]+ us")
 expect(pingpong_np2 "beta = -?[0-9.]+ ns/B")
 expect(pingpong_np2 "R\\^2 = ")
+expect(pingpong_np2 "piecewise fit of the one-way time \\([1-4] segments?")
+# A ring's step: the exchange's piecewise model and the sum's line, in the
+# JSON file as bench/allreduce/bench_alpha_beta.sh reads them.
+run(pingpong_exchange 2 0 pingpong --exchange --fit -b 256 -e 64K -f 4 --time 0.05
+  --json ${work}/exchange.json)
+expect(pingpong_exchange "exchange\\(us\\) median")
+expect(pingpong_exchange "piecewise fit of the exchange")
+expect(pingpong_exchange "reduction \\(float32 sum")
+file(READ ${work}/exchange.json exchange_json)
+foreach(key exchange_segments exchange_0_alpha_s exchange_0_beta_s_per_byte reduce_s_per_byte)
+  if(NOT exchange_json MATCHES "\"${key}\"")
+    message(SEND_ERROR "pingpong_exchange: no ${key} in exchange.json")
+  endif()
+endforeach()
 run(pingpong_alone 0 2 pingpong)
 expect(pingpong_alone "needs 2 ranks")
 
