@@ -135,6 +135,18 @@ static d5_network *if_net(int constant, uint8_t cond)
 
 static const float x3[3] = {1, -2, 3};
 
+/* Feeds x3 (when feed_x), runs, and expects y = x3 * 2 for the then branch,
+ * x3 * -1 for the else branch. */
+static void run_if(d5_executor *ex, int feed_x, uint8_t c, const char *what)
+{
+    d5_tensor x = {desc_of(D5_F32, 1, (int64_t[]){3}), (void *)x3, 0, 0};
+    if (feed_x) cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+    float k = c ? 2.0f : -1.0f;
+    float want[3] = {x3[0] * k, x3[1] * k, x3[2] * k};
+    expect_values(fetch(ex, "y", 3), want, 3, what);
+}
+
 Test(control, if_with_a_constant_condition_becomes_its_branch)
 {
     for (uint8_t c = 0; c < 2; c++) {
@@ -146,12 +158,7 @@ Test(control, if_with_a_constant_condition_becomes_its_branch)
         int32_t i;
         cr_expect_eq(d5_network_find_value(built, c ? "if/then/out" : "if/else/out", &i), D5_OK,
                      "the branch's values are named after the node and branch");
-        d5_tensor x = {desc_of(D5_F32, 1, (int64_t[]){3}), (void *)x3, 0, 0};
-        cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK, "%s", d5_last_error());
-        cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
-        float k = c ? 2.0f : -1.0f;
-        float want[3] = {x3[0] * k, x3[1] * k, x3[2] * k};
-        expect_values(fetch(ex, "y", 3), want, 3, c ? "then" : "else");
+        run_if(ex, 1, c, c ? "then" : "else");
         d5_executor_free(ex);
         d5_network_free(net);
     }
@@ -166,10 +173,7 @@ Test(control, if_decided_at_run_time_selects)
     for (uint8_t c = 0; c < 2; c++) {
         d5_tensor cond = {desc_of(D5_BOOL, 0, NULL), &c, 0, 0};
         cr_assert_eq(d5_executor_feed(ex, "cond", &cond), D5_OK, "%s", d5_last_error());
-        cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
-        float k = c ? 2.0f : -1.0f;
-        float want[3] = {x3[0] * k, x3[1] * k, x3[2] * k};
-        expect_values(fetch(ex, "y", 3), want, 3, c ? "cond true" : "cond false");
+        run_if(ex, 0, c, c ? "cond true" : "cond false");
     }
     d5_executor_free(ex);
     d5_network_free(net);
