@@ -203,7 +203,7 @@ Test(control, if_at_run_time_needs_branches_of_one_shape)
 
 /* Loop(M, cond): s += x[i] for i < M, each step's s a scan output;
  * `stop_at` > 0 ends it through the body's condition i + 1 < stop_at. */
-static d5_network *loop_net(int64_t m, int64_t stop_at, int data_cond)
+static d5_network *loop_net_declared(int64_t m, int64_t stop_at, int data_cond, int declare)
 {
     d5_network *net = net_new("loop");
     input_f32(net, "x", 1, (int64_t[]){5});
@@ -239,11 +239,17 @@ static d5_network *loop_net(int64_t m, int64_t stop_at, int data_cond)
     node1(body, "step", "Identity", (const char *[]){"s_out"}, 1, "scan");
     output(body, "c_out");
     output(body, "s_out");
-    output(body, "scan");
+    d5_tensor_desc one = desc_of(D5_F32, 1, (int64_t[]){1});
+    cr_assert_eq(d5_network_add_output(body, "scan", declare ? &one : NULL), D5_OK);
     attach(net, "loop", "body", body);
     output(net, "s");
     output(net, "steps");
     return net;
+}
+
+static d5_network *loop_net(int64_t m, int64_t stop_at, int data_cond)
+{
+    return loop_net_declared(m, stop_at, data_cond, 0);
 }
 
 static const float x5[5] = {1, 2, 3, 4, 5};
@@ -278,6 +284,38 @@ Test(control, loop_ends_when_its_body_says_so)
     d5_network_free(net);
 }
 
+/* No iteration: the carried value passes through, the scan output is empty
+ * with the shape its body declares; undeclared, an error says so. */
+Test(control, loop_of_no_iterations)
+{
+    d5_network *net = loop_net_declared(0, 0, 0, 1);
+    d5_executor *ex = create(net, NULL);
+    d5_tensor x = {desc_of(D5_F32, 1, (int64_t[]){5}), (void *)x5, 0, 0};
+    cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK);
+    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+    expect_values(fetch(ex, "s", 1), (const float[]){10}, 1, "s");
+    d5_tensor t;
+    cr_assert_eq(d5_executor_fetch(ex, "steps", &t), D5_OK);
+    cr_expect(t.desc.ndim == 2 && t.desc.shape[0] == 0 && t.desc.shape[1] == 1);
+    d5_executor_free(ex);
+    d5_network_free(net);
+    net = loop_net(0, 0, 0);
+    cr_expect_eq(d5_executor_create(net, NULL, &ex), D5_ERR_SHAPE);
+    EXPECT_HAS(d5_last_error(), "node 'loop' (Loop)", "no iterations",
+               "element shape is not declared");
+    d5_network_free(net);
+}
+
+/* A loop that would unroll past the limit of the network built. */
+Test(control, loop_past_the_unrolling_limit_is_an_error, .timeout = D5_TIMEOUT(120))
+{
+    d5_network *net = loop_net(1000000000, 0, 0);
+    d5_executor *ex = NULL;
+    cr_expect_eq(d5_executor_create(net, NULL, &ex), D5_ERR_UNSUPPORTED);
+    EXPECT_HAS(d5_last_error(), "node 'loop/", "would have more than 1048576 nodes");
+    d5_network_free(net);
+}
+
 Test(control, loop_condition_from_data_is_an_error)
 {
     d5_network *net = loop_net(4, 0, 1);
@@ -290,18 +328,26 @@ Test(control, loop_condition_from_data_is_an_error)
 
 /* Scan over x[T, 2]: s_t = s_{t-1} * W + x_t (W[2] a parameter, outside
  * the body), scan output s_t; the loss is the sum of the final state. */
-static d5_network *scan_net(int reverse)
+static d5_network *scan_net_axes(int reverse, int64_t out_axis, int64_t out_reverse)
 {
     d5_network *net = net_new("scan");
     input_f32(net, "x", 2, (int64_t[]){4, 2});
     init_f32(net, "s0", 1, (int64_t[]){2}, (const float[]){1, -1});
     init_f32(net, "W", 1, (int64_t[]){2}, (const float[]){0.5f, 1.5f});
-    d5_attr attrs[2] = {{.name = "num_scan_inputs", .type = D5_ATTR_INT, .i = 1},
+    d5_attr attrs[4] = {{.name = "num_scan_inputs", .type = D5_ATTR_INT, .i = 1},
                         {.name = "scan_input_directions",
                          .type = D5_ATTR_INTS,
                          .ints = (const int64_t[]){reverse},
+                         .count = 1},
+                        {.name = "scan_output_axes",
+                         .type = D5_ATTR_INTS,
+                         .ints = (const int64_t[]){out_axis},
+                         .count = 1},
+                        {.name = "scan_output_directions",
+                         .type = D5_ATTR_INTS,
+                         .ints = (const int64_t[]){out_reverse},
                          .count = 1}};
-    d5_attrs view = {attrs, 2};
+    d5_attrs view = {attrs, 4};
     node(net, "scan", "Scan", (const char *[]){"s0", "x"}, 2, (const char *[]){"s", "all"}, 2,
          &view);
     d5_network *body = net_new("body");
@@ -319,7 +365,37 @@ static d5_network *scan_net(int reverse)
     return net;
 }
 
+static d5_network *scan_net(int reverse)
+{
+    return scan_net_axes(reverse, 0, 0);
+}
+
 static const float x42[8] = {1, 2, -1, 0.5f, 3, -2, 0.25f, 1};
+
+/* The scan output stacked on axis 1 (or -1), last step first. */
+Test(control, scan_outputs_on_another_axis_and_reversed)
+{
+    for (int64_t axis = -1; axis <= 1; axis += 2) {
+        d5_network *net = scan_net_axes(0, axis, 1);
+        d5_executor *ex = create(net, NULL);
+        d5_tensor x = {desc_of(D5_F32, 2, (int64_t[]){4, 2}), (void *)x42, 0, 0};
+        cr_assert_eq(d5_executor_feed(ex, "x", &x), D5_OK);
+        cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+        const float w[2] = {0.5f, 1.5f};
+        float v[2] = {1, -1}, want[8];
+        for (int t = 0; t < 4; t++)
+            for (int e = 0; e < 2; e++) {
+                v[e] = v[e] * w[e] + x42[t * 2 + e];
+                want[e * 4 + (3 - t)] = v[e]; /* [2, 4]: element, step reversed */
+            }
+        d5_tensor all;
+        cr_assert_eq(d5_executor_fetch(ex, "all", &all), D5_OK);
+        cr_expect(all.desc.ndim == 2 && all.desc.shape[0] == 2 && all.desc.shape[1] == 4);
+        expect_values(all.data, want, 8, axis < 0 ? "axis -1" : "axis 1");
+        d5_executor_free(ex);
+        d5_network_free(net);
+    }
+}
 
 Test(control, scan_runs_and_backprops_through_its_steps)
 {
