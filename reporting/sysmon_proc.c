@@ -97,6 +97,7 @@ static int cpu_ticks(const char *p, const char *end, d5_sysmon_cpu_ticks *t)
     if (k < 4) return 0;
     t->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
     t->busy = t->total - v[3] - v[4];
+    t->idle = v[3];
     return 1;
 }
 
@@ -129,7 +130,7 @@ static int line_is(const char *line, const char *end, const char *key, const cha
 d5_status d5_sysmon_parse_stat(const char *text, d5_sysmon_counters *c)
 {
     if (!text || !c) return d5_error(D5_ERR_INVALID, "d5_sysmon_parse_stat: NULL argument");
-    d5_sysmon_cpu_ticks all = {0, 0};
+    d5_sysmon_cpu_ticks all = {0, 0, 0};
     int have_all = 0, have_ctxt = 0, have_running = 0;
     long ncpu = 0;
     uint64_t ctxt = 0, running = 0;
@@ -369,10 +370,21 @@ d5_status d5_sysmon_parse_statm(const char *text, uint64_t page_size, d5_sysmon_
     return D5_OK;
 }
 
+/* The busy share of the ticks between a and b. iowait (idle time waiting
+ * for I/O) may go backwards (proc(5)), and the total with it: busy, idle and
+ * iowait advance each on its own, a step back counting as none. NaN when no
+ * tick was counted. */
+static uint64_t advance(uint64_t a, uint64_t b)
+{
+    return b > a ? b - a : 0;
+}
+
 static double percent(d5_sysmon_cpu_ticks a, d5_sysmon_cpu_ticks b)
 {
-    if (b.total <= a.total || b.busy < a.busy) return NAN;
-    return 100.0 * (double)(b.busy - a.busy) / (double)(b.total - a.total);
+    uint64_t busy = advance(a.busy, b.busy), idle = advance(a.idle, b.idle);
+    uint64_t iowait = advance(a.total - a.busy - a.idle, b.total - b.busy - b.idle);
+    if (busy + idle + iowait == 0) return NAN;
+    return 100.0 * (double)busy / (double)(busy + idle + iowait);
 }
 
 static double rate(uint64_t a, uint64_t b, double dt)

@@ -50,9 +50,12 @@ D5_API d5_sysmon_params d5_sysmon_default_params(void);
 
 /* Clock ticks (1/USER_HZ s) of one CPU line of /proc/stat: busy is everything
  * but idle and iowait; total is user + nice + system + idle + iowait + irq +
- * softirq + steal (guest time is already inside user and nice). */
+ * softirq + steal (guest time is already inside user and nice). The busy
+ * share between two readings is of the busy, idle and iowait ticks that
+ * advanced, each alone: iowait may go backwards (proc(5)). */
 typedef struct d5_sysmon_cpu_ticks {
     uint64_t busy, total;
+    uint64_t idle; /* idle alone; total - busy - idle is iowait, which may go backwards */
 } d5_sysmon_cpu_ticks;
 
 /* Bits of d5_sysmon_counters.have: the files a reading holds. */

@@ -66,6 +66,27 @@ Test(sysmon, stat_gives_cpu_percentages_and_context_switches)
     free(b);
 }
 
+/* iowait went back by 60 ticks while 50 were busy and 50 idle: the busy
+ * share is of the ticks that advanced, 50%, not NaN and not more. */
+Test(sysmon, iowait_going_back_leaves_the_busy_share)
+{
+    d5_sysmon_counters *a = counters(), *b = counters();
+    cr_assert_eq(
+        d5_sysmon_parse_stat("cpu  100 0 0 800 100 0 0 0 0 0\nctxt 1\nprocs_running 1\n", a), D5_OK,
+        "%s", d5_last_error());
+    cr_assert_eq(
+        d5_sysmon_parse_stat("cpu  150 0 0 850 40 0 0 0 0 0\nctxt 2\nprocs_running 1\n", b), D5_OK,
+        "%s", d5_last_error());
+    cr_assert_eq(a->cpu.idle, 800);
+    a->mono_ns = 1000000000;
+    b->mono_ns = 1100000000;
+    d5_sysmon_sample s;
+    d5_sysmon_rates(a, b, &s, NULL);
+    cr_assert_float_eq(s.cpu_percent, 50.0, 1e-12);
+    free(a);
+    free(b);
+}
+
 Test(sysmon, malformed_stat_is_a_format_error_that_changes_nothing)
 {
     d5_sysmon_counters *c = counters(), *before = counters();
