@@ -14,22 +14,28 @@ typedef struct pp_run {
     void *buf, *in; /* in: what an exchange receives */
     size_t bytes;
     int32_t rank;
+    int half; /* the half of buf (twice the largest size) the next exchange uses */
 } pp_run;
 
 /* One step of a ring: ranks 0 and 1 add what came in last (so that what
  * they send was just written, as in a ring, where every chunk sent is one
  * that the step before summed or received), then send each other `bytes` at
- * once. The exchange's own time is this less the sum's (reduce()). */
+ * once. Steps alternate between the two halves of buf, as a ring of 2 ranks
+ * between its two chunks, so that the memory touched is the allreduce's:
+ * two chunks and what comes in. The exchange's own time is this less the
+ * sum's (reduce()). */
 static d5_status exchange(void *ctx)
 {
     pp_run *p = ctx;
     if (p->rank > 1) return D5_OK;
-    d5_comm_reduce_sum(p->buf, p->in, p->bytes / sizeof(float), D5_F32);
+    char *chunk = (char *)p->buf + (p->half ? p->bytes : 0);
+    p->half ^= 1;
+    d5_comm_reduce_sum(chunk, p->in, p->bytes / sizeof(float), D5_F32);
     int32_t peer = 1 - p->rank;
     d5_comm_request *rq = NULL, *sq = NULL;
     d5_status s = d5_comm_irecv(p->comm, p->in, p->bytes, D5_U8, peer, 3, "exchange in", &rq);
     if (s == D5_OK)
-        s = d5_comm_isend(p->comm, p->buf, p->bytes, D5_U8, peer, 3, "exchange out", &sq);
+        s = d5_comm_isend(p->comm, chunk, p->bytes, D5_U8, peer, 3, "exchange out", &sq);
     d5_status w = rq ? d5_comm_wait(&rq) : D5_OK;
     d5_status v = sq ? d5_comm_wait(&sq) : D5_OK;
     return s != D5_OK ? s : w != D5_OK ? w : v;
@@ -201,9 +207,10 @@ static int sweep(d5_comm *c, const pp_opts *o, const cli_spec *spec, const uint6
             printf("#\n# %12s  %-34s %15s %6s\n", "size(B)", "latency(us) median [95% CI]",
                    "bandwidth(GB/s)", "n");
     }
-    pp_run p = {c, NULL, NULL, 0, rank};
-    d5_status s = d5_comm_mem_alloc(c, sizes[n - 1], &p.buf);
-    if (s == D5_OK) memset(p.buf, 0, sizes[n - 1]);
+    pp_run p = {c, NULL, NULL, 0, rank, 0};
+    size_t room = o->exchange ? 2 * sizes[n - 1] : sizes[n - 1];
+    d5_status s = d5_comm_mem_alloc(c, room, &p.buf);
+    if (s == D5_OK) memset(p.buf, 0, room);
     if (s == D5_OK && o->exchange) s = d5_comm_mem_alloc(c, sizes[n - 1], &p.in);
     if (s == D5_OK && p.in) memset(p.in, 0, sizes[n - 1]);
     double *med = calloc(2 * n, sizeof *med), *red = o->exchange && med ? med + n : NULL;
