@@ -121,8 +121,23 @@ int d5__coll_tag(d5_comm *c)
     return (int)(c->coll_seq++ % 32768u);
 }
 
+#if D5_SIM
+/* Built with SimGrid's smpicc (d5-sim-allreduce): a sum costs the simulated
+ * time of the model the driver sets, alpha + bytes * seconds per byte,
+ * instead of the arithmetic, when that model is given. */
+#include <smpi/smpi.h>
+double d5__sim_reduce_alpha_s = 0, d5__sim_reduce_s_per_byte = 0;
+#endif
+
 void d5__reduce_sum(void *dst, const void *src, size_t n, d5_dtype t)
 {
+#if D5_SIM
+    if (d5__sim_reduce_s_per_byte > 0) {
+        smpi_execute(d5__sim_reduce_alpha_s +
+                     (double)(n * d5_dtype_size(t)) * d5__sim_reduce_s_per_byte);
+        return;
+    }
+#endif
     d5_comm_reduce_sum(dst, src, n, t);
 }
 

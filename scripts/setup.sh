@@ -31,6 +31,9 @@ packages=(
   # level 3: a one-node Slurm cluster for the tests and job scripts (scripts/slurm_local.sh),
   # network namespaces and tc for the two-host tests (scripts/netns_hosts.sh)
   slurmctld slurmd slurm-client munge iproute2
+  # level 3: SimGrid's SMPI (smpicc, smpirun) for d5-sim-allreduce, the communicator on
+  # simulated hosts
+  libsimgrid-dev
   # the suite under memcheck (scripts/valgrind.sh)
   valgrind
   # d5 report: the plots (SVG and PNG through gnuplot's svg and pngcairo terminals)
