@@ -509,18 +509,11 @@ d5_status d5_executor_create(const d5_network *net, const d5_executor_options *o
     d5__lowered *lowered = NULL;
     d5_status s = check_options(net, opt);
     if (s != D5_OK) return s;
-    /* Control flow is resolved first (lower.c); the executor compiles and
-     * keeps the network of tensors it gives. */
-    if (d5_network_has_control_flow(net)) {
-        s = d5__lower(net, opt, &lowered);
-        if (s != D5_OK) return s;
-        net = lowered->net;
-    }
-    s = executor_new(net, opt, &ex);
-    if (ex)
-        ex->lowered = lowered;
-    else
-        d5__lowered_free(lowered);
+    /* Control flow is resolved first (lower.c): the executor keeps the network it gives. */
+    if (d5_network_has_control_flow(net) && (s = d5__lower(net, opt, &lowered)) != D5_OK) return s;
+    s = executor_new(lowered ? lowered->net : net, opt, &ex);
+    if (!ex) d5__lowered_free(lowered);
+    if (ex) ex->lowered = lowered;
     if (s == D5_OK) s = compile(ex);
     if (s == D5_OK) s = d5__layout_propagate(ex);
     if (s == D5_OK) s = plan(ex);
