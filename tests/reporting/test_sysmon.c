@@ -631,8 +631,10 @@ Test(sysmon_cli, run_writes_the_system_report_and_a_summary_line)
     char *text = slurp(csv, NULL);
     cr_assert_not_null(text, "no %s", csv);
     cr_assert(strncmp(text, "time_s,cpu_percent,cpu0_percent,", 32) == 0, "%.100s", text);
-    /* The measurement (or five periods, 0.1 s, when it stops sooner) at 50 Hz. */
-    cr_assert_geq(count_lines(text), 4, "%s", text);
+    /* The measurement (or five periods, 0.1 s, when it stops sooner) at 50 Hz:
+     * a header and samples, at least a first and a last; a busy machine makes
+     * the sampler skip periods (another test's workers on both cores). */
+    cr_assert_geq(count_lines(text), 3, "%s", text);
     free(text);
     json_t *doc = json_read(js);
     json_t *work = json_object_get(json_object_get(doc, "energy"), "work");
