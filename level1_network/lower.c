@@ -364,6 +364,15 @@ static d5_status graph_initializers(d5__lowerer *L, const d5_network *g, d5__sco
     return D5_OK;
 }
 
+d5_status d5__lower_body_scope(d5__lowerer *L, const d5_network *g, const d5__scope *parent,
+                               const char *prefix, d5__scope *out)
+{
+    memset(out, 0, sizeof *out);
+    out->parent = parent;
+    out->body = g;
+    return graph_initializers(L, g, out, prefix);
+}
+
 d5_status d5__lower_graph(d5__lowerer *L, const d5_network *g, const d5__scope *parent,
                           const char *prefix, const d5__lval *args, int32_t nargs, d5__lval *res,
                           int32_t nres, const char *label)
@@ -383,7 +392,7 @@ d5_status d5__lower_graph(d5__lowerer *L, const d5_network *g, const d5__scope *
         s = d5__lval_copy(&args[k], &v);
         if (s == D5_OK) s = d5__scope_put(&sc, g->values[g->inputs[k]].name, &v);
     }
-    if (s == D5_OK) s = graph_initializers(L, g, &sc, prefix);
+    if (s == D5_OK && !(parent && parent->body == g)) s = graph_initializers(L, g, &sc, prefix);
     /* ONNX keeps a graph's nodes in topological order. */
     for (int32_t i = 0; s == D5_OK && i < g->nnodes; i++)
         s = lower_node(L, &g->nodes[i], &sc, prefix);

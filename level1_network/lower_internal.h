@@ -22,6 +22,7 @@ typedef struct d5__lval {
  * graphs around it. */
 typedef struct d5__scope {
     const struct d5__scope *parent;
+    const d5_network *body; /* the graph whose initializers it holds (a body scope), or NULL */
     char **keys;
     d5__lval *vals;
     int32_t n, cap;
@@ -71,10 +72,17 @@ d5_status d5__lower_emit(d5__lowerer *L, const char *name, const char *op_type,
                          const char *const *in, int32_t nin, const char *const *out, int32_t nout,
                          const d5_attr *attrs, int32_t nattrs);
 /* Runs subgraph g once: binds its inputs to args[0..nargs-1], names what it
- * adds "<prefix><name>", and gives its first nres outputs. */
+ * adds "<prefix><name>", and gives its first nres outputs. Its initializers
+ * are copied in, unless `parent` is a scope of d5__lower_body_scope for g. */
 d5_status d5__lower_graph(d5__lowerer *L, const d5_network *g, const d5__scope *parent,
                           const char *prefix, const d5__lval *args, int32_t nargs, d5__lval *res,
                           int32_t nres, const char *label);
+/* The scope of a loop's body g (Loop, Scan, SequenceMap), child of `parent`:
+ * g's initializers, once, named "<prefix><name>", which every iteration then
+ * reads (one parameter, whose gradient sums over the iterations). Free with
+ * d5__scope_free. */
+d5_status d5__lower_body_scope(d5__lowerer *L, const d5_network *g, const d5__scope *parent,
+                               const char *prefix, d5__scope *out);
 
 /* The rule of a control node (lower_ops.c): in[k] is the value of input k
  * (NULL when omitted); out[0..nout-1] receive the node's outputs. base is

@@ -269,6 +269,12 @@ static d5_status lower_loop(const rule_args *r)
     d5__lval *res = state + N + 2, *scans = res + 1 + N + K;
     for (int32_t j = 0; s == D5_OK && j < N; j++) s = d5__lval_copy(r->in[2 + j], &state[2 + j]);
     char name[NAME_LEN], prefix[NAME_LEN];
+    d5__scope body_sc;
+    snprintf(prefix, sizeof prefix, "%s/", r->base);
+    if (s == D5_OK)
+        s = d5__lower_body_scope(r->L, body, r->sc, prefix, &body_sc);
+    else
+        memset(&body_sc, 0, sizeof body_sc);
     for (int64_t i = 0; s == D5_OK && (!has_m || i < m) && c; i++) {
         if ((s = d5__lower_budget(r->L, r->label)) != D5_OK) break;
         s = const_i64(r, "iteration", &i, 1, 1, name);
@@ -278,7 +284,8 @@ static d5_status lower_loop(const rule_args *r)
         if (s == D5_OK) s = d5__lval_tensor(&state[1], name);
         snprintf(prefix, sizeof prefix, "%s/%lld/", r->base, (long long)i);
         if (s == D5_OK)
-            s = d5__lower_graph(r->L, body, r->sc, prefix, state, N + 2, res, 1 + N + K, r->label);
+            s = d5__lower_graph(r->L, body, &body_sc, prefix, state, N + 2, res, 1 + N + K,
+                                r->label);
         if (s != D5_OK) break;
         /* Without a condition input, the body's condition is not read. */
         if (has_c && res[0].type != D5_TYPE_TENSOR)
@@ -308,6 +315,7 @@ static d5_status lower_loop(const rule_args *r)
                   &r->out[N + k]);
     for (int32_t j = 0; j < (N + 2) + (1 + N + K) + K; j++) d5__lval_clear(&state[j]);
     d5_free(state);
+    d5__scope_free(&body_sc);
     return s;
 }
 
@@ -321,8 +329,8 @@ typedef struct scan_plan {
 
 /* One scan over states st[0..N-1] and scan inputs xs[0..M-1] (tensor
  * names); out[0..N+K-1] receive the final states and the scan outputs. */
-static d5_status scan_once(const rule_args *r, const scan_plan *p, const char *base,
-                           const d5__lval *st, char *const *xs, d5__lval *out)
+static d5_status scan_once(const rule_args *r, const scan_plan *p, const d5__scope *body_sc,
+                           const char *base, const d5__lval *st, char *const *xs, d5__lval *out)
 {
     int32_t N = p->N, M = p->M, K = p->K;
     int64_t len = -1;
@@ -359,7 +367,7 @@ static d5_status scan_once(const rule_args *r, const scan_plan *p, const char *b
         }
         snprintf(prefix, sizeof prefix, "%s/%lld/", base, (long long)t);
         if (s == D5_OK)
-            s = d5__lower_graph(r->L, p->body, r->sc, prefix, args, N + M, res, N + K, r->label);
+            s = d5__lower_graph(r->L, p->body, body_sc, prefix, args, N + M, res, N + K, r->label);
         for (int32_t j = 0; j < N + M; j++) d5__lval_clear(&args[j]);
         for (int32_t j = 0; s == D5_OK && j < N; j++) {
             args[j] = res[j];
@@ -446,10 +454,17 @@ static d5_status lower_scan(const rule_args *r)
                              "scan states");
     if (!xs || !taken || !st) s = D5_ERR_NOMEM;
     d5__lval *per = st + p.N + 1;
+    d5__scope body_sc;
+    char prefix[NAME_LEN];
+    snprintf(prefix, sizeof prefix, "%s/", r->base);
+    if (s == D5_OK)
+        s = d5__lower_body_scope(r->L, p.body, r->sc, prefix, &body_sc);
+    else
+        memset(&body_sc, 0, sizeof body_sc);
     if (s == D5_OK && !batched) {
         for (int32_t j = 0; s == D5_OK && j < p.N; j++) s = d5__lval_copy(r->in[j], &st[j]);
         for (int32_t j = 0; j < p.M; j++) xs[j] = r->in[p.N + j]->names[0];
-        if (s == D5_OK) s = scan_once(r, &p, r->base, st, xs, per);
+        if (s == D5_OK) s = scan_once(r, &p, &body_sc, r->base, st, xs, per);
         for (int32_t k = 0; s == D5_OK && k < p.N + p.K && k < r->n->nout; k++) {
             r->out[k] = per[k];
             memset(&per[k], 0, sizeof per[k]);
@@ -465,7 +480,7 @@ static d5_status lower_scan(const rule_args *r)
             if (j >= p.N) xs[j - p.N] = name;
         }
         snprintf(base, sizeof base, "%s/batch%lld", r->base, (long long)b);
-        if (s == D5_OK) s = scan_once(r, &p, base, st, xs, &per[b * (p.N + p.K)]);
+        if (s == D5_OK) s = scan_once(r, &p, &body_sc, base, st, xs, &per[b * (p.N + p.K)]);
         for (int32_t j = 0; j < p.N; j++) d5__lval_clear(&st[j]);
     }
     for (int32_t k = 0; s == D5_OK && batched && k < p.N + p.K && k < r->n->nout; k++) {
@@ -476,6 +491,7 @@ static d5_status lower_scan(const rule_args *r)
         if (s == D5_OK) s = stack(r, names, (int32_t)batch, 0, 0, NULL, &r->out[k]);
         d5_free(names);
     }
+    d5__scope_free(&body_sc);
     d5_free(xs);
     d5_free(taken);
     for (int64_t j = 0; st && j < (p.N + 1) + batch * (p.N + p.K); j++) d5__lval_clear(&st[j]);
@@ -526,6 +542,9 @@ static d5_status lower_sequence_map(const rule_args *r)
         r->out[k].dtype = d ? d->desc.dtype : D5_DTYPE_INVALID;
     }
     char prefix[NAME_LEN];
+    d5__scope body_sc;
+    snprintf(prefix, sizeof prefix, "%s/", r->base);
+    s = d5__lower_body_scope(r->L, body, r->sc, prefix, &body_sc);
     for (int32_t i = 0; s == D5_OK && i < seq->n; i++) {
         s = d5__lower_budget(r->L, r->label);
         for (int32_t j = 0; s == D5_OK && j < n->nin; j++) {
@@ -539,7 +558,7 @@ static d5_status lower_sequence_map(const rule_args *r)
         }
         snprintf(prefix, sizeof prefix, "%s/%d/", r->base, (int)i);
         if (s == D5_OK)
-            s = d5__lower_graph(r->L, body, r->sc, prefix, args, n->nin, res, n->nout, r->label);
+            s = d5__lower_graph(r->L, body, &body_sc, prefix, args, n->nin, res, n->nout, r->label);
         for (int32_t k = 0; s == D5_OK && k < n->nout; k++) {
             if (res[k].type != D5_TYPE_TENSOR)
                 s = d5_error(D5_ERR_UNSUPPORTED, "%s: the body's output %d is not a tensor",
@@ -550,6 +569,7 @@ static d5_status lower_sequence_map(const rule_args *r)
         }
         for (int32_t j = 0; j < n->nin + n->nout; j++) d5__lval_clear(&args[j]);
     }
+    d5__scope_free(&body_sc);
     d5_free(args);
     return s;
 }

@@ -328,12 +328,13 @@ Test(control, loop_condition_from_data_is_an_error)
 
 /* Scan over x[T, 2]: s_t = s_{t-1} * W + x_t (W[2] a parameter, outside
  * the body), scan output s_t; the loss is the sum of the final state. */
-static d5_network *scan_net_axes(int reverse, int64_t out_axis, int64_t out_reverse)
+/* W is the outer graph's, or with `inner` the body's own initializer. */
+static d5_network *scan_net_inner(int reverse, int64_t out_axis, int64_t out_reverse, int inner)
 {
     d5_network *net = net_new("scan");
     input_f32(net, "x", 2, (int64_t[]){4, 2});
     init_f32(net, "s0", 1, (int64_t[]){2}, (const float[]){1, -1});
-    init_f32(net, "W", 1, (int64_t[]){2}, (const float[]){0.5f, 1.5f});
+    if (!inner) init_f32(net, "W", 1, (int64_t[]){2}, (const float[]){0.5f, 1.5f});
     d5_attr attrs[4] = {{.name = "num_scan_inputs", .type = D5_ATTR_INT, .i = 1},
                         {.name = "scan_input_directions",
                          .type = D5_ATTR_INTS,
@@ -353,6 +354,7 @@ static d5_network *scan_net_axes(int reverse, int64_t out_axis, int64_t out_reve
     d5_network *body = net_new("body");
     formal(body, "s_in");
     formal(body, "xt");
+    if (inner) init_f32(body, "W", 1, (int64_t[]){2}, (const float[]){0.5f, 1.5f});
     node1(body, "mul", "Mul", (const char *[]){"s_in", "W"}, 2, "sw");
     node1(body, "add", "Add", (const char *[]){"sw", "xt"}, 2, "s_out");
     node1(body, "copy", "Identity", (const char *[]){"s_out"}, 1, "y");
@@ -365,9 +367,9 @@ static d5_network *scan_net_axes(int reverse, int64_t out_axis, int64_t out_reve
     return net;
 }
 
-static d5_network *scan_net(int reverse)
+static d5_network *scan_net_axes(int reverse, int64_t out_axis, int64_t out_reverse)
 {
-    return scan_net_axes(reverse, 0, 0);
+    return scan_net_inner(reverse, out_axis, out_reverse, 0);
 }
 
 static const float x42[8] = {1, 2, -1, 0.5f, 3, -2, 0.25f, 1};
@@ -397,10 +399,13 @@ Test(control, scan_outputs_on_another_axis_and_reversed)
     }
 }
 
+/* Forward and reverse with the outer graph's W, then forward with the
+ * body's own W, which the iterations share: one gradient, summed. */
 Test(control, scan_runs_and_backprops_through_its_steps)
 {
-    for (int reverse = 0; reverse < 2; reverse++) {
-        d5_network *net = scan_net(reverse);
+    for (int variant = 0; variant < 3; variant++) {
+        int reverse = variant == 1, inner = variant == 2;
+        d5_network *net = scan_net_inner(reverse, 0, 0, inner);
         d5_executor_options o = d5_executor_default_options();
         o.backprop = 1;
         o.loss = "l";
@@ -427,7 +432,8 @@ Test(control, scan_runs_and_backprops_through_its_steps)
         expect_values(fetch(ex, "l", 1), &l, 1, "loss");
         expect_values(fetch(ex, "all", 8), all, 8, "scan output");
         d5_tensor grad;
-        cr_assert_eq(d5_executor_gradient(ex, "W", &grad), D5_OK, "%s", d5_last_error());
+        cr_assert_eq(d5_executor_gradient(ex, inner ? "scan/W" : "W", &grad), D5_OK, "%s",
+                     d5_last_error());
         expect_values(grad.data, g, 2, "dL/dW");
         d5_executor_free(ex);
         d5_network_free(net);
