@@ -90,7 +90,8 @@ static int measure_fit(series *se, scaling_fit *fit, char *source, size_t size)
 /* ---- The series ---- */
 
 typedef struct sc_opts {
-    const char *ranks, *mode, *launcher, *model_ranks, *fit;
+    const char *ranks, *mode, *launcher, *model_ranks, *fit, *simulate, *sim_hostfile;
+    scaling_sim sim;  /* --simulate's, checked */
     cli_outputs outs; /* --json, --csv */
     int print_only;
 } sc_opts;
@@ -188,6 +189,37 @@ static int model(series *se, const sc_opts *o, scaling_row *rows, size_t *nrows,
         scaling_rows_relate(r, 1, base);
         scaling_print_row(stdout, r);
     }
+    if (!o->simulate) return -1;
+    /* The same rows with the allreduce simulated on the platform. */
+    int fitted_sum = fit.piecewise && fit.reduce.beta_s_per_byte > 0;
+    printf("#\n# simulated (SimGrid, %s): step = compute + d5's ring allreduce of S bytes on P "
+           "simulated ranks (d5-sim-allreduce under smpirun, hosts from %s), sums costing %s\n",
+           o->simulate, o->sim_hostfile,
+           fitted_sum ? "the fitted line of d5 pingpong --exchange" : "their arithmetic as timed");
+    scaling_print_header(stdout);
+    for (size_t i = 0; i < nm; i++) {
+        int64_t p = mranks[i];
+        double c = pl->weak ? compute : compute * (double)ref->ranks / (double)p;
+        double batch = pl->weak ? (double)(pl->batch * p) : ref->global_batch;
+        scaling_words w = {0};
+        scaling_sim_words(&o->sim, &fit, p, bytes, &w);
+        fprintf(stderr, "[%d/%d] simulated ranks %lld: ", ++se->step, se->steps, (long long)p);
+        scaling_print_words(stderr, "", &w);
+        fputc('\n', stderr);
+        scaling_words_free(&w);
+        double comm;
+        int rc = scaling_sim_allreduce(&o->sim, &fit, p, bytes, se->log, &comm);
+        if (rc != 0) return rc;
+        scaling_row *r = &rows[(*nrows)++];
+        scaling_model_row(&m, p, c, batch, r);
+        r->simulated = 1;
+        r->comm.median = comm;
+        r->step.median = c + comm;
+        r->samples_per_s = r->step.median > 0 ? batch / r->step.median : NAN;
+        snprintf(r->comm_backend, sizeof r->comm_backend, "ring (SimGrid)");
+        scaling_rows_relate(r, 1, base);
+        scaling_print_row(stdout, r);
+    }
     return -1;
 }
 
@@ -278,8 +310,8 @@ static void echo(const scaling_plan *pl, const cli_spec *spec, int have_one)
 static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
                       const int64_t *ranks, size_t nr, const int64_t *mranks, size_t nm)
 {
-    series se = {.pl = pl, .steps = (int)nr + (nm && !o->fit)};
-    scaling_row *rows = calloc(nr + nm, sizeof *rows);
+    series se = {.pl = pl, .steps = (int)nr + (nm && !o->fit) + (o->simulate ? (int)nm : 0)};
+    scaling_row *rows = calloc(nr + 2 * nm, sizeof *rows);
     if (!rows) return cli_fail("scaling", d5_error(D5_ERR_NOMEM, "out of memory"));
     const char *tmp = getenv("TMPDIR");
     snprintf(se.dir, sizeof se.dir, "%s/d5-scaling-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -391,8 +423,18 @@ int cmd_scaling(int argc, char **argv)
          "rank counts to model beyond the machine, such as 16,64,256 (rows labelled modelled)", 0,
          0},
         {"fit", CLI_STRING, &o.fit, "FILE.json",
-         "alpha and beta of the model from this `d5 pingpong --fit --json` file (default: "
-         "measured on 2 ranks through the launcher)",
+         "alpha and beta of the model from this `d5 pingpong --fit --json` file, or the "
+         "piecewise model from a `d5 pingpong --exchange --fit --json` one (default: alpha and "
+         "beta measured on 2 ranks through the launcher)",
+         0, 0},
+        {"simulate", CLI_STRING, &o.simulate, "PLATFORM.xml",
+         "also simulate each --model-ranks count: d5's ring allreduce of the gradients on that "
+         "many ranks of this SimGrid platform (d5-sim-allreduce under smpirun; rows labelled "
+         "simulated), a piecewise --fit's sum as its cost",
+         0, 0},
+        {"sim-hostfile", CLI_STRING, &o.sim_hostfile, "FILE",
+         "with --simulate: the platform's hosts the ranks run on, one a line, in rank order "
+         "(smpirun's -hostfile)",
          0, 0},
         CLI_OUTPUT_JSON_AS(&o.outs, "write the series (measured and modelled rows)"),
         CLI_OUTPUT_CSV_AS(&o.outs, "write the series as CSV, one row per rank count"),
@@ -403,7 +445,9 @@ int cmd_scaling(int argc, char **argv)
         CLI_SPEC(
             "scaling",
             "--ranks LIST --mode strong|weak [--launcher CMD] [--print-only]\n"
-            "       [--model-ranks LIST] [--fit FILE.json] [--json FILE] [--csv FILE]\n"
+            "       [--model-ranks LIST] [--fit FILE.json] [--simulate PLATFORM.xml --sim-hostfile "
+            "FILE]\n"
+            "       [--json FILE] [--csv FILE]\n"
             "       -- d5 train --distributed SCHEME [TRAIN OPTIONS]",
             "Runs a scaling series of distributed training: the d5 train command after '--', on "
             "each\n"
@@ -463,8 +507,18 @@ int cmd_scaling(int argc, char **argv)
                         "--ranks 1,2 --mode strong -- d5 train --distributed dsgd ...)\n");
         return D5_EXIT_USAGE;
     }
-    if (o.fit && !o.model_ranks) {
-        fprintf(stderr, "d5 scaling: --fit is for the model: give --model-ranks too\n");
+    if ((o.fit || o.simulate) && !o.model_ranks) {
+        fprintf(stderr, "d5 scaling: %s is for the model: give --model-ranks too\n",
+                o.fit ? "--fit" : "--simulate");
+        return D5_EXIT_USAGE;
+    }
+    if (o.simulate && o.print_only) {
+        fprintf(stderr, "d5 scaling: --simulate runs its simulations here; it does not go with "
+                        "--print-only\n");
+        return D5_EXIT_USAGE;
+    }
+    if (o.sim_hostfile && !o.simulate) {
+        fprintf(stderr, "d5 scaling: --sim-hostfile is for --simulate PLATFORM.xml\n");
         return D5_EXIT_USAGE;
     }
     if (o.print_only && (o.outs.json || o.outs.csv)) {
@@ -485,6 +539,10 @@ int cmd_scaling(int argc, char **argv)
         scaling_fit f;
         d5_status s = scaling_fit_read(o.fit, &f); /* before minutes of runs */
         if (s != D5_OK) rc = cli_fail("scaling", s);
+    }
+    if (rc < 0 && o.simulate && !o.print_only) {
+        int r = scaling_sim_check(pl.d5, o.simulate, o.sim_hostfile, &o.sim);
+        if (r != 0) rc = r;
     }
     if (rc < 0)
         rc = o.print_only ? print_only(&pl, ranks, nr, nm && !o.fit)

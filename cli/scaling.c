@@ -203,7 +203,10 @@ void scaling_print_row(FILE *f, const scaling_row *r)
     cell(sp, sizeof sp, "%.2f", r->speedup);
     cell(eff, sizeof eff, "%.3f", r->efficiency);
     cell(share, sizeof share, "%.1f", r->comm_share * 100);
-    const char *mark = r->modelled ? "modelled" : r->oversubscribed == 1 ? "oversubscribed" : "";
+    const char *mark = r->simulated             ? "simulated"
+                       : r->modelled            ? "modelled"
+                       : r->oversubscribed == 1 ? "oversubscribed"
+                                                : "";
     fprintf(f, "  %7lld %7s %7s  %-30s %11s %8s %10s %6s%s%s\n", (long long)r->ranks, workers,
             batch, step, x, sp, eff, share, *mark ? "  " : "", mark);
     fflush(f);
@@ -241,6 +244,7 @@ static json_t *row_json(const scaling_row *r)
         "comm_share", jnum(r->comm_share), "speedup", jnum(r->speedup), "efficiency",
         jnum(r->efficiency), "gradient_bytes", jcount(r->gradient_bytes));
     if (!o) return NULL;
+    json_object_set_new(o, "simulated", json_boolean(r->simulated));
     json_object_set_new(o, "oversubscribed",
                         r->oversubscribed < 0 ? json_null() : json_boolean(r->oversubscribed));
     json_object_set_new(o, "bytes_sent_per_step", jnum(r->sent_per_step));

@@ -14,7 +14,8 @@ typedef struct scaling_stat {
 /* One rank count. Figures that do not exist (null in the run's JSON, or no
  * 1-rank run to compare with) are NaN and print as '-'. */
 typedef struct scaling_row {
-    int modelled; /* 0: measured; 1: modelled, never measured */
+    int modelled;  /* 0: measured; 1: modelled, never measured */
+    int simulated; /* modelled with the allreduce simulated by SimGrid (--simulate) */
     int64_t ranks;
     double workers, servers, global_batch, local_batch, steps;
     int oversubscribed; /* 1 yes, 0 no, -1 not reported (modelled rows) */
@@ -126,6 +127,27 @@ void scaling_pingpong_words(const scaling_plan *pl, const char *json, scaling_wo
 int scaling_run_logged(char **argv, const char *log);
 /* The last `lines` lines of a log, indented, on standard error. */
 void scaling_print_tail(const char *log, int lines);
+
+/* ---- Simulated rows (scaling_sim.c) ---- */
+
+/* --simulate: the platform file, the hostfile, and d5-sim-allreduce beside
+ * the d5 binary. */
+typedef struct scaling_sim {
+    const char *platform, *hostfile;
+    char program[4200];
+} scaling_sim;
+/* Checks the files, the program and smpirun on PATH before any run. Returns
+ * 0, or an exit status after saying what is missing. */
+int scaling_sim_check(const char *d5, const char *platform, const char *hostfile, scaling_sim *out);
+/* smpirun -np RANKS -platform ... d5-sim-allreduce --comm ring -b S -e S:
+ * with a piecewise fit (`fit` may be NULL), a sum costs its fitted line and
+ * SMPI times no computation; else the sums' arithmetic is timed. */
+void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks, double bytes,
+                       scaling_words *w);
+/* Runs it, output into `log`: *comm_s is one allreduce on SMPI's clock.
+ * Returns 0 or an exit status after saying what failed. */
+int scaling_sim_allreduce(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
+                          double bytes, const char *log, double *comm_s);
 
 /* alpha and beta from the context of a `d5 pingpong --fit --json` file
  * (scaling.c). D5_ERR_IO, or D5_ERR_FORMAT when they are not numbers. */

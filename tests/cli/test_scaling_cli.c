@@ -213,6 +213,68 @@ Test(scaling_cli, modelled_rows_from_a_piecewise_fit)
     teardown_fake(&f);
 }
 
+/* --simulate: the model ranks once more, their allreduce simulated by
+ * SimGrid (the real d5-sim-allreduce beside the fake d5, on the two hosts of
+ * pair.xml); with a piecewise fit the sums cost its line. */
+Test(scaling_cli, simulated_rows_beside_the_modelled_ones, .timeout = D5_TIMEOUT(120))
+{
+    char sim[4200], link[4200], hosts[4200];
+    const char *slash = strrchr(D5_BIN, '/');
+    snprintf(sim, sizeof sim, "%.*s/d5-sim-allreduce", (int)(slash - D5_BIN), D5_BIN);
+    if (access(sim, X_OK) != 0 || system("command -v smpirun >/dev/null 2>&1") != 0)
+        cr_skip_test("no d5-sim-allreduce or smpirun (SimGrid's libsimgrid-dev)");
+    fixture f = setup_fake();
+    snprintf(link, sizeof link, "%s/d5-sim-allreduce", f.dir);
+    cr_assert_eq(symlink(sim, link), 0);
+    write_text(f.dir, "hosts.txt", "host0\nhost1\nhost0\nhost1\n");
+    snprintf(hosts, sizeof hosts, "%s/hosts.txt", f.dir);
+    FILE *fit = fopen(f.fit, "w");
+    cr_assert_not_null(fit);
+    fputs("{\"context\": {\"exchange_segments\": 1, \"exchange_0_from_bytes\": 0, "
+          "\"exchange_0_alpha_s\": 1e-06, \"exchange_0_beta_s_per_byte\": 1e-10, "
+          "\"reduce_alpha_s\": 0, \"reduce_s_per_byte\": 5e-11}}\n",
+          fit);
+    fclose(fit);
+    char *out, *err;
+    int rc = RUN(&out, &err, "scaling", "--ranks", "1,2", "--mode", "strong", "--launcher",
+                 "env RANKS={n}", "--model-ranks", "2,4", "--fit", f.fit, "--simulate",
+                 D5_SOURCE_DIR "/level3_distributed/sim/platforms/pair.xml", "--sim-hostfile",
+                 hosts, "--json", f.json, "--", f.d5, "train", "--distributed", "dsgd", "--sampler",
+                 "sharded-batch", "--batch", "32");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    EXPECT_HAS(out, "# simulated (SimGrid, ", "pair.xml", "the fitted line of d5 pingpong",
+               "  simulated\n");
+    cr_expect(strstr(err, "simulated ranks 4: smpirun -np 4 -platform "), "%s", err);
+    json_t *doc = json_read(f.json);
+    json_t *rows = json_object_get(doc, "series");
+    cr_assert_eq(json_array_size(rows), 6, "measured 1, 2; modelled 2, 4; simulated 2, 4");
+    for (size_t i = 4; i < 6; i++) {
+        json_t *r = json_array_get(rows, i);
+        cr_expect(json_is_true(json_object_get(r, "simulated")), "row %zu", i);
+        cr_expect(json_is_true(json_object_get(r, "modelled")), "row %zu", i);
+        cr_expect_str_eq(json_string_value(json_object_get(r, "comm")), "ring (SimGrid)");
+        double comm = median(r, "exposed_comm_s"), compute = median(r, "compute_time_s");
+        /* 2 (P - 1) steps of S / P at 1 GB/s on that link, about: the same order. */
+        double p = (double)json_integer_value(json_object_get(r, "ranks"));
+        double rough = 2 * (p - 1) * (1e-6 + 246824 / p * 1e-9);
+        cr_expect(comm > 0.3 * rough && comm < 5 * rough, "P = %g: %g s, rough %g s", p, comm,
+                  rough);
+        cr_expect(CLOSE(median(r, "step_time_s"), compute + comm));
+    }
+    cr_expect(json_is_false(json_object_get(json_array_get(rows, 2), "simulated")));
+    json_decref(doc);
+    free(out);
+    free(err);
+    /* What --simulate needs, said before any run. */
+    rc = RUN(&out, &err, "scaling", "--ranks", "1", "--mode", "strong", "--model-ranks", "4",
+             "--simulate", "/no/such/platform.xml", "--", f.d5, "train", "--distributed", "dsgd");
+    cr_expect_eq(rc, 2, "%s", err);
+    EXPECT_HAS(err, "--simulate needs --sim-hostfile FILE");
+    free(out);
+    free(err);
+    teardown_fake(&f);
+}
+
 /* Without a 1-rank run: no speedup or efficiency, and the model scales the
  * smallest run's compute (2 ranks: 4 ms, so 8 ranks: 1 ms). */
 Test(scaling_cli, without_one_rank_efficiency_is_a_dash)
