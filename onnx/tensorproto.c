@@ -108,11 +108,14 @@ static void swap_elements(void *data, size_t bytes, size_t esize)
 /* ---- The sub-byte types: packed in files, one element a byte in memory ---- */
 
 /* Bytes of numel elements of dt in a file: two 4-bit or four 2-bit elements
- * a byte, the first in the low bits. */
+ * a byte, the first in the low bits. Divided first: numel * bits could
+ * overflow (numel is bounded by the address space, a byte an element). */
 static size_t file_bytes(d5_dtype dt, size_t numel)
 {
     int bits = d5_dtype_bits(dt);
-    return bits < 8 ? (numel * (size_t)bits + 7) / 8 : numel * d5_dtype_size(dt);
+    if (bits >= 8) return numel * d5_dtype_size(dt);
+    size_t per = 8 / (size_t)bits;
+    return numel / per + (numel % per != 0);
 }
 
 static void unpack(d5_dtype dt, const uint8_t *src, uint8_t *dst, size_t numel)

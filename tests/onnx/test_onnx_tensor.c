@@ -338,6 +338,26 @@ Test(onnx_tensor, narrow_types)
     free(dir);
 }
 
+/* An input the fuzzer found: int4 of 2^63 - 1 elements and no data. Its
+ * packed size, computed as elements * 4 bits, wrapped to 0 bytes, which the
+ * absent data matched: the read then asked for 2^63 bytes. */
+Test(onnx_tensor, huge_packed_shape_is_a_format_error)
+{
+    static const char bytes[] = "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x00\x10\x16";
+    char *dir = tmpdir_make(), path[512];
+    snprintf(path, sizeof path, "%s/huge_int4.pb", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, sizeof bytes - 1, f), sizeof bytes - 1);
+    fclose(f);
+    d5_tensor t;
+    cr_expect_eq(d5_onnx_tensor_read(path, &t, NULL), D5_ERR_FORMAT);
+    cr_expect(strstr(d5_last_error(), "has 0 values in int32_data, expected 4611686018427387904"),
+              "%s", d5_last_error());
+    rmtree(dir);
+    free(dir);
+}
+
 Test(onnx_tensor, bad_tensors)
 {
     expect_all_bad(bad_tensors, sizeof bad_tensors / sizeof bad_tensors[0]);
