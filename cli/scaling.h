@@ -120,6 +120,8 @@ void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, sc
 /* d5 pingpong --fit on 2 ranks over 1 KiB..4 MiB, writing `json`. */
 void scaling_pingpong_words(const scaling_plan *pl, const char *json, scaling_words *w);
 
+/* 1 when `name` is an executable file in a folder of PATH. */
+int scaling_on_path(const char *name);
 /* Runs argv with standard output and error into `log`, standard input from
  * /dev/null, in a process group of its own that a signal to d5 ends (see
  * cli_child_started). Returns its exit status, 128 + the signal that ended

@@ -262,7 +262,7 @@ int scaling_check_train(char **cmd, int n, scaling_plan *pl)
     return -1;
 }
 
-static int on_path(const char *name)
+int scaling_on_path(const char *name)
 {
     const char *path = getenv("PATH");
     char buf[4096];
@@ -310,7 +310,9 @@ int scaling_setup_launcher(const char *arg, int need_default, scaling_plan *pl)
         free(copy);
         return pl->launcher.failed || !copy ? D5_EXIT_CHECK : -1;
     }
-    const char *prog = on_path("mpirun") ? "mpirun" : on_path("mpiexec") ? "mpiexec" : NULL;
+    const char *prog = scaling_on_path("mpirun")    ? "mpirun"
+                       : scaling_on_path("mpiexec") ? "mpiexec"
+                                                    : NULL;
     if (!prog && need_default) {
         fprintf(stderr, "d5 scaling: no mpirun or mpiexec on PATH: name the launcher with "
                         "--launcher, such as \"srun -n {n}\"\n");

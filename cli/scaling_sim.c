@@ -11,23 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* 1 when `name` is an executable file in a folder of PATH. */
-static int on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    char buf[4200];
-    for (const char *p = path ? path : ""; *p;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len && len < sizeof buf - strlen(name) - 2) {
-            snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
-            if (access(buf, X_OK) == 0) return 1;
-        }
-        p += len + (end ? 1 : 0);
-    }
-    return 0;
-}
-
 int scaling_sim_check(const char *d5, const char *platform, const char *hostfile, scaling_sim *out)
 {
     memset(out, 0, sizeof *out);
@@ -54,7 +37,7 @@ int scaling_sim_check(const char *d5, const char *platform, const char *hostfile
                 out->program);
         return D5_EXIT_INPUT;
     }
-    if (!on_path("smpirun")) {
+    if (!scaling_on_path("smpirun")) {
         fprintf(stderr, "d5 scaling: --simulate: no smpirun on PATH (libsimgrid-dev)\n");
         return D5_EXIT_INPUT;
     }
