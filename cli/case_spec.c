@@ -14,10 +14,10 @@
 static const struct {
     const char *name;
     d5_dtype dtype;
-} short_types[] = {{"f32", D5_F32},  {"f64", D5_F64}, {"f16", D5_F16}, {"bf16", D5_BF16},
-                   {"i8", D5_I8},    {"u8", D5_U8},   {"i16", D5_I16}, {"u16", D5_U16},
-                   {"i32", D5_I32},  {"u32", D5_U32}, {"i64", D5_I64}, {"u64", D5_U64},
-                   {"bool", D5_BOOL}};
+} short_types[] = {{"f32", D5_F32},   {"f64", D5_F64},   {"f16", D5_F16}, {"bf16", D5_BF16},
+                   {"i8", D5_I8},     {"u8", D5_U8},     {"i16", D5_I16}, {"u16", D5_U16},
+                   {"i32", D5_I32},   {"u32", D5_U32},   {"i64", D5_I64}, {"u64", D5_U64},
+                   {"bool", D5_BOOL}, {"str", D5_STRING}};
 
 static d5_status parse_type(const char *name, const char *where, d5_dtype *out)
 {
@@ -30,7 +30,7 @@ static d5_status parse_type(const char *name, const char *where, d5_dtype *out)
     d5_error_clear();
     return d5_error(D5_ERR_FORMAT,
                     "%s: '%s' is no element type (f32, f64, f16, bf16, i8, u8, "
-                    "i16, u16, i32, u32, i64, u64, bool)",
+                    "i16, u16, i32, u32, i64, u64, bool, str)",
                     where, name);
 }
 
@@ -105,7 +105,24 @@ static d5_status parse_input(const char *tok, const char *where, d5_tensor_desc 
     s = d5_tensor_desc_make(dt, nd, shape, d);
     if (s != D5_OK) return s;
     int64_t numel = d5_tensor_desc_numel(d);
-    if (p[0] == '=' && p[1] == '{') {
+    if (dt == D5_STRING && p[0] == '=' && p[1] == '{') { /* words */
+        const char *close = strchr(p + 2, '}');
+        size_t len = close ? (size_t)(close - (p + 2)) : 0;
+        if (!close || len >= sizeof f->words)
+            return d5_error(D5_ERR_FORMAT,
+                            "%s: input '%s': expected ={word,...} of at most %zu "
+                            "characters",
+                            where, tok, sizeof f->words - 1);
+        memcpy(f->words, p + 2, len);
+        f->words[len] = '\0';
+        f->nvalues = 1;
+        for (const char *q = f->words; *q; q++) f->nvalues += *q == ',';
+        if (f->nvalues != 1 && f->nvalues != numel)
+            return d5_error(D5_ERR_FORMAT, "%s: input '%s' has %lld elements but %d values", where,
+                            tok, (long long)numel, (int)f->nvalues);
+        f->kind = FILL_VALUES;
+        p = close + 1;
+    } else if (p[0] == '=' && p[1] == '{') {
         p += 2;
         s = parse_numbers(&p, '}', where, "values", f->values, CASE_MAX_VALUES, &f->nvalues, &ints);
         if (s != D5_OK) return s;

@@ -113,9 +113,55 @@ static double deepbench_flops(const char *op, const op_case *c, double own)
 
 /* The values of input i: those of its spec (a range, or given values) in any
  * precision, else the precision's own (see op_runner.h). */
+/* A string input: the given words, or random lower-case words of lo..hi
+ * letters (1..8 by default), in a new block that replaces t's. */
+static d5_status fill_strings(const case_fill *f, d5_tensor *t, d5_rng *rng)
+{
+    int64_t n = d5_tensor_desc_numel(&t->desc);
+    size_t cap = (size_t)n * 9 + sizeof f->words + 1;
+    char *text = malloc(cap);
+    const char **words = malloc(((size_t)n + 1) * sizeof *words);
+    if (!text || !words) {
+        free(text);
+        free(words);
+        return d5_error(D5_ERR_NOMEM, "out of memory for %lld strings", (long long)n);
+    }
+    char *p = text;
+    if (f->kind == FILL_VALUES) {
+        memcpy(text, f->words, sizeof f->words);
+        for (int64_t k = 0; k < f->nvalues; k++) {
+            words[k] = p;
+            char *comma = strchr(p, ',');
+            if (comma) *comma = '\0';
+            p = comma ? comma + 1 : p + strlen(p);
+        }
+        for (int64_t k = f->nvalues; k < n; k++) words[k] = words[0]; /* one value: every element */
+    } else {
+        int lo = f->kind == FILL_RANGE ? (int)f->lo : 1,
+            hi = f->kind == FILL_RANGE ? (int)f->hi : 8;
+        lo = lo < 0 ? 0 : lo > 8 ? 8 : lo;
+        hi = hi < lo ? lo : hi > 8 ? 8 : hi;
+        for (int64_t k = 0; k < n; k++) {
+            int len = lo + (int)d5_rng_below(rng, (uint64_t)(hi - lo + 1));
+            words[k] = p;
+            for (int j = 0; j < len; j++) *p++ = (char)('a' + d5_rng_below(rng, 26));
+            *p++ = '\0';
+        }
+    }
+    d5_tensor made;
+    d5_status s = d5_tensor_strings(&t->desc, words, NULL, &made);
+    free(text);
+    free(words);
+    if (s != D5_OK) return s;
+    d5_tensor_free(t);
+    *t = made;
+    return D5_OK;
+}
+
 static d5_status fill_input(const op_case *c, int32_t i, d5_tensor *t, d5_rng *rng)
 {
     int64_t n = d5_tensor_desc_numel(&t->desc);
+    if (t->desc.dtype == D5_STRING) return fill_strings(&c->fill[i], t, rng);
     d5_dtype dt = (d5_dtype)t->desc.dtype;
     const case_fill *f = &c->fill[i];
     int is_float = d5_dtype_is_float(dt);

@@ -23,6 +23,7 @@ typedef struct case_fill {
     double lo, hi;
     int32_t nvalues;
     double values[CASE_MAX_VALUES];
+    char words[256]; /* a string input's given values: "a,b,c" (FILL_VALUES) */
 } case_fill;
 
 typedef struct op_case {
@@ -48,10 +49,12 @@ void case_copy(op_case *dst, const op_case *src);
 /* Parses one case spec (docs/level0.md, "Default cases"):
  *   INPUT... [| NAME=VALUE...]
  * INPUT is "-" (an omitted optional input) or TYPE[D,...] with TYPE f32, f64,
- * f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64 or bool (or d5's dtype
- * names), then optionally ={v,...} (its values: as many as it has elements,
- * or one for all) or ~[lo,hi] (drawn in that range), then optionally '!' (the
- * operator sees the values at create). VALUE is an integer, a number with a
+ * f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, bool or str (or d5's
+ * dtype names), then optionally ={v,...} (its values: as many as it has
+ * elements, or one for all; words without blanks or commas for str) or
+ * ~[lo,hi] (drawn in that range; for str, the length of random lower-case
+ * words, 1 to 8 letters by default), then optionally '!' (the operator sees
+ * the values at create). VALUE is an integer, a number with a
  * '.' or an exponent, a [list] of either (or of words: ONNX STRINGS), a word,
  * or a "quoted string". `where` prefixes error messages (D5_ERR_FORMAT). */
 d5_status case_spec_parse(const char *spec, const char *where, op_case *c);

@@ -228,6 +228,7 @@ static void load(const void *src, d5_dtype t, size_t off, size_t k, chunk *c)
     case D5_I2: LOAD(i, int8_t, p[j]); break;
     case D5_U4:
     case D5_U2: LOAD(i, uint8_t, p[j]); break;
+    case D5_STRING: /* refused by d5_convert */
     case D5_DTYPE_INVALID:
     case D5_DTYPE_COUNT: break;
     }
@@ -336,6 +337,7 @@ static void store(const chunk *c, void *dst, d5_dtype t, size_t off, size_t k)
     case D5_U4: STORE(uint8_t, int_in(c, j, 0, 15)); break;
     case D5_I2: STORE(int8_t, int_in(c, j, -2, 1)); break;
     case D5_U2: STORE(uint8_t, int_in(c, j, 0, 3)); break;
+    case D5_STRING: /* refused by d5_convert */
     case D5_DTYPE_INVALID:
     case D5_DTYPE_COUNT: break;
     }
@@ -367,6 +369,16 @@ d5_status d5_convert(const void *src, d5_dtype src_dtype, void *dst, d5_dtype ds
     if (ss == 0 || ds == 0)
         return d5_error(D5_ERR_INVALID, "d5_convert: invalid data type %d -> %d", (int)src_dtype,
                         (int)dst_dtype);
+    if (src_dtype == D5_STRING || dst_dtype == D5_STRING) {
+        if (src_dtype == dst_dtype && n > 0 && src && dst && src != dst)
+            memmove(dst, src, n * ss); /* the pointers */
+        else if (src_dtype != dst_dtype)
+            return d5_error(D5_ERR_UNSUPPORTED,
+                            "d5_convert: %s -> %s: strings convert to and from numbers only "
+                            "through Cast",
+                            d5_dtype_name(src_dtype), d5_dtype_name(dst_dtype));
+        return D5_OK;
+    }
     if (n == 0) return D5_OK;
     if (!src || !dst) return d5_error(D5_ERR_INVALID, "d5_convert: NULL buffer");
     if (n > SIZE_MAX / 8)

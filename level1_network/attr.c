@@ -57,14 +57,13 @@ static d5_status attr_copy(const d5_attr *src, d5_attr *dst)
                             src->name);
         d5_tensor *t = d5_calloc(1, sizeof *t, "attribute tensor");
         if (!t) return D5_ERR_NOMEM;
-        d5_status s = d5_tensor_alloc(&src->tensor->desc, t);
+        /* A clone: a string tensor's strings are copied too. */
+        d5_status s = src->tensor->data ? d5_tensor_clone(src->tensor, t)
+                                        : d5_tensor_alloc(&src->tensor->desc, t);
         if (s != D5_OK) {
             d5_free(t);
             return s;
         }
-        size_t bytes = 0;
-        s = d5_tensor_desc_bytes(&src->tensor->desc, &bytes);
-        if (s == D5_OK && bytes > 0 && src->tensor->data) memcpy(t->data, src->tensor->data, bytes);
         dst->tensor = t;
         return s;
     }

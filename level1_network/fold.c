@@ -85,6 +85,16 @@ d5_status d5__fold(d5_executor *ex, const d5__node *node, const d5_tensor *in,
         if (in[k].desc.dtype != D5_DTYPE_INVALID && !in[k].data) filled[k].data = &shape_stand_in;
     }
     if (s == D5_OK) s = d5_op_forward(op, filled, out);
+    /* Strings an operator made live in the operator: they are copied out
+     * before it goes. */
+    for (int32_t k = 0; s == D5_OK && k < node->nout; k++) {
+        if (out[k].desc.dtype != D5_STRING) continue;
+        xval *x = &ex->vals[d5__network_value(ex->net, node->outputs[k])];
+        d5_tensor copy;
+        if ((s = d5_tensor_clone(&out[k], &copy)) != D5_OK) break;
+        d5_free(x->owned);
+        x->owned = x->data = copy.data;
+    }
     d5_free(filled);
     d5_op_free(op);
     if (s == D5_OK) *folded = 1;

@@ -204,8 +204,15 @@ static d5_status fold(d5__lowerer *L, d5_op *op, const d5_tensor *in, int32_t ni
         if (in[k].desc.dtype != D5_DTYPE_INVALID && !in[k].data) filled[k].data = &shape_stand_in;
     }
     if (s == D5_OK) s = d5_op_forward(op, filled, t);
-    for (int32_t k = 0; s == D5_OK && k < nout; k++)
+    for (int32_t k = 0; s == D5_OK && k < nout; k++) {
+        if (t[k].desc.dtype == D5_STRING) { /* the operator's strings, copied out */
+            d5_tensor copy;
+            if ((s = d5_tensor_clone(&t[k], &copy)) != D5_OK) break;
+            d5_tensor_free(&t[k]);
+            t[k] = copy;
+        }
         s = d5_network_add_initializer_take(L->out, out[k], &t[k]);
+    }
     for (int32_t k = 0; k < nout; k++) d5_tensor_free(&t[k]);
     d5_free(t);
     if (s == D5_OK) *done = 1;

@@ -392,8 +392,9 @@ d5_status d5_network_add_initializer(d5_network *net, const char *name, const d5
     if ((s = d5_tensor_desc_bytes(&t->desc, &bytes)) != D5_OK) return s;
     if (bytes > 0 && !t->data)
         return d5_error(D5_ERR_INVALID, "initializer '%s' has no data", name ? name : "");
-    if ((s = d5_tensor_alloc(&t->desc, &copy)) != D5_OK) return s;
-    if (bytes > 0) memcpy(copy.data, t->data, bytes);
+    /* A clone: a string tensor's strings are copied too. */
+    s = bytes > 0 ? d5_tensor_clone(t, &copy) : d5_tensor_alloc(&t->desc, &copy);
+    if (s != D5_OK) return s;
     return d5_network_add_initializer_take(net, name, &copy);
 }
 
@@ -412,7 +413,15 @@ d5_status d5_network_set_initializer(d5_network *net, const char *name, const d5
     }
     size_t bytes = 0;
     d5_status s = d5_tensor_desc_bytes(&v->desc, &bytes);
-    if (s == D5_OK && bytes) memcpy(v->init.data, t->data, bytes);
+    if (s == D5_OK && bytes && v->desc.dtype == D5_STRING) { /* the strings, not pointers to them */
+        d5_tensor copy;
+        if ((s = d5_tensor_clone(t, &copy)) == D5_OK) {
+            d5_tensor_free(&v->init);
+            v->init = copy;
+        }
+    } else if (s == D5_OK && bytes) {
+        memcpy(v->init.data, t->data, bytes);
+    }
     return s;
 }
 

@@ -77,8 +77,8 @@ static void element_text(const d5_tensor *t, int64_t i, char *buf, size_t size)
         snprintf(buf, size, "%lld", (long long)v);
 }
 
-/* Compares one output; fills r and returns 0 on a mismatch. Integers and
- * bools must be equal; floating-point values (float16 and bfloat16 widened)
+/* Compares one output; fills r and returns 0 on a mismatch. Integers,
+ * bools and strings must be equal; floating-point values (float16 and bfloat16 widened)
  * within atol + rtol * |want|, NaN matching NaN and infinities themselves. */
 static int compare(const char *name, const d5_tensor *got, d5_tensor *want,
                    const d5_onnx_test_params *p, d5_onnx_test_result *r)
@@ -93,8 +93,20 @@ static int compare(const char *name, const d5_tensor *got, d5_tensor *want,
         snprintf(r->detail, sizeof r->detail, "output '%s' is %s, expected %s", name, a, b);
         return 0;
     }
-    int is_float = d5_dtype_is_float((d5_dtype)got->desc.dtype);
     int64_t n = d5_tensor_desc_numel(&got->desc), worst = -1;
+    if (got->desc.dtype == D5_STRING) { /* the bytes, exactly */
+        for (int64_t i = 0; i < n; i++) {
+            const char *g = d5_string_at(got, i), *w = d5_string_at(want, i);
+            if (strcmp(g, w) == 0) continue;
+            r->outcome = D5_ONNX_TEST_FAIL;
+            snprintf(r->detail, sizeof r->detail,
+                     "output '%s' %s: element %lld is \"%.60s\", expected \"%.60s\"", name, a,
+                     (long long)i, g, w);
+            return 0;
+        }
+        return 1;
+    }
+    int is_float = d5_dtype_is_float((d5_dtype)got->desc.dtype);
     size_t bytes = (size_t)n * d5_dtype_size((d5_dtype)got->desc.dtype);
     if (!is_float && (bytes == 0 || memcmp(got->data, want->data, bytes) == 0)) return 1;
     double worst_excess = 0;

@@ -67,6 +67,7 @@ static const struct {
     {ONNX_UINT4, D5_U4},
     {ONNX_INT2, D5_I2},
     {ONNX_UINT2, D5_U2},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__STRING, D5_STRING},
 };
 _Static_assert(sizeof type_map / sizeof type_map[0] == D5_DTYPE_COUNT - 1,
                "every d5 dtype needs an ONNX data type");
@@ -268,6 +269,36 @@ static d5_status check_desc(const Onnx__TensorProto *tp, const char *what, d5_te
     return D5_OK;
 }
 
+/* STRING: string_data, a bytes value an element. */
+static d5_status strings_from_proto(const Onnx__TensorProto *tp, const char *what,
+                                    const d5_tensor_desc *desc, size_t numel, d5_tensor *out)
+{
+    char dbuf[200];
+    d5_tensor_desc_format(desc, dbuf, sizeof dbuf);
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return d5_error(D5_ERR_FORMAT, "%s %s: strings cannot be external data", what, dbuf);
+    if (tp->has_raw_data)
+        return d5_error(D5_ERR_FORMAT, "%s %s has raw_data; strings go in string_data", what, dbuf);
+    if (tp->n_string_data != numel)
+        return d5_error(D5_ERR_FORMAT, "%s %s has %zu values in string_data, expected %zu", what,
+                        dbuf, tp->n_string_data, numel);
+    const char **ptrs = d5_calloc(numel ? numel : 1, sizeof *ptrs, "string pointers");
+    size_t *lens = d5_calloc(numel ? numel : 1, sizeof *lens, "string lengths");
+    d5_status s = ptrs && lens ? D5_OK : D5_ERR_NOMEM;
+    for (size_t i = 0; s == D5_OK && i < numel; i++) {
+        ptrs[i] = tp->string_data[i].data ? (const char *)tp->string_data[i].data : "";
+        lens[i] = tp->string_data[i].data ? tp->string_data[i].len : 0;
+        if (memchr(ptrs[i], 0, lens[i]))
+            s = d5_error(D5_ERR_UNSUPPORTED,
+                         "%s %s: string_data[%zu] holds a byte 0, which d5's strings cannot", what,
+                         dbuf, i);
+    }
+    if (s == D5_OK) s = d5_tensor_strings(desc, ptrs, lens, out);
+    d5_free(ptrs);
+    d5_free(lens);
+    return s;
+}
+
 d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
                                      const char *what, d5_tensor *out)
 {
@@ -277,6 +308,7 @@ d5_status d5__onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *ba
     if (s != D5_OK) return s;
     d5_dtype dt = (d5_dtype)desc.dtype;
     size_t esize = d5_dtype_size(dt), numel = bytes / esize, fbytes = file_bytes(dt, numel);
+    if (dt == D5_STRING) return strings_from_proto(tp, what, &desc, numel, out);
     int packed = d5_dtype_bits(dt) < 8; /* the file holds fbytes of packed elements */
     char dbuf[200];
     d5_tensor_desc_format(&desc, dbuf, sizeof dbuf);
@@ -370,11 +402,23 @@ d5_status d5__onnx_tensor_to_proto(const d5_tensor_desc *desc, const void *data,
         if (!tp->dims) return D5_ERR_NOMEM;
         memcpy(tp->dims, desc->shape, (size_t)desc->ndim * sizeof(int64_t));
     }
+    d5_dtype dt = (d5_dtype)desc->dtype;
+    size_t esize = d5_dtype_size(dt);
+    if (dt == D5_STRING) {
+        size_t numel = bytes / esize;
+        tp->n_string_data = numel;
+        tp->string_data = d5__arena_array(arena, numel ? numel : 1, sizeof *tp->string_data);
+        if (!tp->string_data) return D5_ERR_NOMEM;
+        for (size_t i = 0; i < numel; i++) {
+            const char *str = ((const char *const *)data)[i];
+            tp->string_data[i].data = (uint8_t *)(str ? str : "");
+            tp->string_data[i].len = str ? strlen(str) : 0;
+        }
+        return D5_OK;
+    }
     tp->has_raw_data = 1;
     tp->raw_data.len = bytes;
     tp->raw_data.data = (uint8_t *)data;
-    d5_dtype dt = (d5_dtype)desc->dtype;
-    size_t esize = d5_dtype_size(dt);
     if (d5_dtype_bits(dt) < 8) { /* packed, the first element in the low bits */
         size_t numel = bytes / esize;
         tp->raw_data.len = file_bytes(dt, numel);

@@ -13,6 +13,8 @@ packages=(
   # machine report and operators: OpenBLAS (and its OpenMP build, so that BLAS,
   # oneDNN and d5's loops share one pool of threads: docs/threads.md), oneDNN
   libopenblas-dev libopenblas0-openmp libdnnl-dev
+  # RegexFullMatch's patterns (PCRE2)
+  libpcre2-dev
   # level 1: ONNX (protobuf-c with the system onnx.proto), the conformance
   # suite, onnx.checker in the tests, clang's libFuzzer for the loader
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata clang libclang-rt-14-dev

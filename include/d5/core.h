@@ -97,7 +97,8 @@ D5_API void d5_error_clear(void);
     X(I4, "int4", 1)                                                                               \
     X(U4, "uint4", 1)                                                                              \
     X(I2, "int2", 1)                                                                               \
-    X(U2, "uint2", 1)
+    X(U2, "uint2", 1)                                                                              \
+    X(STRING, "string", sizeof(const char *))
 
 typedef enum d5_dtype {
     D5_DTYPE_INVALID = 0,
@@ -228,6 +229,43 @@ D5_API void d5_tensor_desc_format(const d5_tensor_desc *d, char *buf, size_t siz
 D5_API D5_NODISCARD d5_status d5_tensor_alloc(const d5_tensor_desc *d, d5_tensor *out);
 /* Frees memory from d5_tensor_alloc and clears data; NULL or empty is a no-op. */
 D5_API void d5_tensor_free(d5_tensor *t);
+
+/* ---- Strings -------------------------------------------------------------- */
+
+/* A string tensor (D5_STRING, ONNX's STRING) holds a `const char *` an
+ * element: a NUL-terminated byte string (UTF-8 in ONNX files); NULL reads as
+ * "". The tensor's data is the array of pointers; where the bytes live
+ * depends on who made it:
+ *   - d5_tensor_alloc: every element NULL (empty strings);
+ *   - d5_tensor_clone, d5_tensor_strings and the ONNX readers: the bytes in
+ *     the same block as the pointers, so that d5_tensor_free frees both;
+ *   - an operator's outputs: the operator's own storage, valid until its
+ *     next forward call or its destruction (copy them out with
+ *     d5_tensor_clone to keep them).
+ * Copying a string tensor's data copies pointers, not strings. Strings enter
+ * no arithmetic: d5_convert refuses them (ONNX's Cast converts to and from
+ * text). */
+/* Element i of a string tensor, "" for NULL. */
+D5_API const char *d5_string_at(const d5_tensor *t, int64_t i);
+/* A string tensor of descriptor d (dtype D5_STRING) with element i the
+ * lengths[i] bytes at strings[i] (lengths NULL: NUL-terminated strings;
+ * strings[i] NULL: ""), copied into one block. D5_ERR_INVALID for a byte 0
+ * inside a string or a descriptor of another type. */
+D5_API D5_NODISCARD d5_status d5_tensor_strings(const d5_tensor_desc *d, const char *const *strings,
+                                                const size_t *lengths, d5_tensor *out);
+/* A copy of src (CPU memory) in new memory from d5_tensor_alloc; a string
+ * tensor's strings are copied too, into the same block. */
+D5_API D5_NODISCARD d5_status d5_tensor_clone(const d5_tensor *src, d5_tensor *out);
+
+/* A pool of strings for code that makes them (an operator's outputs): each
+ * d5_strpool_add copies n bytes and a NUL and returns the copy, valid until
+ * d5_strpool_clear, which frees them all. Zero-initialise a pool before use. */
+typedef struct d5_strpool {
+    struct d5__strchunk *head;
+} d5_strpool;
+/* NULL (D5_ERR_NOMEM set) when memory runs out. */
+D5_API const char *d5_strpool_add(d5_strpool *p, const char *s, size_t n);
+D5_API void d5_strpool_clear(d5_strpool *p);
 
 /* ---- Allocator ----------------------------------------------------------- */
 

@@ -1,8 +1,9 @@
 /* Cast (ONNX opsets 1, 6, 9, 13, 19, 21, 23, 24): converts the input to the
  * data type `to`, a TensorProto data type number (a type name such as
  * "FLOAT" in opset 1). Every pair of d5's types is supported, the float8,
- * float4, int4 and int2 types of opsets 19 to 24 included; STRING and
- * complex are not d5 types and are refused by name.
+ * float4, int4 and int2 types of opsets 19 to 24 included, and STRING
+ * both ways (cast_string.c: numbers as numpy writes them, text read as
+ * numbers); complex is not a d5 type and is refused by name.
  *
  * Unlike the other reference operators, Cast works on the tensors' own types
  * rather than through doubles, so that 64-bit integers convert exactly. The
@@ -49,6 +50,7 @@
  * Gradient: converted from the output's type to the input's when both are
  * floating point; otherwise none flows (the input gradient is zero).
  * https://onnx.ai/onnx/operators/onnx__Cast.html */
+#include "cast_string.h"
 #include "util.h"
 
 #include <math.h>
@@ -61,6 +63,7 @@ typedef struct cast {
     int saturate;           /* to float8: out of range gives the largest value */
     int clip_small;         /* opsets 21 to 23: floating point to 4 and 2 bits clipped */
     d5_round_mode rounding; /* to float8 E8M0 */
+    d5_strpool pool;        /* to STRING: the output's strings, until the next forward */
 } cast;
 
 /* ONNX TensorProto.DataType numbers, their names, and the d5 type of each
@@ -77,7 +80,7 @@ static const struct {
     {5, "INT16", D5_I16},
     {6, "INT32", D5_I32},
     {7, "INT64", D5_I64},
-    {8, "STRING", 0},
+    {8, "STRING", D5_STRING},
     {9, "BOOL", D5_BOOL},
     {10, "FLOAT16", D5_F16},
     {11, "DOUBLE", D5_F64},
@@ -177,7 +180,7 @@ static d5_status cast_create(const d5_op_create_args *args, void **state)
     d5_tensor_desc o = in[0].desc;
     o.dtype = types[row].dtype;
     if ((s = d5_tensor_desc_bytes(&o, &bytes)) != D5_OK) return s;
-    cast *c = d5_alloc(sizeof *c, "Cast");
+    cast *c = d5_calloc(1, sizeof *c, "Cast");
     if (!c) return D5_ERR_NOMEM;
     c->from = in[0].desc.dtype;
     c->to = types[row].dtype;
@@ -356,19 +359,72 @@ static d5_status to_minifloat(const cast *c, const void *src, uint8_t *dst, size
     return D5_OK;
 }
 
+/* n elements between two numeric types. */
+static d5_status cast_numbers(const cast *c, const void *src, void *dst, size_t n)
+{
+    if (d5_dtype_is_minifloat((d5_dtype)c->to) && c->from != c->to)
+        return to_minifloat(c, src, dst, n);
+    if (c->to == D5_BF16 && c->from != D5_BF16 && !c->bf16_nearest)
+        return to_bf16(src, c->from, dst, n);
+    if (d5_dtype_is_float((d5_dtype)c->to) || c->to == D5_BOOL || c->from == c->to)
+        return d5_convert(src, (d5_dtype)c->from, dst, (d5_dtype)c->to, n);
+    return to_int(src, c->from, dst, c->to, n, c->clip_small);
+}
+
+/* ---- From STRING: read as float32, as integers, or as float64 and cast ---- */
+
+static d5_status from_strings(const cast *c, const char *const *src, void *dst, size_t n)
+{
+    double f[CHUNK];
+    int64_t iv[CHUNK];
+    uint64_t bits[CHUNK];
+    uint8_t is_float[CHUNK];
+    d5_dtype to = (d5_dtype)c->to;
+    int integer = !d5_dtype_is_float(to) && !d5_dtype_is_minifloat(to) && to != D5_BOOL;
+    int is_unsigned =
+        to == D5_U8 || to == D5_U16 || to == D5_U32 || to == D5_U64 || to == D5_U4 || to == D5_U2;
+    cast via = *c;
+    via.from = D5_F64;
+    d5_status s = D5_OK;
+    for (size_t off = 0; s == D5_OK && off < n; off += CHUNK) {
+        size_t k = n - off < CHUNK ? n - off : CHUNK;
+        if (to == D5_F32) {
+            s = d5__cast_parse_f64(src + off, k, off, NULL, (float *)dst + off, 0);
+        } else if (integer) {
+            s = d5__cast_parse_i64(src + off, k, off, is_unsigned, iv, f, is_float);
+            int narrow = d5_dtype_bits(to) < 8;
+            for (size_t j = 0; s == D5_OK && j < k; j++)
+                bits[j] = !is_float[j] ? (uint64_t)iv[j]
+                          : narrow     ? small_bits(f[j], to, c->clip_small)
+                                       : float_bits(f[j], to);
+            if (s == D5_OK) store_bits(bits, dst, to, off, k);
+        } else {
+            s = d5__cast_parse_f64(src + off, k, off, f, NULL, to == D5_BOOL);
+            if (s == D5_OK) s = cast_numbers(&via, f, (char *)dst + off * d5_dtype_size(to), k);
+        }
+    }
+    return s;
+}
+
 static d5_status cast_forward(void *state, const d5_op_call *call)
 {
     const d5_tensor *in = call->inputs;
     d5_tensor *out = call->outputs;
-    const cast *c = state;
+    cast *c = state;
     size_t n = (size_t)c->numel;
-    if (d5_dtype_is_minifloat((d5_dtype)c->to) && c->from != c->to)
-        return to_minifloat(c, in[0].data, out[0].data, n);
-    if (c->to == D5_BF16 && c->from != D5_BF16 && !c->bf16_nearest)
-        return to_bf16(in[0].data, c->from, out[0].data, n);
-    if (d5_dtype_is_float((d5_dtype)c->to) || c->to == D5_BOOL || c->from == c->to)
-        return d5_convert(in[0].data, (d5_dtype)c->from, out[0].data, (d5_dtype)c->to, n);
-    return to_int(in[0].data, c->from, out[0].data, c->to, n, c->clip_small);
+    if (c->to == D5_STRING) {
+        d5_strpool_clear(&c->pool);
+        return d5__cast_to_strings(in[0].data, (d5_dtype)c->from, out[0].data, n, &c->pool);
+    }
+    if (c->from == D5_STRING) return from_strings(c, in[0].data, out[0].data, n);
+    return cast_numbers(c, in[0].data, out[0].data, n);
+}
+
+static void cast_destroy(void *state)
+{
+    cast *c = state;
+    if (c) d5_strpool_clear(&c->pool);
+    d5_free(c);
 }
 
 static d5_status cast_backward(void *state, const d5_op_call *call)
@@ -396,6 +452,6 @@ static void cast_cost(void *state, double *flops, double *bytes)
 const d5_op_desc d5__op_ref_Cast = {
     .abi_version = D5_OP_ABI_VERSION, .flags = D5_OP_F64 | D5_OP_HAS_BACKWARD, .name = "Cast",
     .backend = "ref", .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-    .create = cast_create, .forward = cast_forward, .backward = cast_backward, .destroy = d5_free,
+    .create = cast_create, .forward = cast_forward, .backward = cast_backward, .destroy = cast_destroy,
     .cost = cast_cost};
 /* clang-format on */

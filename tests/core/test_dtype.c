@@ -37,7 +37,9 @@ Test(dtype, unsigned_types_are_appended)
     cr_expect_eq(D5_U64, 13);
     cr_expect_eq(D5_F8E4M3FN, 14, "the narrow types come after");
     cr_expect_eq(D5_U2, 23);
-    cr_expect_eq(D5_DTYPE_COUNT, 24);
+    cr_expect_eq(D5_STRING, 24, "strings after them");
+    cr_expect_eq(D5_DTYPE_COUNT, 25);
+    cr_expect_eq(d5_dtype_size(D5_STRING), sizeof(const char *));
     cr_expect_str_eq(d5_dtype_name(D5_U16), "uint16");
     cr_expect_str_eq(d5_dtype_name(D5_U32), "uint32");
     cr_expect_str_eq(d5_dtype_name(D5_U64), "uint64");
@@ -53,7 +55,7 @@ Test(dtype, unsigned_types_are_appended)
               d5_last_error());
     cr_expect(strstr(d5_last_error(), "bool, uint16, uint32, uint64, float8e4m3fn,"), "%s",
               d5_last_error());
-    cr_expect(strstr(d5_last_error(), "int4, uint4, int2, uint2)"), "%s", d5_last_error());
+    cr_expect(strstr(d5_last_error(), "int4, uint4, int2, uint2, string)"), "%s", d5_last_error());
     cr_expect_eq(d5_dtype_parse("float4e2m1", &t), D5_OK);
     cr_expect_eq(t, D5_F4E2M1);
     cr_expect_eq(d5_dtype_bits(D5_F4E2M1), 4);

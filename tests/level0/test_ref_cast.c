@@ -287,7 +287,6 @@ Test(ref_cast, types_d5_does_not_have)
         d5_status status;
         const char *text;
     } cases[] = {
-        {8, D5_ERR_UNSUPPORTED, "Cast: casting to STRING (to = 8) is not supported"},
         {14, D5_ERR_UNSUPPORTED, "casting to COMPLEX64 (to = 14)"},
         {15, D5_ERR_UNSUPPORTED, "casting to COMPLEX128 (to = 15)"},
         {0, D5_ERR_INVALID, "Cast: attribute 'to' is 0, not an ONNX data type"},

@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 TESTDATA = "/usr/share/libonnx-testdata/data"
-D5_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
+D5_TYPES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
 # STRINGS joined by commas; GRAPH becomes a subgraph; TYPE_PROTO a STRING.
 D5_ATTRS = {1, 2, 3, 4, 5, 6, 7, 8, 13}
 
@@ -78,13 +78,17 @@ def tensors():
         "typed_uint32": tensor("u32", T.UINT32, [3], uint64_data=[0, 3000000000, 2**32 - 1]),
         "typed_uint64": tensor("u64", T.UINT64, [3], uint64_data=[0, 2**63 + 5, 2**64 - 1]),
         "typed_scalar": tensor("s", T.FLOAT, [], float_data=[42]),
+        "typed_string": tensor("str", T.STRING, [2, 2],
+                               string_data=[b"alpha", b"", "\u00e9t\u00e9".encode(), b"x y"]),
         "typed_empty": tensor("e", T.FLOAT, [0, 3]),
         "raw_float": numpy_helper.from_array(
             np.array([[0.25, -1], [3, 1e-7]], dtype=np.float32), "r"),
         "raw_int64": numpy_helper.from_array(np.array([5, -6, 2**40], dtype=np.int64), "r64"),
     }
     bad = {
-        "bad_string": tensor("str", T.STRING, [2], string_data=[b"a", b"b"]),
+        "bad_string": tensor("str", T.STRING, [2], string_data=[b"a\0b", b"c"]),
+        "bad_string_raw": tensor("str", T.STRING, [1], raw_data=b"abc"),
+        "bad_string_count": tensor("str", T.STRING, [3], string_data=[b"a", b"b"]),
         "bad_complex": tensor("c", T.COMPLEX64, [1], raw_data=b"\0" * 8),
         "bad_9dims": tensor("nine", T.FLOAT, [1] * 9, float_data=[1]),
         "bad_raw_size": tensor("raw", T.FLOAT, [2, 2], raw_data=b"\0" * 12),

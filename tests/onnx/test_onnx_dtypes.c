@@ -153,8 +153,8 @@ Test(onnx_dtypes, bfloat16_stored_as_uint16)
     free(dir);
 }
 
-/* Every Cast and CastLike test of libonnx-testdata passes but the STRING
- * ones, which d5 cannot load. */
+/* Every Cast and CastLike test of libonnx-testdata passes, those to and
+ * from STRING too. */
 Test(onnx_dtypes, testdata_cast)
 {
     size_t n = 0;
@@ -171,18 +171,12 @@ Test(onnx_dtypes, testdata_cast)
             d5_onnx_test_params p = d5_onnx_test_default_params();
             p.backend = b ? "ref" : NULL;
             cr_assert_eq(d5_onnx_test_run(dir, &p, &r), D5_OK);
-            if (strstr(dir, "STRING")) {
-                cr_expect_eq(r.outcome, D5_ONNX_TEST_SKIP, "%s", dir);
-                cr_expect(strstr(r.detail, "has data type STRING, which d5 does not support"), "%s",
-                          r.detail);
-            } else {
-                cr_expect_eq(r.outcome, D5_ONNX_TEST_PASS, "%s: %s", dir, r.detail);
-                ran++;
-            }
+            cr_expect_eq(r.outcome, D5_ONNX_TEST_PASS, "%s: %s", dir, r.detail);
+            ran++;
         }
     }
     paths_free(paths);
-    cr_expect_eq(ran, 2 * 24, "%d Cast and CastLike runs", ran); /* 8 Cast, 16 CastLike */
+    cr_expect_eq(ran, 2 * 30, "%d Cast and CastLike runs", ran); /* 10 Cast, 20 CastLike */
 }
 
 /* d5 onnx-test prints one line per data type before the totals, and its JSON

@@ -48,12 +48,12 @@ static size_t load_folder(const char *folder)
 
 Test(onnx_load, testdata_node, .timeout = D5_TIMEOUT(600))
 {
-    cr_expect_eq(load_folder("node"), 920u);
+    cr_expect_eq(load_folder("node"), 932u);
 }
 
 Test(onnx_load, testdata_simple)
 {
-    cr_expect_eq(load_folder("simple"), 17u);
+    cr_expect_eq(load_folder("simple"), 23u);
 }
 
 Test(onnx_load, testdata_pytorch, .timeout = D5_TIMEOUT(600))
