@@ -44,7 +44,7 @@ extern "C" {
  * knows. A model importing a newer one, or a newer ai.onnx.preview.training
  * than 1, is refused with D5_ERR_UNSUPPORTED: its operators may mean what d5
  * does not compute. */
-#define D5_ONNX_NEWEST_OPSET 22
+#define D5_ONNX_NEWEST_OPSET 28
 
 /* Reads an ONNX model file. Free the network with d5_network_free. */
 D5_API D5_NODISCARD d5_status d5_onnx_load(const char *path, d5_network **out);

@@ -1,5 +1,5 @@
-/* CastLike (ONNX opset 15; opset 19's saturate only concerns float8 types,
- * which d5 does not have): converts input 0 to the data type of input 1
+/* CastLike (ONNX opsets 15, 19, 21, 23, 24, 25; saturate from 19, round_mode
+ * from 24, both passed on to Cast): converts input 0 to the data type of input 1
  * (target_type, whose values are never read). It is Cast with `to` taken from
  * target_type, and this file hands the work to the reference Cast (cast.c):
  * the same conversions between all of d5's types (to bfloat16 truncated before
@@ -30,14 +30,20 @@ static d5_status castlike_create(const d5_op_create_args *args, void **state)
                             (int)i, names[i], (int)in[i].desc.dtype);
     }
     /* The opset goes with it: to bfloat16, Cast rounds from opset 19 on. */
-    int64_t opset;
+    int64_t opset, saturate;
+    const char *round_mode = NULL;
     d5_status s = d5__ref_opset("CastLike", args->attrs, D5__OPSET_NEWEST, &opset);
+    if (s == D5_OK) s = d5_attrs_int(args->attrs, "saturate", 1, &saturate);
+    if (s == D5_OK) s = d5_attrs_string(args->attrs, "round_mode", "up", &round_mode);
     if (s != D5_OK) return s;
-    d5_attr to[2] = {
+    /* saturate (opset 19) and round_mode (24) mean what they mean for Cast. */
+    d5_attr to[4] = {
         {.name = "to", .type = D5_ATTR_INT, .i = d5__cast_onnx_type(in[1].desc.dtype)},
         {.name = D5__OPSET_ATTR, .type = D5_ATTR_INT, .i = opset},
+        {.name = "saturate", .type = D5_ATTR_INT, .i = saturate},
+        {.name = "round_mode", .type = D5_ATTR_STRING, .s = round_mode},
     };
-    d5_attrs cast_attrs = {to, 2};
+    d5_attrs cast_attrs = {to, 4};
     const d5_op_create_args cast = {
         .inputs = in, .ninputs = 1, .outputs = out, .noutputs = nout, .attrs = &cast_attrs};
     return d5__op_ref_Cast.create(&cast, state);

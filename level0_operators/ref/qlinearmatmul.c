@@ -1,10 +1,11 @@
-/* QLinearMatMul (ONNX opset 10): numpy.matmul of quantised a and b (uint8 or
+/* QLinearMatMul (ONNX opsets 10 and 21): numpy.matmul of quantised a and b (uint8 or
  * int8, each on its own) into quantised y (the type of y_zero_point):
  *   acc[t, i, j] = sum over p of (a[t, i, p] - a_zero_point) * (b[t, p, j] - b_zero_point)
  *   y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zero_point)
  * rounding half to even, saturating to y's type; the multiplier is formed in
- * float32 and the product in double. a's scale and zero point hold one value
- * or one per row ([M] or [..., M, 1]), b's one value or one per column ([N] or
+ * the scales' type (float32, or from opset 21 float16 or bfloat16, rounded
+ * after each operation as numpy does) and the product in double. a's scale and zero point hold one
+ * value or one per row ([M] or [..., M, 1]), b's one value or one per column ([N] or
  * [..., 1, N]); y's hold one value. Batch dimensions broadcast.
  * https://onnx.ai/onnx/operators/onnx__QLinearMatMul.html */
 #include "quant.h"
@@ -13,7 +14,23 @@ typedef struct qlinearmatmul {
     d5_qmatmul g;
     d5_qmatmul_param as, azp, bs, bzp;
     double lo, hi;
+    int32_t scale_type; /* float32, or float16 and bfloat16 from opset 21 */
 } qlinearmatmul;
+
+/* a_scale * b_scale / y_scale in the scales' type, as numpy computes it:
+ * float16 and bfloat16 through float32, rounded after each operation. */
+static double multiplier(int32_t type, double as, double bs, double ys)
+{
+    if (type == D5_F16) {
+        float p = d5_f32_from_f16(d5_f16_from_f32((float)(as * bs)));
+        return d5_f32_from_f16(d5_f16_from_f32(p / (float)ys));
+    }
+    if (type == D5_BF16) {
+        float p = d5_f32_from_bf16(d5_bf16_from_f32((float)(as * bs)));
+        return d5_f32_from_bf16(d5_bf16_from_f32(p / (float)ys));
+    }
+    return d5__quant_multiplier(as, bs, ys);
+}
 
 static const char *const names[] = {"a",       "a_scale",      "a_zero_point", "b",
                                     "b_scale", "b_zero_point", "y_scale",      "y_zero_point"};
@@ -23,9 +40,11 @@ static d5_status operand_params(const d5_tensor *in, int32_t i, char side, const
                                 d5_qmatmul_param *scale, d5_qmatmul_param *zp)
 {
     const char *op = "QLinearMatMul";
-    if (in[i].desc.dtype != D5_F32)
-        return d5_error(D5_ERR_INVALID, "%s: input %d (%s) has data type %s, expected float32", op,
-                        (int)i, names[i], d5_dtype_name((d5_dtype)in[i].desc.dtype));
+    if (in[i].desc.dtype != in[6].desc.dtype)
+        return d5_error(D5_ERR_INVALID,
+                        "%s: input %d (%s) has data type %s, expected %s (that of y_scale)", op,
+                        (int)i, names[i], d5_dtype_name((d5_dtype)in[i].desc.dtype),
+                        d5_dtype_name((d5_dtype)in[6].desc.dtype));
     if (in[i + 1].desc.dtype != in[i - 1].desc.dtype)
         return d5_error(D5_ERR_INVALID,
                         "%s: input %d (%s) has data type %s, expected %s (that of %s)", op,
@@ -47,12 +66,25 @@ static d5_status qlinearmatmul_create(const d5_op_create_args *args, void **stat
             return d5_error(D5_ERR_INVALID, "%s: input %d (%s) is required", op, (int)i, names[i]);
     d5_status s = d5__quant_need_int8(op, in, nin, 0, "a");
     if (s == D5_OK) s = d5__quant_need_int8(op, in, nin, 3, "b");
-    if (s == D5_OK) s = d5__quant_need_scalar_scale(op, in, nin, 6, "y_scale");
+    if (s == D5_OK && in[6].desc.dtype != D5_F32 && in[6].desc.dtype != D5_F16 &&
+        in[6].desc.dtype != D5_BF16)
+        s = d5_error(
+            D5_ERR_INVALID,
+            "%s: input 6 (y_scale) has data type %s, expected float32, float16 or bfloat16", op,
+            d5_dtype_name((d5_dtype)in[6].desc.dtype));
+    if (s == D5_OK) { /* the checks of a float32 scale, whatever its type */
+        d5_tensor scale = in[6];
+        scale.desc.dtype = D5_F32;
+        d5_tensor all[8];
+        for (int32_t i = 0; i < 8; i++) all[i] = i == 6 ? scale : in[i];
+        s = d5__quant_need_scalar_scale(op, all, nin, 6, "y_scale");
+    }
     if (s == D5_OK) s = d5__quant_need_int8(op, in, nin, 7, "y_zero_point");
     if (s == D5_OK)
         s = d5__quant_need_scalar_zp(op, in, nin, 7, "y_zero_point", in[7].desc.dtype, "y");
     if (s != D5_OK) return s;
     qlinearmatmul m;
+    m.scale_type = in[6].desc.dtype;
     d5__quant_range(in[7].desc.dtype, &m.lo, &m.hi);
     out[0].dtype = in[7].desc.dtype;
     s = d5__qmatmul_geometry(op, &in[0].desc, &in[3].desc, &m.g, &out[0]);
@@ -83,7 +115,8 @@ static d5_status qlinearmatmul_forward(void *state, const d5_ref_call *call)
             for (int64_t j = 0; j < g->n; j++) {
                 double bs = in[4].data[d5__qmatmul_param_index(&m->bs, tb, j)];
                 double *v = &y[(t * g->m + i) * g->n + j];
-                *v = d5__quant_requantize(*v, d5__quant_multiplier(as, bs, ys), yzp, m->lo, m->hi);
+                *v = d5__quant_requantize(*v, multiplier(m->scale_type, as, bs, ys), yzp, m->lo,
+                                          m->hi);
             }
         }
     }

@@ -415,8 +415,47 @@ Test(dft, bad_shapes_and_attributes_are_named)
     check_fails("DFT", b, 1, ATTRS(attr_int("axis", 2)), D5_ERR_INVALID,
                 "DFT: axis is out of range");
     d5_tensor c[1] = {f64(3, SHAPE(1, 4, 1), NULL)};
-    check_fails("DFT", c, 1, ATTRS(attr_int("inverse", 1), attr_int("onesided", 1)),
-                D5_ERR_UNSUPPORTED, "inverse=1 with onesided=1");
+    check_fails("DFT", c, 1, ATTRS(attr_int("inverse", 1), attr_int("onesided", 1)), D5_ERR_SHAPE,
+                "IRFFT) takes a complex input");
+    d5_tensor e[1] = {f64(3, SHAPE(1, 4, 2), NULL)};
+    check_fails("DFT", e, 1, ATTRS(attr_int("axis", 1), attr_int("__opset", 20)), D5_ERR_INVALID,
+                "from opset 20 the axis is input 2");
+}
+
+/* The inverse of the one-sided transform, as numpy's irfft (Debian's numpy
+ * 1.24: np.fft.irfft([1, 2+1j, -1j, 0.5-2j]) and, cut to 5 points, of the
+ * first three bins), and opset 20's axis as an input. */
+Test(dft, irfft_and_axis_input)
+{
+    d5_tensor in[3] = {
+        f64(3, SHAPE(1, 4, 2), DV(1, 0, 2, 1, 0, -1, 0.5, -2)),
+        omitted(),
+        ti64(0, NULL, IVALS(1)),
+    };
+    d5_tensor y;
+    cr_assert_eq(
+        run_known("DFT", in, 3,
+                  ATTRS(attr_int("inverse", 1), attr_int("onesided", 1), attr_int("__opset", 20)),
+                  &y, NULL, NULL),
+        D5_OK, "%s", d5_last_error());
+    expect_tensor(&y, D5_F64, 3, SHAPE(1, 6, 1),
+                  DV(0.9166666666666666, 0.41666666666666663, -0.660683602522959,
+                     -0.5833333333333333, 0.49401693585629236, 0.4166666666666666),
+                  1e-12, "IRFFT, n = 2 * (4 - 1)");
+    d5_tensor_free(&y);
+    d5_tensor three[2] = {f64(3, SHAPE(1, 3, 2), DV(1, 0, 2, 1, 0, -1)), ti64(0, NULL, IVALS(5))};
+    cr_assert_eq(
+        run_known("DFT", three, 2,
+                  ATTRS(attr_int("inverse", 1), attr_int("onesided", 1), attr_int("__opset", 20)),
+                  &y, NULL, NULL),
+        D5_OK, "%s", d5_last_error());
+    expect_tensor(
+        &y, D5_F64, 3, SHAPE(1, 5, 1),
+        DV(1.0, 0.3019050898988858, -1.0627503029350087, 0.16832311193509267, 0.5925221011010301),
+        1e-12, "IRFFT, n = 5");
+    d5_tensor_free(&y);
+    op_free_all(in, 3);
+    op_free_all(three, 2);
 }
 
 /* ---- RoiAlign ----

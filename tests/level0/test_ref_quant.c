@@ -666,3 +666,28 @@ Test(quant_models, qoperator)
 {
     run_model("qop");
 }
+
+/* Opset 21's float16 scales: the multiplier is formed in float16, as numpy
+ * does (Debian's numpy 1.24): 0.1 * 0.3 / 0.5 is 0.059997559 in float16 and
+ * 0.060000002 in float32, so that 25 * it rounds to 1 and to 2. */
+Test(quant_checks, qlinearmatmul_float16_scales)
+{
+    static const d5_dtype types[2] = {D5_F16, D5_F32};
+    static const double want[2] = {1, 2};
+    for (int k = 0; k < 2; k++) {
+        d5_tensor q[8] = {tmake(D5_U8, 2, SHAPE(1, 1), DV(5)),
+                          scalar(types[k], 0.1),
+                          scalar(D5_U8, 0),
+                          tmake(D5_U8, 2, SHAPE(1, 1), DV(5)),
+                          scalar(types[k], 0.3),
+                          scalar(D5_U8, 0),
+                          scalar(types[k], 0.5),
+                          scalar(D5_U8, 0)};
+        d5_tensor y;
+        run_op("QLinearMatMul", "ref", q, 8, NULL, &y, 1);
+        cr_expect_eq(((const uint8_t *)y.data)[0], want[k], "%s scales: %d",
+                     d5_dtype_name(types[k]), ((const uint8_t *)y.data)[0]);
+        d5_tensor_free(&y);
+        for (int i = 0; i < 8; i++) d5_tensor_free(&q[i]);
+    }
+}
