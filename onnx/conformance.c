@@ -207,6 +207,30 @@ static int compare_value(const char *name, const d5_value *got, d5_value *want,
     return 1;
 }
 
+/* 1 when got and want (float4e2m1, of x's shape) differ only where x is
+ * NaN, d5 giving 6 (or -6) and the expected data 0 (or -0): ONNX's float4
+ * page (technical/float4.md, "Cast") maps NaN to 6, while the reference of
+ * newer ONNX releases converts through ml_dtypes, which gives -0. */
+static int float4_nan_only(const d5_tensor *got, const d5_tensor *want, const d5_tensor *x)
+{
+    if (got->desc.dtype != D5_F4E2M1 || want->desc.dtype != D5_F4E2M1 ||
+        !d5_dtype_is_float((d5_dtype)x->desc.dtype))
+        return 0;
+    int64_t n = d5_tensor_desc_numel(&got->desc), differ = 0;
+    if (d5_tensor_desc_numel(&x->desc) != n) return 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t g = ((const uint8_t *)got->data)[i], w = ((const uint8_t *)want->data)[i];
+        if (g == w) continue;
+        double v;
+        if (d5_convert((const char *)x->data + (size_t)i * d5_dtype_size((d5_dtype)x->desc.dtype),
+                       (d5_dtype)x->desc.dtype, &v, D5_F64, 1) != D5_OK ||
+            !isnan(v) || (g & 7) != 7 || (w & 7) != 0)
+            return 0;
+        differ++;
+    }
+    return differ > 0;
+}
+
 #define MAX_IO 32
 
 static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_params *p,
@@ -314,7 +338,14 @@ static void run_set(d5_network *net, const char *set_dir, const d5_onnx_test_par
             set_result(r, D5_ONNX_TEST_FAIL, "%s", d5_last_error());
             goto done;
         }
-        if (!compare_value(name, &got, &out[i], p, r)) goto done;
+        if (!compare_value(name, &got, &out[i], p, r)) {
+            if (nin > 0 && in[0].type == D5_TYPE_TENSOR && got.type == D5_TYPE_TENSOR &&
+                float4_nan_only(&got.items[0], &out[i].items[0], &in[0].items[0]))
+                set_result(r, D5_ONNX_TEST_SKIP, "%s",
+                           "the expected float4e2m1 output has 0 where the input is NaN, as "
+                           "ml_dtypes converts; ONNX's float4 page maps NaN to 6, as d5 does");
+            goto done;
+        }
     }
 done:
     d5_executor_free(ex);
