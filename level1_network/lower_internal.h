@@ -91,4 +91,10 @@ d5_status d5__lower_control(d5__lowerer *L, const d5__node *n, const d5__scope *
                             const char *base, const char *label, const d5__lval *const *in,
                             d5__lval *out);
 
+/* FlexAttention of ai.onnx.preview (lower_attention.c): its nodes, score_mod
+ * and prob_mod inlined; in[0..2] are Q, K, V. */
+d5_status d5__lower_flex_attention(d5__lowerer *L, const d5__node *n, const d5__scope *sc,
+                                   const char *base, const char *label, const d5__lval *const *in,
+                                   d5__lval *out);
+
 #endif

@@ -763,6 +763,8 @@ d5_status d5__lower_control(d5__lowerer *L, const d5__node *n, const d5__scope *
 {
     rule_args r = {L, n, sc, base, label, in, out};
     const char *op = n->op_type;
+    if (strcmp(n->domain, "ai.onnx.preview") == 0 && strcmp(op, "FlexAttention") == 0)
+        return d5__lower_flex_attention(L, n, sc, base, label, in, out);
     if (n->domain[0])
         return d5_error(D5_ERR_UNSUPPORTED, "%s: a node of domain '%s' with a graph attribute",
                         label, n->domain);

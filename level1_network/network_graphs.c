@@ -113,6 +113,8 @@ int d5__control_op(const d5__node *n)
                                       "Optional",
                                       "OptionalHasElement",
                                       "OptionalGetElement"};
+    if (strcmp(n->domain, "ai.onnx.preview") == 0) /* lower_attention.c */
+        return strcmp(n->op_type, "FlexAttention") == 0;
     if (n->domain[0]) return 0;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(n->op_type, ops[i]) == 0) return 1;

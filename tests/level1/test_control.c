@@ -612,3 +612,79 @@ Test(control, networks_with_subgraphs_copy_and_refuse_what_they_cannot)
     d5_network_free(copy);
     d5_network_free(net);
 }
+
+/* ---- FlexAttention (ai.onnx.preview) ---- */
+
+/* A graph attribute x -> x * k. */
+static d5_network *times(const char *name, float k)
+{
+    d5_network *g = net_new(name);
+    formal(g, "x");
+    init_f32(g, "k", 0, NULL, &k);
+    node1(g, "times", "Mul", (const char *[]){"x", "k"}, 2, "y");
+    output(g, "y");
+    return g;
+}
+
+/* Q [1, 2, 2, 2] against K, V [1, 1, 3, 2] (two query heads share one key
+ * head), scale 0.25, score_mod x * 2, prob_mod x * 0.5: the nodes it becomes
+ * give what the formula gives, computed here in double. */
+Test(control, flex_attention_becomes_nodes_with_its_graphs_inlined)
+{
+    static const float q[8] = {0.5f, -1, 2, 0.25f, -0.5f, 1.5f, 1, 1};
+    static const float k[6] = {1, 0, -1, 2, 0.5f, 0.5f};
+    static const float v[6] = {1, 2, 3, 4, 5, 6};
+    d5_network *net = net_new("flex");
+    input_f32(net, "q", 4, (int64_t[]){1, 2, 2, 2});
+    init_f32(net, "k", 4, (int64_t[]){1, 1, 3, 2}, k);
+    init_f32(net, "v", 4, (int64_t[]){1, 1, 3, 2}, v);
+    d5_attr scale = {.name = "scale", .type = D5_ATTR_FLOAT, .f = 0.25};
+    d5_attrs attrs = {&scale, 1};
+    cr_assert_eq(d5_network_add_node(net, "flex", "FlexAttention", "ai.onnx.preview",
+                                     (const char *[]){"q", "k", "v"}, 3, (const char *[]){"y"}, 1,
+                                     &attrs, NULL),
+                 D5_OK, "%s", d5_last_error());
+    attach(net, "flex", "score_mod", times("score_mod", 2));
+    attach(net, "flex", "prob_mod", times("prob_mod", 0.5f));
+    output(net, "y");
+    cr_assert(d5_network_has_control_flow(net));
+    d5_executor_options o = d5_executor_default_options();
+    o.backend = "ref";
+    d5_executor *ex = create(net, &o);
+    d5_tensor_desc qd = desc_of(D5_F32, 4, (int64_t[]){1, 2, 2, 2});
+    d5_tensor qt = {qd, (void *)q, 0, 0};
+    cr_assert_eq(d5_executor_feed(ex, "q", &qt), D5_OK, "%s", d5_last_error());
+    cr_assert_eq(d5_executor_inference(ex), D5_OK, "%s", d5_last_error());
+    float want[8];
+    for (int row = 0; row < 4; row++) { /* head h = row / 2, query row % 2 */
+        double s[3], m = -1e300, sum = 0;
+        for (int j = 0; j < 3; j++) {
+            s[j] = 2 * 0.25 * (q[row * 2] * k[j * 2] + q[row * 2 + 1] * k[j * 2 + 1]);
+            m = s[j] > m ? s[j] : m;
+        }
+        for (int j = 0; j < 3; j++) sum += s[j] = exp(s[j] - m);
+        for (int c = 0; c < 2; c++) {
+            double y = 0;
+            for (int j = 0; j < 3; j++) y += 0.5 * s[j] / sum * v[j * 2 + c];
+            want[row * 2 + c] = (float)y;
+        }
+    }
+    expect_values(fetch(ex, "y", 8), want, 8, "flex attention");
+    d5_executor_free(ex);
+    d5_network_free(net);
+}
+
+Test(control, flex_attention_needs_rank_4)
+{
+    d5_network *net = net_new("flex3");
+    input_f32(net, "q", 3, (int64_t[]){2, 2, 2});
+    cr_assert_eq(d5_network_add_node(net, "flex", "FlexAttention", "ai.onnx.preview",
+                                     (const char *[]){"q", "q", "q"}, 3, (const char *[]){"y"}, 1,
+                                     NULL, NULL),
+                 D5_OK, "%s", d5_last_error());
+    output(net, "y");
+    d5_executor *ex = NULL;
+    cr_expect_eq(d5_executor_create(net, NULL, &ex), D5_ERR_SHAPE);
+    cr_expect(strstr(d5_last_error(), "input Q has 3 dims, expected 4"), "%s", d5_last_error());
+    d5_network_free(net);
+}
