@@ -206,11 +206,14 @@ static d5_status time_op(d5_op *op, const d5_tensor *in, int32_t nin, int reps, 
 }
 
 /* 1 for the domains whose operators are d5's built-in ones: ONNX's default
- * domain and its training preview (Momentum, Adagrad and Adam are ref
- * operators); other domains come from custom operator libraries only. */
+ * domain, its training preview (Momentum, Adagrad and Adam are ref
+ * operators) and ONNX-ML (LabelEncoder, TreeEnsemble, ...: no name of it is
+ * also one of the default domain's); other domains come from custom operator
+ * libraries only. */
 static int builtin_domain(const char *domain)
 {
-    return !domain[0] || strcmp(domain, "ai.onnx.preview.training") == 0;
+    return !domain[0] || strcmp(domain, "ai.onnx.preview.training") == 0 ||
+           strcmp(domain, "ai.onnx.ml") == 0;
 }
 
 d5_status d5__choose(d5_executor *ex, const d5__node *node, const d5_tensor *in, int32_t nin,

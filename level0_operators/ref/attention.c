@@ -1,19 +1,24 @@
-/* Attention (ONNX opset 23): scaled dot-product attention of query, key and
- * value heads. Inputs Q, K, V (3-d [B, S, heads * size] with the attributes
- * q_num_heads and kv_num_heads, or 4-d [B, heads, S, size]), the optional
- * attn_mask (bool: true attends; or a float added to the scores; it
+/* Attention (ONNX opsets 23 to 25): scaled dot-product attention of query,
+ * key and value heads. Inputs Q, K, V (3-d [B, S, heads * size] with the
+ * attributes q_num_heads and kv_num_heads, or 4-d [B, heads, S, size]), the
+ * optional attn_mask (bool: true attends; or a float added to the scores; it
  * broadcasts to [B, q_heads, q_len, total_len], and keys past its last
  * dimension are masked), past_key and past_value ([B, kv_heads, past, size],
- * put before K and V). Per query head h (its key and value head h / (q_heads
- * / kv_heads): grouped-query attention) and query position i:
+ * put before K and V) and, from opset 24, nonpad_kv_seqlen (int64 [B]: keys
+ * j >= nonpad_kv_seqlen[b] are masked; an external cache, without a past).
+ * Per query head h (its key and value head h / (q_heads / kv_heads):
+ * grouped-query attention) and query position i:
  *   s_j = scale * q_i . k_j, then softcap * tanh(s_j / softcap) if softcap > 0,
- *   b_j = the mask's bias, plus -inf for j > i + past when is_causal,
+ *   b_j = the mask's bias, plus -inf for j > i + offset when is_causal, and
+ *         from opset 25 for j < i + offset - left_window_size (when >= 0) or
+ *         j > i + offset + right_window_size (when >= 0),
  *   p = softmax(s + b), y_i = sum_j p_j v_j,
- * and a row whose bias is -inf at every key gives y_i = 0. Outputs Y (Q's
- * layout), present_key and present_value (past and new keys, 4-d) and
- * qk_matmul_output: the scores s (modes 0 and 1), s + b (2) or p (3).
- * Computed in double, one row at a time; the gradient flows to Q, K, V, the
- * past, a float mask and from every output.
+ * where offset is past with a past, nonpad_kv_seqlen[b] - q_len with that
+ * input, else 0; a row whose bias is -inf at every key gives y_i = 0.
+ * Outputs Y (Q's layout), present_key and present_value (past and new keys,
+ * 4-d) and qk_matmul_output: the scores s (modes 0 and 1), s + b (2) or p
+ * (3). Computed in double, one row at a time; the gradient flows to Q, K, V,
+ * the past, a float mask and from every output.
  * https://onnx.ai/onnx/operators/onnx__Attention.html */
 #include "attention.h"
 #include "ref.h"
@@ -23,7 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const input_names[6] = {"Q", "K", "V", "attn_mask", "past_key", "past_value"};
+static const char *const input_names[7] = {
+    "Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"};
 
 static d5_status bad_shape(const char *what, const d5_tensor_desc *d, const char *expected)
 {
@@ -167,7 +173,49 @@ static d5_status mask_geometry(const d5_tensor *in, int32_t nin, d5_attention *a
     return D5_OK;
 }
 
-d5_status d5__attention_geometry(const d5_op_create_args *args, d5_attention *a)
+/* nonpad_kv_seqlen (opset 24, input 6) and the window attributes (opset 25). */
+static d5_status cache_geometry(const d5_op_create_args *args, d5_attention *a)
+{
+    const d5_tensor *in = args->inputs;
+    int32_t nin = args->ninputs;
+    const char *windows[2] = {"left_window_size", "right_window_size"};
+    int64_t *sizes[2] = {&a->left_window, &a->right_window};
+    for (int k = 0; k < 2; k++) {
+        d5_status s = d5_attrs_int(args->attrs, windows[k], -1, sizes[k]);
+        if (s != D5_OK) return s;
+        if (*sizes[k] < -1)
+            return d5_error(D5_ERR_INVALID,
+                            "Attention: %s is %lld; expected -1 (unbounded) or a size >= 0",
+                            windows[k], (long long)*sizes[k]);
+    }
+    a->has_nonpad = d5__has_input(in, nin, 6);
+    if (!a->has_nonpad) return D5_OK;
+    const d5_tensor_desc *n = &in[6].desc;
+    if (n->dtype != D5_I64)
+        return d5_error(D5_ERR_INVALID,
+                        "Attention: nonpad_kv_seqlen has data type %s; expected int64",
+                        d5_dtype_name((d5_dtype)n->dtype));
+    if (n->ndim != 1 || n->shape[0] != a->batch) {
+        char want[64];
+        snprintf(want, sizeof want, "[%lld] (the batch size)", (long long)a->batch);
+        return bad_shape("nonpad_kv_seqlen", n, want);
+    }
+    if (a->has_past)
+        return d5_error(D5_ERR_INVALID, "Attention: nonpad_kv_seqlen (an external cache) cannot be "
+                                        "combined with past_key and past_value");
+    int64_t opset;
+    d5_status s = d5__ref_opset("Attention", args->attrs, 25, &opset);
+    if (s != D5_OK) return s;
+    if (opset >= 25 && args->noutputs > 1)
+        return d5_error(D5_ERR_INVALID,
+                        "Attention: nonpad_kv_seqlen (an external cache) cannot be combined with "
+                        "the outputs present_key and present_value (opset %lld)",
+                        (long long)opset);
+    return D5_OK;
+}
+
+/* The full geometry, opsets 23 to 25 (ref's kernel). */
+static d5_status geometry(const d5_op_create_args *args, d5_attention *a)
 {
     const d5_tensor *in = args->inputs;
     int32_t nin = args->ninputs;
@@ -176,21 +224,10 @@ d5_status d5__attention_geometry(const d5_op_create_args *args, d5_attention *a)
     for (int32_t i = 0; s == D5_OK && i < 3; i++) s = d5__need_float("Attention", in, nin, i);
     for (int32_t i = 1; s == D5_OK && i < 3; i++) s = d5__same_type("Attention", in, nin, i, 0);
     if (s != D5_OK) return s;
-    if (d5__has_input(in, nin, 6))
-        return d5_error(D5_ERR_UNSUPPORTED,
-                        "Attention: input 6 (nonpad_kv_seqlen, opset 24) is not supported");
-    const char *windows[2] = {"left_window_size", "right_window_size"};
-    for (int k = 0; k < 2; k++) {
-        int64_t w;
-        s = d5_attrs_int(args->attrs, windows[k], -1, &w);
-        if (s != D5_OK) return s;
-        if (w != -1)
-            return d5_error(D5_ERR_UNSUPPORTED, "Attention: attribute %s (%lld) is not supported",
-                            windows[k], (long long)w);
-    }
     int64_t causal;
     s = qkv_geometry(in, args->attrs, a);
     if (s == D5_OK) s = past_geometry(in, nin, a);
+    if (s == D5_OK) s = cache_geometry(args, a);
     if (s != D5_OK) return s;
     a->total_len = a->past_len + a->kv_len;
     s = mask_geometry(in, nin, a);
@@ -224,10 +261,26 @@ d5_status d5__attention_geometry(const d5_op_create_args *args, d5_attention *a)
     return D5_OK;
 }
 
+d5_status d5__attention_geometry(const d5_op_create_args *args, d5_attention *a)
+{
+    d5_status s = geometry(args, a);
+    if (s != D5_OK) return s;
+    if (a->has_nonpad)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Attention: input 6 (nonpad_kv_seqlen, opset 24) is not supported by "
+                        "this kernel; ref's is");
+    if (a->left_window != -1 || a->right_window != -1)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Attention: a sliding window (left_window_size %lld, right_window_size "
+                        "%lld; opset 25) is not supported by this kernel; ref's is",
+                        (long long)a->left_window, (long long)a->right_window);
+    return D5_OK;
+}
+
 static d5_status attention_create(const d5_op_create_args *args, void **state)
 {
     d5_attention a;
-    d5_status s = d5__attention_geometry(args, &a);
+    d5_status s = geometry(args, &a);
     return s == D5_OK ? d5__ref_state(state, &a, sizeof a, "Attention") : s;
 }
 
@@ -253,7 +306,11 @@ static double bias_of(const d5_attention *a, const d5_rt *in, int64_t b, int64_t
                       int64_t j)
 {
     double bias = 0;
-    if (a->causal && j > i + a->past_len) return -INFINITY;
+    int64_t p = i + (a->has_nonpad ? (int64_t)in[6].data[b] - a->q_len : a->past_len);
+    if (a->causal && j > p) return -INFINITY;
+    if (a->left_window >= 0 && j < p - a->left_window) return -INFINITY;
+    if (a->right_window >= 0 && j > p + a->right_window) return -INFINITY;
+    if (a->has_nonpad && (double)j >= in[6].data[b]) return -INFINITY;
     if (a->has_mask) {
         if (j >= a->mask_len) return -INFINITY;
         const int64_t *ms = a->mask_stride;

@@ -1,4 +1,4 @@
-/* The geometry of an ONNX Attention node (opset 23), shared by the ref
+/* The geometry of an ONNX Attention node (opsets 23 to 25), shared by the ref
  * operator and the dnnl backend's tiled kernel: sizes, where each head's rows
  * lie in Q, K, V and Y (3-d [B, S, heads * size] or 4-d [B, heads, S, size]),
  * the mask's strides after broadcasting, and the attributes.
@@ -19,7 +19,8 @@ typedef struct d5_attention {
     int64_t head_size; /* of Q and K */
     int64_t v_head_size;
     int rank3;        /* Q, K, V and Y are [B, S, heads * size] */
-    int causal;       /* a query at i sees the keys j <= i + past_len */
+    int causal;       /* a query at i sees the keys j <= i + offset: past_len, or
+                         nonpad_kv_seqlen[b] - q_len with that input */
     double scale;     /* of Q K^T: the attribute, or 1 / sqrt(head_size) */
     double softcap;   /* > 0: scores become softcap * tanh(scores / softcap) */
     int64_t qk_mode;  /* qk_matmul_output_mode: 0 to 3 */
@@ -30,11 +31,22 @@ typedef struct d5_attention {
         mask_stride[4]; /* element strides along (batch, head, query, key); 0 where it broadcasts */
     int has_past;
     int qk_output; /* output 3 (qk_matmul_output) is asked for */
+    /* Opset 24's input 6, nonpad_kv_seqlen (int64 [B]), is given: in batch b
+     * the keys j >= nonpad_kv_seqlen[b] are masked. */
+    int has_nonpad;
+    /* Opset 25's sliding window: a query at i sees the keys j with
+     * i + offset - left_window <= j <= i + offset + right_window; -1 leaves
+     * that side unbounded. */
+    int64_t left_window, right_window;
 } d5_attention;
 
 /* Checks an Attention node's inputs and attributes, fills *a and the output
- * descriptors (out, nout of them): Y, present_key, present_value,
- * qk_matmul_output. Errors name the input or attribute at fault. */
+ * descriptors (args->outputs): Y, present_key, present_value,
+ * qk_matmul_output. Errors name the input or attribute at fault. This is the
+ * geometry for kernels of opset 23's features: a node with nonpad_kv_seqlen
+ * or a window (left_window_size or right_window_size other than -1) gets
+ * D5_ERR_UNSUPPORTED, so that the executor runs it on ref, whose kernel alone
+ * implements them. */
 D5_NODISCARD d5_status d5__attention_geometry(const d5_op_create_args *args, d5_attention *a);
 
 /* Element offsets of the row (b, head h, position i) in Q (or Y: v = 1, the

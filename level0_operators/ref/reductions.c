@@ -15,8 +15,11 @@
  * opset a network passes ("__opset") are an error; an operator created
  * directly takes either form (reduce.c). keepdims (default 1) keeps reduced
  * axes with size 1. Data is floating point or a 32- or 64-bit integer
- * (ReduceMax and ReduceMin: int8 and uint8 too); integer results are
- * truncated toward zero and wrap into their type (a product that overflows).
+ * (ReduceMax and ReduceMin: int8 and uint8 too, and bool, which ONNX adds in
+ * opset 20 and d5 takes at every opset: the maximum is `any` and the minimum
+ * `all`, false and true over an empty set, as ONNX's reference gives them);
+ * integer results are truncated toward zero and wrap into their type (a
+ * product that overflows).
  *
  * Gradients: ReduceMax and ReduceMin send each output's gradient to the first
  * element (in row-major order) that holds the extreme value; ReduceProd to
@@ -50,7 +53,7 @@ static d5_status reduction_create(const char *op, kind k, const d5_tensor *in, i
 {
     void *plan = NULL;
     d5_dtypes types = D5__WIDE;
-    if (k == MAX || k == MIN) types |= D5__DT(D5_I8) | D5__DT(D5_U8);
+    if (k == MAX || k == MIN) types |= D5__DT(D5_I8) | D5__DT(D5_U8) | D5__DT(D5_BOOL);
     d5_status s = d5__reduce_create(op, types, in, nin, attrs, out, &plan);
     if (s != D5_OK) return s;
     int64_t n = d5_tensor_desc_numel(&out[0]);
@@ -113,6 +116,7 @@ static d5_status reduction_forward(void *state, const d5_ref_call *call)
     for (int64_t o = 0; o < r->nout; o++) {
         if (r->kind == L2) y[o] = sqrt(y[o]);
         if (r->kind == LOG_SUM) y[o] = log(y[o]);
+        if (out[0].desc->dtype == D5_BOOL) y[o] = y[o] > 0; /* an empty set's -inf is false */
     }
     d5__wrap_ints(&out[0]);
     return D5_OK;

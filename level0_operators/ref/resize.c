@@ -34,11 +34,25 @@
  * elements, and an integer result of linear or cubic is the blend truncated
  * toward zero, as the ONNX reference implementation's astype gives it.
  *
- * Unsupported, with D5_ERR_UNSUPPORTED naming the attribute and value:
- * coordinate_transformation_mode half_pixel_symmetric, antialias=1 and
- * keep_aspect_ratio_policy other than stretch; opsets before 11 (inputs X and
- * scales only). The gradient with respect to X is the adjoint of the forward
- * map: each output gradient is scattered back with the forward weights.
+ * Opset 18 adds keep_aspect_ratio_policy, which applies to sizes (with
+ * scales it changes nothing): "stretch" (default) as above; "not_larger" and
+ * "not_smaller" take one scale for every axis of axes, the smallest or the
+ * largest of size / in, and give those axes floor(in * scale + 0.5)
+ * elements, with length = in * scale. Opset 18's antialias=1 widens the
+ * linear and cubic kernels when downsampling: with s = min(scale, 1), input
+ * element i + k (i = ceil(x_original) - 1, t = x_original - i) gets weight
+ * K(s (k - t)) for the k with |s (k - t)| within the kernel's support (1 for
+ * linear, K(u) = max(0, 1 - |u|); 2 for cubic, Keys' W), the weights then
+ * divided by their sum before exclude_outside applies, as ONNX's reference
+ * implementation computes them; mode nearest with antialias=1 is refused, as
+ * there. Opset 19's half_pixel_symmetric maps x to
+ *   in / 2 * (1 - out / length) + (x + 0.5) / scale - 0.5,
+ * which differs from half_pixel when the output size was rounded.
+ *
+ * Unsupported, with D5_ERR_UNSUPPORTED naming what: opsets before 11 (inputs
+ * X and scales only). The gradient with respect to X is the adjoint of the
+ * forward map: each output gradient is scattered back with the forward
+ * weights.
  * https://onnx.ai/onnx/operators/onnx__Resize.html */
 #include "util.h"
 
@@ -52,6 +66,7 @@
 typedef enum { NEAREST, LINEAR, CUBIC } resize_mode;
 typedef enum {
     HALF_PIXEL,
+    HALF_PIXEL_SYMMETRIC,
     PYTORCH_HALF_PIXEL,
     ALIGN_CORNERS,
     ASYMMETRIC,
@@ -59,16 +74,19 @@ typedef enum {
     TF_CROP_AND_RESIZE
 } coord_mode;
 typedef enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL } nearest_mode;
+typedef enum { STRETCH, NOT_LARGER, NOT_SMALLER } aspect_policy;
 
 typedef struct resize {
     int32_t ndim;
     int64_t in[D5_MAX_DIMS], out[D5_MAX_DIMS], stride[D5_MAX_DIMS];
-    int taps[D5_MAX_DIMS]; /* input elements read along each axis: 1 to k */
-    int k;                 /* table entries per output coordinate: 2, or 4 for cubic */
-    /* Along axis d, output coordinate x reads the input elements idx[d][k x +
-     * j] with weights w[d][k x + j], j < taps[d]; idx[d][k x] < 0 marks a
-     * coordinate outside the crop (tf_crop_and_resize): the output element is
-     * then `extrapolation`. */
+    int64_t taps[D5_MAX_DIMS]; /* input elements read along each axis: 1 to k[d] */
+    /* Table entries per output coordinate along each axis: 2, 4 for cubic,
+     * more for antialias when downsampling. */
+    int64_t k[D5_MAX_DIMS];
+    /* Along axis d, output coordinate x reads the input elements idx[d][k[d]
+     * x + j] with weights w[d][k[d] x + j], j < taps[d]; idx[d][k[d] x] < 0
+     * marks a coordinate outside the crop (tf_crop_and_resize): the output
+     * element is then `extrapolation`. */
     int64_t *idx[D5_MAX_DIMS];
     double *w[D5_MAX_DIMS];
     double extrapolation;
@@ -93,9 +111,10 @@ static int pick(const char *value, const char *const *names, int n)
 }
 
 static const char *const mode_names[] = {"nearest", "linear", "cubic"};
-static const char *const coord_names[] = {"half_pixel",           "pytorch_half_pixel",
-                                          "align_corners",        "asymmetric",
-                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+static const char *const coord_names[] = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+    "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+static const char *const policy_names[] = {"stretch", "not_larger", "not_smaller"};
 static const char *const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
 
@@ -104,30 +123,33 @@ typedef struct resize_attrs {
     resize_mode mode;
     coord_mode coord;
     nearest_mode nearest;
+    aspect_policy policy;
     double cubic_a, extrapolation;
-    int exclude_outside;
+    int exclude_outside, antialias;
     int64_t opset;
 } resize_attrs;
 
 static d5_status read_choice(const d5_attrs *attrs, const char *name, const char *def,
-                             const char *const *names, int n, const char *const *unsupported,
-                             int nunsupported, int *out)
+                             const char *const *names, int n, int *out)
 {
     const char *v;
     d5_status s = d5_attrs_string(attrs, name, def, &v);
     if (s != D5_OK) return s;
     *out = pick(v, names, n);
     if (*out >= 0) return D5_OK;
-    if (pick(v, unsupported, nunsupported) >= 0)
-        return d5_error(D5_ERR_UNSUPPORTED, "Resize: %s '%s' is not supported (ref backend)", name,
-                        v);
     return d5_error(D5_ERR_INVALID, "Resize: %s is '%s', not a value ONNX defines", name, v);
+}
+
+/* D5_ERR_INVALID when an attribute of opset `since` is set in an older one. */
+static d5_status need_opset(int64_t opset, int64_t since, int set, const char *what)
+{
+    if (!set || opset >= since) return D5_OK;
+    return d5_error(D5_ERR_INVALID, "Resize: %s belongs to opset %lld and later, not to opset %lld",
+                    what, (long long)since, (long long)opset);
 }
 
 static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
 {
-    static const char *const coords[] = {"half_pixel_symmetric"};
-    static const char *const policies[] = {"not_larger", "not_smaller"};
     int mode, coord, nearest, policy;
     int64_t opset, antialias, exclude_outside;
     d5_status s = d5_attrs_int(attrs, OPSET_ATTR, 19, &opset);
@@ -136,33 +158,42 @@ static d5_status read_attrs(const d5_attrs *attrs, resize_attrs *a)
                      "Resize: opset %lld is not supported (the inputs X, roi, scales, sizes of "
                      "opset 11 and later are)",
                      (long long)opset);
-    if (s == D5_OK) s = read_choice(attrs, "mode", "nearest", mode_names, 3, NULL, 0, &mode);
+    if (s == D5_OK) s = read_choice(attrs, "mode", "nearest", mode_names, 3, &mode);
     if (s == D5_OK)
-        s = read_choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_names, 6,
-                        coords, 1, &coord);
+        s = read_choice(attrs, "coordinate_transformation_mode", "half_pixel", coord_names, 7,
+                        &coord);
     if (s == D5_OK)
-        s = read_choice(attrs, "nearest_mode", "round_prefer_floor", nearest_names, 4, NULL, 0,
-                        &nearest);
-    static const char *const stretch[] = {"stretch"};
+        s = read_choice(attrs, "nearest_mode", "round_prefer_floor", nearest_names, 4, &nearest);
     if (s == D5_OK)
-        s = read_choice(attrs, "keep_aspect_ratio_policy", "stretch", stretch, 1, policies, 2,
-                        &policy);
+        s = read_choice(attrs, "keep_aspect_ratio_policy", "stretch", policy_names, 3, &policy);
     if (s == D5_OK) s = d5_attrs_int(attrs, "antialias", 0, &antialias);
     if (s == D5_OK) s = d5_attrs_int(attrs, "exclude_outside", 0, &exclude_outside);
     if (s == D5_OK) s = d5_attrs_float(attrs, "cubic_coeff_a", -0.75, &a->cubic_a);
     if (s == D5_OK) s = d5_attrs_float(attrs, "extrapolation_value", 0, &a->extrapolation);
+    if (s == D5_OK) s = need_opset(opset, 18, antialias != 0, "antialias");
+    if (s == D5_OK) s = need_opset(opset, 18, policy != STRETCH, "keep_aspect_ratio_policy");
+    if (s == D5_OK)
+        s = need_opset(opset, 19, coord == HALF_PIXEL_SYMMETRIC,
+                       "coordinate_transformation_mode 'half_pixel_symmetric'");
     if (s != D5_OK) return s;
-    if (antialias != 0)
-        return d5_error(D5_ERR_UNSUPPORTED, "Resize: antialias=%lld is not supported (ref backend)",
+    if (antialias != 0 && antialias != 1)
+        return d5_error(D5_ERR_INVALID, "Resize: antialias is %lld, expected 0 or 1",
                         (long long)antialias);
+    if (antialias && mode == NEAREST)
+        return d5_error(D5_ERR_UNSUPPORTED,
+                        "Resize: antialias=1 is not supported with mode 'nearest' (it widens the "
+                        "linear and cubic kernels; ONNX's reference implementation refuses it "
+                        "too)");
     if (exclude_outside != 0 && exclude_outside != 1)
         return d5_error(D5_ERR_INVALID, "Resize: exclude_outside is %lld, expected 0 or 1",
                         (long long)exclude_outside);
     a->exclude_outside = (int)exclude_outside;
+    a->antialias = (int)antialias;
     a->opset = opset;
     a->mode = (resize_mode)mode;
     a->coord = (coord_mode)coord;
     a->nearest = (nearest_mode)nearest;
+    a->policy = (aspect_policy)policy;
     return D5_OK;
 }
 
@@ -198,6 +229,29 @@ static d5_status read_roi(const d5_tensor *in, int32_t nin, const int32_t *axes,
         end[axes[k]] = roi[naxes + k];
     }
     return D5_OK;
+}
+
+/* keep_aspect_ratio_policy not_larger or not_smaller: one scale, the
+ * smallest or largest of the axes' size / in (empty axes left out), for every
+ * axis of axes, and out = floor(in * scale + 0.5) there. */
+static void keep_aspect_ratio(const resize_attrs *a, const d5_tensor_desc *x, const int32_t *axes,
+                              int64_t naxes, double *scale, double *length, int64_t *out)
+{
+    double common = 0;
+    int found = 0;
+    for (int64_t k = 0; k < naxes; k++) {
+        double v = scale[axes[k]];
+        if (x->shape[axes[k]] == 0) continue;
+        if (!found || (a->policy == NOT_LARGER ? v < common : v > common)) common = v;
+        found = 1;
+    }
+    for (int64_t k = 0; found && k < naxes; k++) {
+        int32_t d = axes[k];
+        if (x->shape[d] == 0) continue;
+        scale[d] = common;
+        length[d] = (double)x->shape[d] * common;
+        out[d] = (int64_t)floor(length[d] + 0.5);
+    }
 }
 
 /* Reads axes (default: all) and scales or sizes into per-axis scale[],
@@ -279,15 +333,19 @@ static d5_status output_shape(const d5_tensor *in, int32_t nin, const d5_attrs *
             return d5_error(D5_ERR_SHAPE, "Resize: axis %d of X is empty but the output has %lld",
                             (int)d, (long long)out[d]);
     }
+    if (!has_scales && a->policy != STRETCH)
+        keep_aspect_ratio(a, x, axes, naxes, scale, length, out);
     return D5_OK;
 }
 
-/* The input coordinate that output coordinate x reads along one axis; start
- * and end are the axis's roi (tf_crop_and_resize). */
-static double original(coord_mode m, double x, double scale, double in, double length, double start,
-                       double end)
+/* The input coordinate that output coordinate x reads along one axis of
+ * `out` output elements; start and end are the axis's roi
+ * (tf_crop_and_resize). */
+static double original(coord_mode m, double x, double scale, double in, double length, double out,
+                       double start, double end)
 {
     switch (m) {
+    case HALF_PIXEL_SYMMETRIC: return in / 2 * (1 - out / length) + (x + 0.5) / scale - 0.5;
     case TF_CROP_AND_RESIZE:
         return length > 1 ? start * (in - 1) + x * (end - start) * (in - 1) / (length - 1)
                           : (start + end) * (in - 1) / 2;
@@ -339,24 +397,73 @@ static void cubic_taps(const resize_attrs *a, double v, int64_t n, int64_t *idx,
         for (int j = 0; j < 4; j++) w[j] /= sum;
 }
 
+/* The most taps an antialiased kernel may have along one axis. */
+#define MAX_TAPS ((double)(1 << 24))
+
+/* The number of taps of the antialiased kernel along an axis resized by
+ * `scale` > 0: the integers k with |min(scale, 1) (k - t)| inside the support
+ * (1 for linear, 2 for cubic) for some t in (0, 1]: 2 - 2 (floor(-support /
+ * s) + 1), 2 or 4 when upsampling. In double: it may exceed MAX_TAPS. */
+static double antialias_count(const resize_attrs *a, double scale)
+{
+    double support = a->mode == CUBIC ? 2 : 1;
+    return 2 - 2 * (floor(-support / fmin(scale, 1)) + 1);
+}
+
+/* Divides w[0..n-1] by their sum (left alone when it is 0). */
+static void normalise(double *w, int64_t n)
+{
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) sum += w[j];
+    if (sum != 0)
+        for (int64_t j = 0; j < n; j++) w[j] /= sum;
+}
+
+/* The `count` antialiased taps around input coordinate v of an axis of n
+ * elements: elements i + k, i = ceil(v) - 1 and k from 1 - count / 2, with
+ * weights K(s (k - t)) (t = v - i, s = min(scale, 1)) divided by their sum;
+ * then exclude_outside as for cubic. */
+static void antialias_taps(const resize_attrs *a, double v, double scale, int64_t n, int64_t count,
+                           int64_t *idx, double *w)
+{
+    double s = fmin(scale, 1), i = ceil(v) - 1, t = v - i;
+    for (int64_t j = 0; j < count; j++) {
+        double k = (double)(1 - count / 2 + j), u = fabs(s * (k - t));
+        w[j] = a->mode == CUBIC ? keys(u, a->cubic_a) : fmax(0, 1 - u);
+        idx[j] = clamp(i + k, n);
+    }
+    normalise(w, count);
+    if (!a->exclude_outside) return;
+    for (int64_t j = 0; j < count; j++) {
+        double at = i + (double)(1 - count / 2 + j);
+        if (at < 0 || at > (double)(n - 1)) w[j] = 0;
+    }
+    normalise(w, count);
+}
+
 /* Fills the per-axis tables of indices and weights. */
 static void fill_tables(resize *r, const resize_attrs *a, const double *scale, const double *length,
                         const double *start, const double *end)
 {
-    int k = r->k;
     for (int32_t d = 0; d < r->ndim; d++) {
+        int64_t k = r->k[d];
         r->taps[d] = 1;
         for (int64_t x = 0; x < r->out[d]; x++) {
             double v = original(a->coord, (double)x, scale[d], (double)r->in[d], length[d],
-                                start[d], end[d]);
+                                (double)r->out[d], start[d], end[d]);
             int64_t *idx = r->idx[d] + k * x;
             double *w = r->w[d] + k * x;
-            for (int j = 0; j < k; j++) {
+            for (int64_t j = 0; j < k; j++) {
                 idx[j] = 0;
                 w[j] = 0;
             }
             if (a->coord == TF_CROP_AND_RESIZE && !(v >= 0 && v <= (double)(r->in[d] - 1))) {
                 idx[0] = -1;
+                continue;
+            }
+            if (a->antialias) {
+                antialias_taps(a, v, scale[d], r->in[d], k, idx, w);
+                r->taps[d] = k;
                 continue;
             }
             if (a->mode == CUBIC) {
@@ -396,15 +503,26 @@ static d5_status resize_create(const d5_op_create_args *args, void **state)
     resize *r = d5_calloc(1, sizeof *r, "Resize");
     if (!r) return D5_ERR_NOMEM;
     r->ndim = in[0].desc.ndim;
-    r->k = a.mode == CUBIC ? 4 : 2;
     r->extrapolation = a.extrapolation;
     r->out_numel = 1;
     int64_t entries = 0;
     for (int32_t d = 0; d < r->ndim; d++) {
+        r->k[d] = a.mode == CUBIC ? 4 : 2;
+        if (a.antialias && shape[d] > 0) {
+            double count = antialias_count(&a, scale[d]);
+            if (!(count <= MAX_TAPS)) {
+                resize_destroy(r);
+                return d5_error(D5_ERR_UNSUPPORTED,
+                                "Resize: antialias at scale %g along axis %d would blend %g input "
+                                "elements into each output element, more than %g",
+                                scale[d], (int)d, count, MAX_TAPS);
+            }
+            r->k[d] = (int64_t)count;
+        }
         r->in[d] = in[0].desc.shape[d];
         r->out[d] = shape[d];
         r->out_numel *= shape[d];
-        entries += r->k * shape[d];
+        entries += r->k[d] * shape[d];
     }
     d5__strides(&in[0].desc, r->stride);
     size_t bytes = (size_t)(entries ? entries : 1) * (sizeof(int64_t) + sizeof(double));
@@ -418,8 +536,8 @@ static d5_status resize_create(const d5_op_create_args *args, void **state)
     for (int32_t d = 0; d < r->ndim; d++) {
         r->idx[d] = idx;
         r->w[d] = w;
-        idx += r->k * shape[d];
-        w += r->k * shape[d];
+        idx += r->k[d] * shape[d];
+        w += r->k[d] * shape[d];
     }
     fill_tables(r, &a, scale, length, start, end);
     out[0] = in[0].desc;
@@ -433,8 +551,7 @@ static d5_status resize_create(const d5_op_create_args *args, void **state)
  * ...); the adjoint scatters (dst[index] += weight * src[o]). */
 static void apply(const resize *r, const double *src, double *dst, int adjoint)
 {
-    int64_t coord[D5_MAX_DIMS];
-    int tap[D5_MAX_DIMS];
+    int64_t coord[D5_MAX_DIMS], tap[D5_MAX_DIMS];
     for (int64_t o = 0; o < r->out_numel; o++) {
         int64_t rest = o;
         for (int32_t d = r->ndim - 1; d >= 0; d--) {
@@ -443,7 +560,7 @@ static void apply(const resize *r, const double *src, double *dst, int adjoint)
             tap[d] = 0;
         }
         int outside = 0;
-        for (int32_t d = 0; d < r->ndim; d++) outside |= r->idx[d][r->k * coord[d]] < 0;
+        for (int32_t d = 0; d < r->ndim; d++) outside |= r->idx[d][r->k[d] * coord[d]] < 0;
         if (outside) {
             if (!adjoint) dst[o] = r->extrapolation;
             continue;
@@ -453,8 +570,8 @@ static void apply(const resize *r, const double *src, double *dst, int adjoint)
             double weight = 1;
             int64_t at = 0;
             for (int32_t d = 0; d < r->ndim; d++) {
-                weight *= r->w[d][r->k * coord[d] + tap[d]];
-                at += r->idx[d][r->k * coord[d] + tap[d]] * r->stride[d];
+                weight *= r->w[d][r->k[d] * coord[d] + tap[d]];
+                at += r->idx[d][r->k[d] * coord[d] + tap[d]] * r->stride[d];
             }
             if (weight != 0) {
                 if (adjoint)
@@ -495,7 +612,7 @@ static double resize_flops(void *state, const d5_ref_shapes *shapes)
     (void)shapes;
     const resize *r = state;
     double reads = 1;
-    for (int32_t d = 0; d < r->ndim; d++) reads *= r->taps[d];
+    for (int32_t d = 0; d < r->ndim; d++) reads *= (double)r->taps[d];
     return 2 * reads * (double)r->out_numel;
 }
 

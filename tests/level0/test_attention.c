@@ -294,6 +294,6 @@ Test(attention, rejects_bad_nodes)
     d5_attr mode[1] = {attr_int("qk_matmul_output_mode", 4)};
     d5_tensor_desc ok[3] = {q4, q4, q4};
     expect_error(3, ok, mode, 1, D5_ERR_INVALID, "qk_matmul_output_mode is 4");
-    d5_attr window[1] = {attr_int("left_window_size", 8)};
-    expect_error(3, ok, window, 1, D5_ERR_UNSUPPORTED, "left_window_size");
+    d5_attr window[1] = {attr_int("left_window_size", -2)};
+    expect_error(3, ok, window, 1, D5_ERR_INVALID, "left_window_size is -2");
 }
