@@ -50,6 +50,15 @@ static int same_desc(const d5_tensor_desc *a, const d5_tensor_desc *b)
     return 1;
 }
 
+/* The same values: bytes, or for strings the strings the pointers name. */
+static int same_data(const d5_tensor *a, const d5_tensor *b, size_t bytes)
+{
+    if (a->desc.dtype != D5_STRING) return bytes == 0 || memcmp(a->data, b->data, bytes) == 0;
+    for (int64_t i = 0; i < d5_tensor_desc_numel(&a->desc); i++)
+        if (strcmp(d5_string_at(a, i), d5_string_at(b, i)) != 0) return 0;
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FILE *f = fopen(in_path, "wb");
@@ -74,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     if (strcmp(name, back_name) != 0 || !same_desc(&t.desc, &back.desc) ||
-        (bytes && memcmp(t.data, back.data, bytes) != 0)) {
+        !same_data(&t, &back, bytes)) {
         fprintf(stderr, "fuzz_tensor: the tensor read back differs\n");
         abort();
     }
