@@ -32,19 +32,9 @@ static d5_status emit(const flex *f, const char *op, const char *const *in, int3
     return d5__lower_emit(f->L, out, op, in, nin, outs, 1, attrs, nattrs);
 }
 
-static d5_attr attr_int(const char *name, int64_t i)
-{
-    d5_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = D5_ATTR_INT;
-    a.i = i;
-    return a;
-}
-
 static d5_attr attr_ints(const char *name, const int64_t *v, int64_t n)
 {
-    d5_attr a = attr_int(name, 0);
+    d5_attr a = d5__lower_int_attr(name, 0);
     a.type = D5_ATTR_INTS;
     a.ints = v;
     a.count = n;
@@ -79,7 +69,7 @@ static d5_status cast(const flex *f, const char *x, int32_t from, int32_t to, ch
         snprintf(out, NAME_LEN, "%s", x);
         return D5_OK;
     }
-    d5_attr a = attr_int("to", onnx_type(to));
+    d5_attr a = d5__lower_int_attr("to", onnx_type(to));
     return emit(f, "Cast", &x, 1, &a, 1, "cast", out);
 }
 
@@ -217,7 +207,7 @@ d5_status d5__lower_flex_attention(d5__lowerer *L, const d5__node *n, const d5__
     if (s == D5_OK) s = emit(&f, "MatMul", mm, 2, NULL, 0, "scores", raw);
     if (s == D5_OK) s = cast(&f, raw, q->dtype, work, scores);
     if (s == D5_OK) s = apply_mod(&f, n, sc, "score_mod", scores);
-    d5_attr axis = attr_int("axis", -1);
+    d5_attr axis = d5__lower_int_attr("axis", -1);
     if (s == D5_OK)
         s = emit(&f, "Softmax", (const char *const[]){scores}, 1, &axis, 1, "probs", probs);
     if (s == D5_OK) s = apply_mod(&f, n, sc, "prob_mod", probs);

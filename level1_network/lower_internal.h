@@ -7,6 +7,8 @@
 
 #include "executor_internal.h"
 
+#include <string.h>
+
 /* What a value of the source graphs is in the network being built: a tensor
  * (n 1), a sequence (n tensors), an optional (present, then its tensor or
  * its sequence). names[] are value names of the network being built. */
@@ -90,6 +92,17 @@ d5_status d5__lower_body_scope(d5__lowerer *L, const d5_network *g, const d5__sc
 d5_status d5__lower_control(d5__lowerer *L, const d5__node *n, const d5__scope *sc,
                             const char *base, const char *label, const d5__lval *const *in,
                             d5__lval *out);
+
+/* An INT attribute (a node the rules emit). */
+static inline d5_attr d5__lower_int_attr(const char *name, int64_t i)
+{
+    d5_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = name;
+    a.type = D5_ATTR_INT;
+    a.i = i;
+    return a;
+}
 
 /* FlexAttention of ai.onnx.preview (lower_attention.c): its nodes, score_mod
  * and prob_mod inlined; in[0..2] are Q, K, V. */

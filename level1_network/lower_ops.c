@@ -64,16 +64,6 @@ static int32_t dtype_of(const rule_args *r, const char *name)
     return v ? v->desc.dtype : D5_DTYPE_INVALID;
 }
 
-static d5_attr int_attr(const char *name, int64_t i)
-{
-    d5_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = D5_ATTR_INT;
-    a.i = i;
-    return a;
-}
-
 /* Emits one node whose name and output name are fresh under base: *out
  * receives the output's name. */
 static d5_status emit1(const rule_args *r, const char *op, const char *const *in, int32_t nin,
@@ -100,7 +90,7 @@ static d5_status take(const rule_args *r, const char *x, int64_t index, int64_t 
     char idx[NAME_LEN];
     d5_status s = const_i64(r, "index", &index, 1, 1, idx);
     const char *in[2] = {x, idx};
-    d5_attr a = int_attr("axis", axis);
+    d5_attr a = d5__lower_int_attr("axis", axis);
     return s == D5_OK ? emit1(r, "Gather", in, 2, &a, 1, "take", out) : s;
 }
 
@@ -167,12 +157,12 @@ static d5_status stack(const rule_args *r, char *const *names, int32_t n, int64_
         char sh[NAME_LEN];
         s = const_i64(r, "shape", shape, d->ndim + 1, 0, sh);
         const char *in[2] = {item, sh};
-        d5_attr allow = int_attr("allowzero", 1); /* a size 0 is a size, not "copy" */
+        d5_attr allow = d5__lower_int_attr("allowzero", 1); /* a size 0 is a size, not "copy" */
         int with = zero && d5_network_opset(r->L->top, "") >= 14;
         if (s == D5_OK) s = emit1(r, "Reshape", in, 2, &allow, with, "unsqueeze", buf);
         if (s == D5_OK && !(parts[i] = d5_strdup(buf, "stack"))) s = D5_ERR_NOMEM;
     }
-    d5_attr cat = int_attr("axis", a);
+    d5_attr cat = d5__lower_int_attr("axis", a);
     if (s == D5_OK && n > 1)
         s = emit1(r, "Concat", (const char *const *)parts, n, &cat, 1, "stack", buf);
     if (s == D5_OK) s = d5__lval_tensor(out, n > 1 ? buf : parts[0]);
@@ -651,7 +641,7 @@ static d5_status concat_from_sequence(const rule_args *r)
     if (s != D5_OK) return s;
     if (new_axis) return stack(r, seq->names, seq->n, axis, 0, NULL, &r->out[0]);
     char name[NAME_LEN];
-    d5_attr a = int_attr("axis", axis);
+    d5_attr a = d5__lower_int_attr("axis", axis);
     s = emit1(r, "Concat", (const char *const *)seq->names, seq->n, &a, 1, "concat", name);
     return s == D5_OK ? d5__lval_tensor(&r->out[0], name) : s;
 }

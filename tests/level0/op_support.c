@@ -26,6 +26,15 @@ d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
     return typed(D5_I64, sizeof(int64_t), ndim, shape, values);
 }
 
+d5_tensor tstr(int32_t ndim, const int64_t *shape, const char *const *words)
+{
+    d5_tensor_desc d;
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_desc_make(D5_STRING, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_strings(&d, words, NULL, &t), D5_OK, "%s", d5_last_error());
+    return t;
+}
+
 void need_backend(const char *backend)
 {
     char why[256];

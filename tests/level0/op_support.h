@@ -10,6 +10,9 @@
 d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values);
 /* An int64 tensor (for shapes, axes, indices). */
 d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
+/* A string tensor of the given words (NUL-terminated, NULL for ""), in one
+ * block (d5_tensor_strings). */
+d5_tensor tstr(int32_t ndim, const int64_t *shape, const char *const *words);
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define VALS(...)  ((const float[]){__VA_ARGS__})
 #define IVALS(...) ((const int64_t[]){__VA_ARGS__})

@@ -13,15 +13,6 @@
 
 /* ---- Helpers ---- */
 
-static d5_tensor words(int32_t ndim, const int64_t *shape, const char *const *w)
-{
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(D5_STRING, ndim, shape, &d), D5_OK);
-    cr_assert_eq(d5_tensor_strings(&d, w, NULL, &t), D5_OK, "%s", d5_last_error());
-    return t;
-}
-
 /* A tensor of n elements of type dt holding the bytes at `values`. */
 static d5_tensor raw(d5_dtype dt, int32_t ndim, const int64_t *shape, const void *values)
 {
@@ -72,7 +63,7 @@ Test(label_encoder, maps_strings_to_ints_as_the_operator_page_example)
 {
     /* The page's example: keys [Amy, Sally], values [5, 6], default -1. */
     const char *x[] = {"Dori", "Amy", "Amy", "Sally", "Sally"};
-    d5_tensor in = words(1, SHAPE(5), x), y;
+    d5_tensor in = tstr(1, SHAPE(5), x), y;
     d5_attr a[] = {attr_strings("keys_strings", "Amy,Sally", 2),
                    attr_ints("values_int64s", IVALS(5, 6), 2)};
     d5_attrs attrs = attrs_of(a, 2);
@@ -81,7 +72,7 @@ Test(label_encoder, maps_strings_to_ints_as_the_operator_page_example)
     d5_tensor_free(&y);
     /* default_int64 given; a string that is a key's prefix is no key */
     const char *x2[] = {"Am", "Sally", ""};
-    d5_tensor in2 = words(2, SHAPE(1, 3), x2);
+    d5_tensor in2 = tstr(2, SHAPE(1, 3), x2);
     d5_attr b[] = {a[0], a[1], attr_int("default_int64", 42)};
     attrs = attrs_of(b, 3);
     run_op("LabelEncoder", "ref", &in2, 1, &attrs, &y, 1);
@@ -155,10 +146,10 @@ Test(label_encoder, takes_keys_values_and_default_as_tensors_in_opset_4)
     cr_expect(got[0] == 20 && got[1] == 10 && got[2] == 7, "got %d %d %d", got[0], got[1], got[2]);
     d5_tensor_free(&y);
     /* int16 keys from strings, as ONNX's test: a, b, c -> 0, 1, 2, default 42 */
-    d5_tensor skeys = words(1, SHAPE(3), (const char *[]){"a", "b", "c"});
+    d5_tensor skeys = tstr(1, SHAPE(3), (const char *[]){"a", "b", "c"});
     d5_tensor svalues = raw(D5_I16, 1, SHAPE(3), (const int16_t[]){0, 1, 2});
     d5_tensor sdef = raw(D5_I16, 1, SHAPE(1), (const int16_t[]){42});
-    d5_tensor sin = words(1, SHAPE(5), (const char *[]){"a", "b", "d", "c", "g"});
+    d5_tensor sin = tstr(1, SHAPE(5), (const char *[]){"a", "b", "d", "c", "g"});
     d5_attr b[] = {attr_tensor("keys_tensor", &skeys), attr_tensor("values_tensor", &svalues),
                    attr_tensor("default_tensor", &sdef)};
     attrs = attrs_of(b, 3);
@@ -171,7 +162,7 @@ Test(label_encoder, takes_keys_values_and_default_as_tensors_in_opset_4)
 
 Test(label_encoder, opset_1_maps_classes_strings_to_positions_and_back)
 {
-    d5_tensor s = words(1, SHAPE(3), (const char *[]){"c", "z", "a"});
+    d5_tensor s = tstr(1, SHAPE(3), (const char *[]){"c", "z", "a"});
     d5_tensor p = ti64(1, SHAPE(3), IVALS(1, 5, 0)), y;
     d5_attr a[] = {attr_strings("classes_strings", "a,b,c", 3), attr_int("__opset", 1),
                    attr_string("default_string", "none")};
@@ -186,7 +177,7 @@ Test(label_encoder, opset_1_maps_classes_strings_to_positions_and_back)
 
 Test(label_encoder, refuses_bad_attributes_naming_them)
 {
-    d5_tensor s = words(1, SHAPE(2), (const char *[]){"a", "b"});
+    d5_tensor s = tstr(1, SHAPE(2), (const char *[]){"a", "b"});
     d5_attr keys = attr_strings("keys_strings", "a,b", 2);
     d5_attr vals = attr_ints("values_int64s", IVALS(1, 2), 2);
     d5_attr two[] = {keys, attr_ints("keys_int64s", IVALS(1, 2), 2), vals};
@@ -208,7 +199,7 @@ Test(label_encoder, refuses_bad_attributes_naming_them)
     attrs = attrs_of(wrong_type, 2);
     op_expect_fails("LabelEncoder", &s, 1, &attrs, 1, D5_ERR_INVALID,
                     "input X has data type string but the keys (keys_int64s) are int64");
-    d5_tensor t = words(1, SHAPE(2), (const char *[]){"a", "b"});
+    d5_tensor t = tstr(1, SHAPE(2), (const char *[]){"a", "b"});
     d5_attr tensor2[] = {attr_tensor("keys_tensor", &t), vals, attr_int("__opset", 2)};
     attrs = attrs_of(tensor2, 3);
     op_expect_fails("LabelEncoder", &s, 1, &attrs, 1, D5_ERR_INVALID,
@@ -249,7 +240,7 @@ Test(array_feature_extractor, copies_int64_exactly_and_strings)
     run_op("ArrayFeatureExtractor", "ref", in, 2, NULL, &y, 1);
     expect_i64(&y, IVALS((INT64_C(1) << 53) + 1, INT64_MAX), 2);
     d5_tensor_free(&y);
-    d5_tensor s[2] = {words(2, SHAPE(2, 3), (const char *[]){"a", "b", "c", "d", "e", "f"}),
+    d5_tensor s[2] = {tstr(2, SHAPE(2, 3), (const char *[]){"a", "b", "c", "d", "e", "f"}),
                       ti64(1, SHAPE(2), IVALS(2, 0))};
     run_op("ArrayFeatureExtractor", "ref", s, 2, NULL, &y, 1);
     op_expect_shape(&y, 2, SHAPE(2, 2));

@@ -8,16 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-/* A 1-d (ndim 1) or [rows, n / rows] string tensor of n words. */
-static d5_tensor words(int32_t ndim, const int64_t *shape, const char *const *w)
-{
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(D5_STRING, ndim, shape, &d), D5_OK);
-    cr_assert_eq(d5_tensor_strings(&d, w, NULL, &t), D5_OK, "%s", d5_last_error());
-    return t;
-}
-
 static void expect_words(const d5_tensor *t, const char *const *want, int64_t n, const char *what)
 {
     cr_assert_eq(t->desc.dtype, D5_STRING, "%s: %s", what, d5_dtype_name((d5_dtype)t->desc.dtype));
@@ -51,7 +41,7 @@ static d5_tensor cast(d5_tensor x, int64_t to)
 Test(strings, tensors_clone_and_free_their_bytes)
 {
     const char *w[] = {"alpha", NULL, "", "gamma"};
-    d5_tensor t = words(1, SHAPE(4), w), c;
+    d5_tensor t = tstr(1, SHAPE(4), w), c;
     cr_assert_eq(d5_tensor_clone(&t, &c), D5_OK);
     d5_tensor_free(&t); /* the clone owns its own bytes */
     const char *want[] = {"alpha", "", "", "gamma"};
@@ -159,7 +149,7 @@ Test(strings, cast_writes_numbers_as_numpy_does)
 Test(strings, cast_reads_text_as_numbers)
 {
     const char *w[] = {"1e-5", " 2.5 ", "+INF", "NaN", "-0", "1E8", "-inf", "0.47892547"};
-    d5_tensor y = cast(words(1, SHAPE(8), w), 1);
+    d5_tensor y = cast(tstr(1, SHAPE(8), w), 1);
     const float *f = y.data;
     cr_expect_eq(f[0], 1e-5f);
     cr_expect_eq(f[1], 2.5f);
@@ -172,20 +162,20 @@ Test(strings, cast_reads_text_as_numbers)
     d5_tensor_free(&y);
     /* integers exactly, beyond float64's 53 bits; a fraction truncated */
     const char *ints[] = {"9007199254740993", "-7", "100.9"};
-    y = cast(words(1, SHAPE(3), ints), 7);
+    y = cast(tstr(1, SHAPE(3), ints), 7);
     const int64_t *v = y.data;
     cr_expect_eq(v[0], 9007199254740993LL);
     cr_expect_eq(v[1], -7);
     cr_expect_eq(v[2], 100);
     d5_tensor_free(&y);
     const char *flags[] = {"true", "False", "0", "2"};
-    y = cast(words(1, SHAPE(4), flags), 9);
+    y = cast(tstr(1, SHAPE(4), flags), 9);
     const uint8_t want[] = {1, 0, 0, 1};
     cr_expect(memcmp(y.data, want, 4) == 0);
     d5_tensor_free(&y);
     /* text that is no number: an error naming the element */
     const char *bad[] = {"1", "two"};
-    d5_tensor x = words(1, SHAPE(2), bad), out;
+    d5_tensor x = tstr(1, SHAPE(2), bad), out;
     d5_attr a[1] = {attr_int("to", 1)};
     d5_attrs attrs = {a, 1};
     cr_expect_eq(try_op("Cast", "ref", &x, 1, &attrs, &out, 1), D5_ERR_INVALID);
@@ -210,7 +200,7 @@ Test(strings, cast_round_trips_every_float16)
 Test(strings, normalizer_drops_stopwords_and_changes_case)
 {
     const char *w[] = {"Monday", "tuesday", "wednesday", "Monday", "tuesday", "wednesday"};
-    d5_tensor x = words(2, SHAPE(1, 6), w), y;
+    d5_tensor x = tstr(2, SHAPE(1, 6), w), y;
     d5_attr a[2] = {attr_string("case_change_action", "UPPER"), attr_string("stopwords", "monday")};
     a[1].count = 1;
     d5_attrs attrs = {a, 2};
@@ -222,7 +212,7 @@ Test(strings, normalizer_drops_stopwords_and_changes_case)
     d5_tensor_free(&y);
     /* case-sensitive: "Monday" stays; lower-cased, UTF-8 too */
     const char *u[] = {"Monday", "monday", "ÉTÉ"};
-    d5_tensor x2 = words(1, SHAPE(3), u);
+    d5_tensor x2 = tstr(1, SHAPE(3), u);
     d5_attr b[3] = {attr_string("case_change_action", "LOWER"), attr_string("stopwords", "monday"),
                     attr_int("is_case_sensitive", 1)};
     b[1].count = 1;
@@ -233,7 +223,7 @@ Test(strings, normalizer_drops_stopwords_and_changes_case)
     d5_tensor_free(&y);
     /* everything dropped: one empty string */
     const char *all[] = {"monday", "MONDAY"};
-    d5_tensor x3 = words(1, SHAPE(2), all);
+    d5_tensor x3 = tstr(1, SHAPE(2), all);
     run_op("StringNormalizer", "ref", &x3, 1, &attrs, &y, 1);
     const char *empty[] = {""};
     expect_words(&y, empty, 1, "all dropped");
@@ -246,7 +236,7 @@ Test(strings, normalizer_drops_stopwords_and_changes_case)
 Test(strings, concat_broadcasts)
 {
     const char *a[] = {"cat", "dog", "的"}, *b[] = {"s"};
-    d5_tensor in[2] = {words(1, SHAPE(3), a), words(1, SHAPE(1), b)}, y;
+    d5_tensor in[2] = {tstr(1, SHAPE(3), a), tstr(1, SHAPE(1), b)}, y;
     run_op("StringConcat", "ref", in, 2, NULL, &y, 1);
     const char *want[] = {"cats", "dogs", "的s"};
     expect_words(&y, want, 3, "concat");
@@ -259,7 +249,7 @@ Test(strings, split_as_python)
 {
     /* delimiter ".", no limit: ["a","b","c"], ["d","","e"], ["f"], ["g",""] */
     const char *w[] = {"a.b.c", "d..e", "f", "g."};
-    d5_tensor x = words(1, SHAPE(4), w), y[2];
+    d5_tensor x = tstr(1, SHAPE(4), w), y[2];
     d5_attr a[1] = {attr_string("delimiter", ".")};
     d5_attrs attrs = {a, 1};
     run_op("StringSplit", "ref", &x, 1, &attrs, y, 2);
@@ -274,7 +264,7 @@ Test(strings, split_as_python)
     d5_tensor_free(&x);
     /* blanks, at most one split: " a b  c " -> ["a", "b  c "] */
     const char *b[] = {" a b  c ", "   "};
-    x = words(1, SHAPE(2), b);
+    x = tstr(1, SHAPE(2), b);
     d5_attr m[1] = {attr_int("maxsplit", 1)};
     d5_attrs mattrs = {m, 1};
     run_op("StringSplit", "ref", &x, 1, &mattrs, y, 2);
@@ -290,7 +280,7 @@ Test(strings, split_as_python)
 Test(strings, regex_matches_whole_elements)
 {
     const char *w[] = {"www.google.com", "www.bbc.co.uk", "xwww.google.com", "account@gmail.com"};
-    d5_tensor x = words(1, SHAPE(4), w), y;
+    d5_tensor x = tstr(1, SHAPE(4), w), y;
     d5_attr a[1] = {attr_string("pattern", "www\\.[\\w.-]+\\.\\bcom\\b")};
     d5_attrs attrs = {a, 1};
     run_op("RegexFullMatch", "ref", &x, 1, &attrs, &y, 1);
@@ -309,7 +299,7 @@ Test(strings, regex_matches_whole_elements)
 Test(strings, equal_compares_bytes)
 {
     const char *a[] = {"abc", "ab", ""}, *b[] = {"abc"};
-    d5_tensor in[2] = {words(1, SHAPE(3), a), words(1, SHAPE(1), b)}, y;
+    d5_tensor in[2] = {tstr(1, SHAPE(3), a), tstr(1, SHAPE(1), b)}, y;
     run_op("Equal", "ref", in, 2, NULL, &y, 1);
     const uint8_t want[] = {1, 0, 0};
     cr_expect(memcmp(y.data, want, 3) == 0);
