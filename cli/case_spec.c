@@ -129,7 +129,8 @@ static d5_status parse_input(const char *tok, const char *where, d5_tensor_desc 
         if (f->nvalues != 1 && f->nvalues != numel)
             return d5_error(D5_ERR_FORMAT, "%s: input '%s' has %lld elements but %d values", where,
                             tok, (long long)numel, (int)f->nvalues);
-        f->kind = FILL_VALUES;
+        /* {} of an empty tensor: nothing to fill, but known at create */
+        f->kind = f->nvalues > 0 ? FILL_VALUES : FILL_DEFAULT;
         f->known = 1;
     } else if (p[0] == '~' && p[1] == '[') {
         p += 2;

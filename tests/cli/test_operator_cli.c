@@ -399,6 +399,7 @@ Test(operator_cli, bad_case_specs_name_the_fault)
         const char *spec, *says;
     } bad[] = {
         {"f32[4,6] i64[3]={6,4}", "has 3 elements but 2 values"},
+        {"f32[4,6] i64[2]={}", "has 2 elements but 0 values"},
         {"q7[2]", "'q7' is no element type"},
         {"f32[4,-6]", "dims must be sizes"},
         {"f32[4] i64[1]~[3,1]", "lo <= hi"},
