@@ -26,6 +26,17 @@ d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values)
     return typed(D5_I64, sizeof(int64_t), ndim, shape, values);
 }
 
+d5_tensor traw(d5_dtype dt, int32_t ndim, const int64_t *shape, const void *values)
+{
+    d5_tensor_desc d;
+    d5_tensor t;
+    cr_assert_eq(d5_tensor_desc_make(dt, ndim, shape, &d), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
+    size_t bytes = (size_t)d5_tensor_desc_numel(&d) * d5_dtype_size(dt);
+    if (bytes && values) memcpy(t.data, values, bytes);
+    return t;
+}
+
 d5_tensor tstr(int32_t ndim, const int64_t *shape, const char *const *words)
 {
     d5_tensor_desc d;

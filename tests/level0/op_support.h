@@ -10,6 +10,9 @@
 d5_tensor tf32(int32_t ndim, const int64_t *shape, const float *values);
 /* An int64 tensor (for shapes, axes, indices). */
 d5_tensor ti64(int32_t ndim, const int64_t *shape, const int64_t *values);
+/* A tensor of any type holding the bytes at `values` (its element count
+ * times the type's size; NULL for none). */
+d5_tensor traw(d5_dtype dt, int32_t ndim, const int64_t *shape, const void *values);
 /* A string tensor of the given words (NUL-terminated, NULL for ""), in one
  * block (d5_tensor_strings). */
 d5_tensor tstr(int32_t ndim, const int64_t *shape, const char *const *words);

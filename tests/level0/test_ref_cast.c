@@ -12,12 +12,7 @@
 /* A 1-d tensor of n elements of type dt holding the bytes at `values`. */
 static d5_tensor raw(d5_dtype dt, int64_t n, const void *values)
 {
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(dt, 1, &n, &d), D5_OK);
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    if (n) memcpy(t.data, values, (size_t)n * d5_dtype_size(dt));
-    return t;
+    return traw(dt, 1, &n, values);
 }
 
 /* The opset the casts below declare (0: none, the newest's rules). */

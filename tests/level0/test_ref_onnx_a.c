@@ -11,18 +11,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-/* A tensor of type dt and the given shape holding the bytes at `values`. */
-static d5_tensor raw(d5_dtype dt, int32_t ndim, const int64_t *shape, const void *values)
-{
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(dt, ndim, shape, &d), D5_OK);
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    size_t n = (size_t)d5_tensor_desc_numel(&d) * d5_dtype_size(dt);
-    if (n) memcpy(t.data, values, n);
-    return t;
-}
-
 /* Asserts that y (freed) has type dt and the bytes of n elements at want. */
 static void expect_bytes(d5_tensor *y, d5_dtype dt, int64_t n, const void *want, const char *what)
 {
@@ -59,7 +47,7 @@ static const int64_t big_b[2] = {0x0FFFFFFFFFFFFFF3, 0x5555555555555555};
 
 Test(bitwise, int64_exact_with_broadcasting)
 {
-    d5_tensor in[2] = {raw(D5_I64, 2, SHAPE(2, 2), big_a), raw(D5_I64, 1, SHAPE(2), big_b)};
+    d5_tensor in[2] = {traw(D5_I64, 2, SHAPE(2, 2), big_a), traw(D5_I64, 1, SHAPE(2), big_b)};
     const int64_t and_[4] = {1148437920977820336, 4990270984251572485, 1, 6148914691236517205};
     const int64_t or_[4] = {INT64_C(9223372036854775807), -153124760478845601, 5764607523034234871,
                             -1};
@@ -82,7 +70,7 @@ Test(bitwise, uint8_and_uint64)
 {
     /* [2,1] with [3] broadcasts to [2,3] */
     const uint8_t a[2] = {0xCA, 0x0F}, b[3] = {0xAA, 0x55, 0xFF};
-    d5_tensor in[2] = {raw(D5_U8, 2, SHAPE(2, 1), a), raw(D5_U8, 1, SHAPE(3), b)};
+    d5_tensor in[2] = {traw(D5_U8, 2, SHAPE(2, 1), a), traw(D5_U8, 1, SHAPE(3), b)};
     const uint8_t and_[6] = {138, 64, 202, 10, 5, 15}, or_[6] = {234, 223, 255, 175, 95, 255},
                   xor_[6] = {96, 159, 53, 165, 90, 240};
     d5_tensor y = run1("BitwiseAnd", in, 2, NULL);
@@ -95,7 +83,7 @@ Test(bitwise, uint8_and_uint64)
     op_free_all(in, 2);
     const uint64_t u[2] = {UINT64_MAX, UINT64_C(0x8000000000000001)},
                    not_u[2] = {0, UINT64_C(9223372036854775806)};
-    d5_tensor x = raw(D5_U64, 1, SHAPE(2), u);
+    d5_tensor x = traw(D5_U64, 1, SHAPE(2), u);
     y = run1("BitwiseNot", &x, 1, NULL);
     expect_bytes(&y, D5_U64, 2, not_u, "BitwiseNot uint64");
     d5_tensor_free(&x);
@@ -105,13 +93,13 @@ Test(bitwise, errors)
 {
     const int32_t i4[4] = {1, 2, 3, 4};
     const int16_t i2[3] = {1, 2, 3};
-    d5_tensor f[2] = {tf32(1, SHAPE(4), NULL), raw(D5_I32, 1, SHAPE(4), i4)};
+    d5_tensor f[2] = {tf32(1, SHAPE(4), NULL), traw(D5_I32, 1, SHAPE(4), i4)};
     op_expect_fails("BitwiseAnd", f, 2, NULL, 1, D5_ERR_UNSUPPORTED,
                     "BitwiseAnd: input 0 has data type float32");
     op_expect_fails("BitwiseNot", f, 1, NULL, 1, D5_ERR_UNSUPPORTED, "BitwiseNot: input 0");
-    d5_tensor m[2] = {raw(D5_I32, 1, SHAPE(4), i4), raw(D5_I16, 1, SHAPE(3), i2)};
+    d5_tensor m[2] = {traw(D5_I32, 1, SHAPE(4), i4), traw(D5_I16, 1, SHAPE(3), i2)};
     op_expect_fails("BitwiseOr", m, 2, NULL, 1, D5_ERR_INVALID, "BitwiseOr");
-    d5_tensor s[2] = {raw(D5_I32, 1, SHAPE(4), i4), raw(D5_I32, 1, SHAPE(3), i4)};
+    d5_tensor s[2] = {traw(D5_I32, 1, SHAPE(4), i4), traw(D5_I32, 1, SHAPE(3), i4)};
     op_expect_fails("BitwiseXor", s, 2, NULL, 1, D5_ERR_SHAPE, "BitwiseXor");
     op_free_all(f, 2);
     op_free_all(m, 2);
@@ -205,23 +193,23 @@ Test(bitcast, values)
 {
     const float f[3] = {1.0f, -2.5f, 0.0f};
     const int32_t bits[3] = {0x3F800000, (int32_t)0xC0200000, 0};
-    d5_tensor x = raw(D5_F32, 1, SHAPE(3), f);
+    d5_tensor x = traw(D5_F32, 1, SHAPE(3), f);
     d5_tensor y = run1("BitCast", &x, 1, ATTRS(attr_int("to", 6)));
     expect_bytes(&y, D5_I32, 3, bits, "float32 -> int32");
     d5_tensor_free(&x);
     const uint64_t u[2] = {UINT64_C(0x3FF0000000000001), UINT64_C(0xFFFFFFFFFFFFFFFF)};
-    x = raw(D5_U64, 1, SHAPE(2), u);
+    x = traw(D5_U64, 1, SHAPE(2), u);
     y = run1("BitCast", &x, 1, ATTRS(attr_int("to", 7)));
     expect_bytes(&y, D5_I64, 2, u, "uint64 -> int64");
     d5_tensor_free(&x);
     /* int4 -1, 7, -8 are 0xF, 0x7, 0x8: uint4 15, 7, 8; and back */
     const int8_t i4[3] = {-1, 7, -8};
     const uint8_t u4[3] = {15, 7, 8};
-    x = raw(D5_I4, 1, SHAPE(3), i4);
+    x = traw(D5_I4, 1, SHAPE(3), i4);
     y = run1("BitCast", &x, 1, ATTRS(attr_int("to", 21)));
     expect_bytes(&y, D5_U4, 3, u4, "int4 -> uint4");
     d5_tensor_free(&x);
-    x = raw(D5_U4, 1, SHAPE(3), u4);
+    x = traw(D5_U4, 1, SHAPE(3), u4);
     y = run1("BitCast", &x, 1, ATTRS(attr_int("to", 22)));
     expect_bytes(&y, D5_I4, 3, i4, "uint4 -> int4");
     d5_tensor_free(&x);
@@ -366,7 +354,7 @@ Test(reduce_bool, any_all_and_empty)
 {
     const uint8_t x[8] = {1, 1, 1, 0, 0, 1, 0, 0};
     int64_t axis = 1;
-    d5_tensor in[2] = {raw(D5_BOOL, 2, SHAPE(4, 2), x), ti64(1, SHAPE(1), &axis)};
+    d5_tensor in[2] = {traw(D5_BOOL, 2, SHAPE(4, 2), x), ti64(1, SHAPE(1), &axis)};
     const uint8_t mx[4] = {1, 1, 1, 0}, mn[4] = {1, 0, 0, 0};
     d5_tensor y = run1("ReduceMax", in, 2, NULL);
     op_expect_shape(&y, 2, SHAPE(4, 1));
@@ -375,7 +363,7 @@ Test(reduce_bool, any_all_and_empty)
     expect_bytes(&y, D5_BOOL, 4, mn, "ReduceMin bool");
     d5_tensor_free(&in[0]);
     /* the empty set: false for the maximum, true for the minimum */
-    in[0] = raw(D5_BOOL, 3, SHAPE(2, 0, 4), NULL);
+    in[0] = traw(D5_BOOL, 3, SHAPE(2, 0, 4), NULL);
     const uint8_t f[8] = {0}, t[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     y = run1("ReduceMax", in, 2, NULL);
     op_expect_shape(&y, 3, SHAPE(2, 1, 4));
@@ -394,8 +382,8 @@ Test(range, float16_and_bfloat16)
     const uint16_t s = 0x3C00, l = 0x4000, d = 0x2E66;
     const uint16_t want[11] = {0x3c00, 0x3c66, 0x3ccd, 0x3d33, 0x3d9a, 0x3e00,
                                0x3e66, 0x3ecd, 0x3f33, 0x3f99, 0x4000};
-    d5_tensor in[3] = {raw(D5_F16, 0, NULL, &s), raw(D5_F16, 0, NULL, &l),
-                       raw(D5_F16, 0, NULL, &d)};
+    d5_tensor in[3] = {traw(D5_F16, 0, NULL, &s), traw(D5_F16, 0, NULL, &l),
+                       traw(D5_F16, 0, NULL, &d)};
     for (int64_t stash = 1; stash <= 11; stash += 10) {
         d5_tensor y = run1("Range", in, 3, ATTRS(attr_int("stash_type", stash)));
         expect_bytes(&y, D5_F16, 11, want, "Range float16");
@@ -408,8 +396,8 @@ Test(range, float16_and_bfloat16)
     op_free_all(in, 3);
     /* bfloat16 0, 1, 0.25 (0x0000, 0x3F80, 0x3E80) */
     const uint16_t bs = 0, bl = 0x3F80, bd = 0x3E80, bw[4] = {0, 0x3E80, 0x3F00, 0x3F40};
-    d5_tensor b[3] = {raw(D5_BF16, 0, NULL, &bs), raw(D5_BF16, 0, NULL, &bl),
-                      raw(D5_BF16, 0, NULL, &bd)};
+    d5_tensor b[3] = {traw(D5_BF16, 0, NULL, &bs), traw(D5_BF16, 0, NULL, &bl),
+                      traw(D5_BF16, 0, NULL, &bd)};
     d5_tensor y = run1("Range", b, 3, NULL);
     expect_bytes(&y, D5_BF16, 4, bw, "Range bfloat16");
     op_free_all(b, 3);

@@ -13,17 +13,6 @@
 
 /* ---- Helpers ---- */
 
-/* A tensor of n elements of type dt holding the bytes at `values`. */
-static d5_tensor raw(d5_dtype dt, int32_t ndim, const int64_t *shape, const void *values)
-{
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(dt, ndim, shape, &d), D5_OK);
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    memcpy(t.data, values, (size_t)d5_tensor_desc_numel(&d) * d5_dtype_size(dt));
-    return t;
-}
-
 static d5_attr attr_tensor(const char *name, const d5_tensor *t)
 {
     return (d5_attr){.name = name, .type = D5_ATTR_TENSOR, .tensor = t};
@@ -108,7 +97,7 @@ Test(label_encoder, float_keys_match_nan_and_zero_by_value_in_opset_4_by_bits_in
     memcpy(&other_nan, &other_nan_bits, sizeof other_nan);
     memcpy(&nan_, &nan_bits, sizeof nan_);
     float x[] = {other_nan, -0.0f, 0.0f, 2.5f, nan_, 7.0f};
-    d5_tensor in = raw(D5_F32, 1, SHAPE(6), x), y;
+    d5_tensor in = traw(D5_F32, 1, SHAPE(6), x), y;
     const double keys[] = {NAN, 0.0, 2.5}, values[] = {1.0, 2.0, 3.0};
     d5_attr a[] = {attr_floats("keys_floats", keys, 3), attr_floats("values_floats", values, 3),
                    attr_float("default_float", 9.0), attr_int("__opset", 4)};
@@ -133,10 +122,10 @@ Test(label_encoder, float_keys_match_nan_and_zero_by_value_in_opset_4_by_bits_in
 Test(label_encoder, takes_keys_values_and_default_as_tensors_in_opset_4)
 {
     /* float64 keys 1.5, -2.0 -> int32 10, 20, default 7 */
-    d5_tensor keys = raw(D5_F64, 1, SHAPE(2), (const double[]){1.5, -2.0});
-    d5_tensor values = raw(D5_I32, 1, SHAPE(2), (const int32_t[]){10, 20});
-    d5_tensor def = raw(D5_I32, 1, SHAPE(1), (const int32_t[]){7});
-    d5_tensor in = raw(D5_F64, 1, SHAPE(3), (const double[]){-2.0, 1.5, 3.0}), y;
+    d5_tensor keys = traw(D5_F64, 1, SHAPE(2), (const double[]){1.5, -2.0});
+    d5_tensor values = traw(D5_I32, 1, SHAPE(2), (const int32_t[]){10, 20});
+    d5_tensor def = traw(D5_I32, 1, SHAPE(1), (const int32_t[]){7});
+    d5_tensor in = traw(D5_F64, 1, SHAPE(3), (const double[]){-2.0, 1.5, 3.0}), y;
     d5_attr a[] = {attr_tensor("keys_tensor", &keys), attr_tensor("values_tensor", &values),
                    attr_tensor("default_tensor", &def)};
     d5_attrs attrs = attrs_of(a, 3);
@@ -147,8 +136,8 @@ Test(label_encoder, takes_keys_values_and_default_as_tensors_in_opset_4)
     d5_tensor_free(&y);
     /* int16 keys from strings, as ONNX's test: a, b, c -> 0, 1, 2, default 42 */
     d5_tensor skeys = tstr(1, SHAPE(3), (const char *[]){"a", "b", "c"});
-    d5_tensor svalues = raw(D5_I16, 1, SHAPE(3), (const int16_t[]){0, 1, 2});
-    d5_tensor sdef = raw(D5_I16, 1, SHAPE(1), (const int16_t[]){42});
+    d5_tensor svalues = traw(D5_I16, 1, SHAPE(3), (const int16_t[]){0, 1, 2});
+    d5_tensor sdef = traw(D5_I16, 1, SHAPE(1), (const int16_t[]){42});
     d5_tensor sin = tstr(1, SHAPE(5), (const char *[]){"a", "b", "d", "c", "g"});
     d5_attr b[] = {attr_tensor("keys_tensor", &skeys), attr_tensor("values_tensor", &svalues),
                    attr_tensor("default_tensor", &sdef)};
@@ -204,7 +193,7 @@ Test(label_encoder, refuses_bad_attributes_naming_them)
     attrs = attrs_of(tensor2, 3);
     op_expect_fails("LabelEncoder", &s, 1, &attrs, 1, D5_ERR_INVALID,
                     "keys_tensor is an attribute of ai.onnx.ml opset 4");
-    d5_tensor bad_def = raw(D5_I32, 1, SHAPE(1), (const int32_t[]){3});
+    d5_tensor bad_def = traw(D5_I32, 1, SHAPE(1), (const int32_t[]){3});
     d5_attr def[] = {keys, vals, attr_tensor("default_tensor", &bad_def)};
     attrs = attrs_of(def, 3);
     op_expect_fails("LabelEncoder", &s, 1, &attrs, 1, D5_ERR_INVALID,
@@ -213,7 +202,7 @@ Test(label_encoder, refuses_bad_attributes_naming_them)
     attrs = attrs_of(floats_as_ints, 2);
     op_expect_fails("LabelEncoder", &s, 1, &attrs, 1, D5_ERR_INVALID,
                     "values_floats must be a list of floats");
-    d5_tensor u8 = raw(D5_U8, 1, SHAPE(1), (const uint8_t[]){1});
+    d5_tensor u8 = traw(D5_U8, 1, SHAPE(1), (const uint8_t[]){1});
     attrs = attrs_of(two + 1, 2);
     op_expect_fails("LabelEncoder", &u8, 1, &attrs, 1, D5_ERR_UNSUPPORTED,
                     "LabelEncoder: input 0 has data type uint8");
@@ -236,7 +225,7 @@ Test(array_feature_extractor, picks_along_the_last_axis)
 Test(array_feature_extractor, copies_int64_exactly_and_strings)
 {
     const int64_t big[] = {INT64_MAX, (INT64_C(1) << 53) + 1, -7};
-    d5_tensor in[2] = {raw(D5_I64, 2, SHAPE(1, 3), big), ti64(1, SHAPE(2), IVALS(1, 0))}, y;
+    d5_tensor in[2] = {traw(D5_I64, 2, SHAPE(1, 3), big), ti64(1, SHAPE(2), IVALS(1, 0))}, y;
     run_op("ArrayFeatureExtractor", "ref", in, 2, NULL, &y, 1);
     expect_i64(&y, IVALS((INT64_C(1) << 53) + 1, INT64_MAX), 2);
     d5_tensor_free(&y);
@@ -267,7 +256,7 @@ Test(array_feature_extractor, refuses_positions_out_of_range_at_create_or_forwar
     d5_op_free(op);
     d5_tensor scalar[2] = {tf32(0, NULL, VALS(1)), ti64(1, SHAPE(1), IVALS(0))};
     op_expect_fails("ArrayFeatureExtractor", scalar, 2, NULL, 1, D5_ERR_SHAPE, "scalar");
-    d5_tensor i32 = raw(D5_I32, 1, SHAPE(1), (const int32_t[]){0});
+    d5_tensor i32 = traw(D5_I32, 1, SHAPE(1), (const int32_t[]){0});
     d5_tensor wrong[2] = {in[0], i32};
     op_expect_fails("ArrayFeatureExtractor", wrong, 2, NULL, 1, D5_ERR_UNSUPPORTED,
                     "ArrayFeatureExtractor: input 1 has data type int32");
@@ -285,12 +274,12 @@ Test(binarizer, maps_values_above_the_threshold_to_one)
     expect_op_values("Binarizer", &x, 1, &attrs, VALS(0, 0, 0, 1, 0, 1), 6, 0);
     d5_tensor_free(&x);
     /* int32, default threshold 0 */
-    d5_tensor xi = raw(D5_I32, 1, SHAPE(3), (const int32_t[]){-2, 0, 5}), y;
+    d5_tensor xi = traw(D5_I32, 1, SHAPE(3), (const int32_t[]){-2, 0, 5}), y;
     run_op("Binarizer", "ref", &xi, 1, NULL, &y, 1);
     cr_assert_eq(y.desc.dtype, D5_I32);
     const int32_t *g = y.data;
     cr_expect(g[0] == 0 && g[1] == 0 && g[2] == 1, "got %d %d %d", g[0], g[1], g[2]);
-    d5_tensor u8 = raw(D5_U8, 1, SHAPE(1), (const uint8_t[]){1});
+    d5_tensor u8 = traw(D5_U8, 1, SHAPE(1), (const uint8_t[]){1});
     op_expect_fails("Binarizer", &u8, 1, NULL, 1, D5_ERR_UNSUPPORTED,
                     "Binarizer: input 0 has data type uint8");
     op_free_all((d5_tensor[]){xi, y, u8}, 3);
@@ -304,9 +293,9 @@ Test(tree_ensemble, follows_onnx_single_tree_with_tensor_attributes)
      * -> node 1 (x0 <= 1.2: leaves 0 / 2) or node 2 (x0 <= 4.2: leaves 1 / 3).
      * Rows x0 = 1.2, -0.12, 4.14: leaf 0 (5.23 to target 0), leaf 0, leaf 1
      * (12.12 to target 1). */
-    d5_tensor modes = raw(D5_U8, 1, SHAPE(3), (const uint8_t[]){0, 0, 0});
-    d5_tensor splits = raw(D5_F64, 1, SHAPE(3), (const double[]){3.14, 1.2, 4.2});
-    d5_tensor weights = raw(D5_F64, 1, SHAPE(4), (const double[]){5.23, 12.12, -12.23, 7.21});
+    d5_tensor modes = traw(D5_U8, 1, SHAPE(3), (const uint8_t[]){0, 0, 0});
+    d5_tensor splits = traw(D5_F64, 1, SHAPE(3), (const double[]){3.14, 1.2, 4.2});
+    d5_tensor weights = traw(D5_F64, 1, SHAPE(4), (const double[]){5.23, 12.12, -12.23, 7.21});
     d5_attr a[] = {attr_int("n_targets", 2),
                    attr_ints("tree_roots", IVALS(0), 1),
                    attr_tensor("nodes_modes", &modes),
@@ -320,7 +309,7 @@ Test(tree_ensemble, follows_onnx_single_tree_with_tensor_attributes)
                    attr_tensor("leaf_weights", &weights)};
     d5_attrs attrs = attrs_of(a, 11);
     /* float64 X, as ONNX's test: in float32, 1.2 would exceed the split 1.2 */
-    d5_tensor x = raw(D5_F64, 2, SHAPE(3, 2), (const double[]){1.2, 3.4, -0.12, 1.66, 4.14, 1.77});
+    d5_tensor x = traw(D5_F64, 2, SHAPE(3, 2), (const double[]){1.2, 3.4, -0.12, 1.66, 4.14, 1.77});
     d5_tensor y;
     run_op("TreeEnsemble", "ref", &x, 1, &attrs, &y, 1);
     op_expect_shape(&y, 2, SHAPE(3, 2));

@@ -19,12 +19,7 @@ static void expect_words(const d5_tensor *t, const char *const *want, int64_t n,
 
 static d5_tensor raw(d5_dtype dt, int64_t n, const void *values)
 {
-    d5_tensor_desc d;
-    d5_tensor t;
-    cr_assert_eq(d5_tensor_desc_make(dt, 1, &n, &d), D5_OK);
-    cr_assert_eq(d5_tensor_alloc(&d, &t), D5_OK);
-    memcpy(t.data, values, (size_t)n * d5_dtype_size(dt));
-    return t;
+    return traw(dt, 1, &n, values);
 }
 
 /* Cast of x (freed) to ONNX type `to`. */
