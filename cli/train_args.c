@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define SAMPLER_LIST "ordered, shuffled, partitioned or sharded-batch"
-#define TRAIN_NOPTS  42
+#define TRAIN_NOPTS  43
 
 struct train_args {
     cli_spec spec; /* first: train_spec_free frees the struct through it */
@@ -182,6 +182,12 @@ static void bind_options(train_args *a)
          "a table, FILE.json and FILE_timeline.csv (--out holds them as memory.json and "
          "memory_timeline.csv)",
          0, 0},
+        {"step-profile", CLI_STRING, &o->step_profile, "FILE.json",
+         "write the timeline of a training step (medians over the steps after the first): when "
+         "each gradient became ready, the end of the backward pass, the optimizer, the end of "
+         "the step; d5-sim-train replays it on simulated hosts (docs/level3.md). With "
+         "--distributed only the local scheme (the compute without communication)",
+         0, 0},
     };
     _Static_assert(sizeof opts / sizeof opts[0] == TRAIN_NOPTS, "TRAIN_NOPTS options");
     memcpy(a->opts, opts, sizeof opts);
@@ -198,6 +204,7 @@ static void bind_spec(train_args *a)
         "       [--sampler ordered|shuffled|partitioned|sharded-batch] [--augment LIST]\n"
         "       [--backend LIST] [--json FILE] [--csv FILE] [--mlflow DIR] [--trace FILE]\n"
         "       [--out DIR] [--wandb DIR] [--system-hz HZ] [--memory FILE.json]\n"
+        "       [--step-profile FILE.json]\n"
         "       [--precision f32|bf16|f16 [--no-baseline] [--loss-scale S]]\n"
         "       [--distributed SCHEME [--comm NAME] [--servers N] [--staleness S]\n"
         "        [--average-every K] [--bucket-mb M] [--comm-timeout S]]   (under mpirun)",
@@ -312,6 +319,11 @@ static d5_status check_distributed(const train_options *o)
     if (o->memory)
         return d5_error(D5_ERR_INVALID, "--memory records one trainer's step and does not "
                                         "combine with --distributed");
+    if (o->step_profile && o->scheme != D5_DIST_LOCAL)
+        return d5_error(D5_ERR_INVALID,
+                        "--step-profile records the compute of a step; with --distributed it "
+                        "takes the local scheme only (%s's communication would count as compute)",
+                        o->distributed);
     if (c->compare_backend)
         return d5_error(D5_ERR_INVALID, "--compare-backend does not combine with --distributed");
     if (o->scheme != D5_DIST_LOCAL && (c->target_accuracy > 0 || c->time_budget_s > 0))

@@ -2,6 +2,7 @@
  * step is the warm-up (buffers, first messages) and is left out of the step
  * statistics when there are others. */
 #include "train_dist.h"
+#include "train_out.h"
 #include "train_run.h"
 
 #include "comm_cli.h"
@@ -228,7 +229,7 @@ static d5_status job_dist(job *jb)
 /* A worker: the trainer with the distributed sampler and the scheme. */
 d5_status job_train(job *jb, d5_network *net, const d5_dataset *train, const d5_dataset *test,
                     d5_optimizer *opt, const d5_trainer_params *tp, const d5_sampler_params *sp,
-                    d5_timer *timer, d5_train_result *res)
+                    d5_timer *timer, d5_train_result *res, train_reports *tr)
 {
     d5_status s = job_dist(jb);
     if (s == D5_OK) s = d5_sampler_create(train, sp, &jb->smp);
@@ -237,7 +238,9 @@ d5_status job_train(job *jb, d5_network *net, const d5_dataset *train, const d5_
     if (s == D5_OK) s = d5_trainer_set_timer(jb->t, timer);
     if (s == D5_OK) s = d5_comm_attach_timer(jb->comm, timer);
     if (s == D5_OK) s = d5_dist_attach(jb->dist, jb->t, opt);
+    if (s == D5_OK) s = train_reports_attach_steps(tr, jb->t);
     if (s == D5_OK) s = d5_trainer_run(jb->t, NULL, test, 0, res);
+    if (s == D5_OK) s = train_reports_take_steps(tr);
     return s;
 }
 

@@ -51,9 +51,10 @@ int job_begin(job *jb, const d5_dist_params *dp, const char *comm_name, double t
 /* Every rank's verdict on a check, so that all go on or all stop. */
 int job_agree_ok(job *jb, int ok);
 /* A worker: the trainer with the distributed sampler and the scheme. */
+struct train_reports;
 d5_status job_train(job *jb, d5_network *net, const d5_dataset *train, const d5_dataset *test,
                     d5_optimizer *opt, const d5_trainer_params *tp, const d5_sampler_params *sp,
-                    d5_timer *timer, d5_train_result *res);
+                    d5_timer *timer, d5_train_result *res, struct train_reports *tr);
 /* A server rank: a trainer of the same network for its parameters, never run. */
 d5_status job_serve(job *jb, d5_network *net, d5_optimizer *opt, const d5_trainer_params *tp);
 /* Collective: the scheme's last steps and the figures into jb->res. */

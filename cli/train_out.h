@@ -73,6 +73,9 @@ typedef struct train_reports {
     d5_sysmon *sys;               /* running, then stopped; NULL when off */
     d5_trainer *trainer;          /* kept after the run when a step was recorded */
     const d5_memory_profile *mem; /* the trainer's, once the run is done */
+    int record_steps;             /* --step-profile */
+    d5_step_recorder *steps;      /* attached to the trainer while it runs */
+    d5_step_profile profile;      /* the steps' medians, once the run is done */
 } train_reports;
 
 /* Starts the sampler when system_hz > 0. */
@@ -81,6 +84,13 @@ d5_status train_reports_start(train_reports *r);
  * profile (a run that ended before that step says so on stderr). */
 d5_status train_reports_stop(train_reports *r, const d5_train_result *res);
 void train_reports_free(train_reports *r);
+/* --step-profile: attaches the step recorder to t when asked; after the run,
+ * takes the medians of its steps (the first left out) and frees it. */
+d5_status train_reports_attach_steps(train_reports *r, d5_trainer *t);
+d5_status train_reports_take_steps(train_reports *r);
+/* Writes the profile taken, with the model's name and the threads. */
+d5_status train_reports_step_file(train_reports *r, const char *model, int threads,
+                                  const char *path);
 /* The system line and the memory table. */
 d5_status train_reports_print(FILE *f, const train_reports *r);
 /* What train_reports_print prints, for the training document: sets "system"

@@ -32,8 +32,36 @@ d5_status train_reports_stop(train_reports *r, const d5_train_result *res)
     return s;
 }
 
+d5_status train_reports_attach_steps(train_reports *r, d5_trainer *t)
+{
+    return r && r->record_steps ? d5_step_recorder_attach(t, &r->steps) : D5_OK;
+}
+
+d5_status train_reports_take_steps(train_reports *r)
+{
+    if (!r || !r->steps) return D5_OK;
+    d5_status s = d5_step_recorder_profile(r->steps, 1, &r->profile);
+    d5_step_recorder_free(r->steps);
+    r->steps = NULL;
+    return s;
+}
+
+d5_status train_reports_step_file(train_reports *r, const char *model, int threads,
+                                  const char *path)
+{
+    if (r->profile.n < 1)
+        return d5_error(D5_ERR_STATE, "--step-profile %s: no steps were recorded", path);
+    const char *slash = strrchr(model, '/');
+    snprintf(r->profile.model, sizeof r->profile.model, "%s", slash ? slash + 1 : model);
+    r->profile.threads = threads;
+    return d5_step_profile_write(&r->profile, path);
+}
+
 void train_reports_free(train_reports *r)
 {
+    d5_step_recorder_free(r->steps);
+    r->steps = NULL;
+    d5_step_profile_free(&r->profile);
     d5_sysmon_free(r->sys);
     r->sys = NULL;
     r->mem = NULL; /* the trainer's */

@@ -164,7 +164,9 @@ static d5_status train_with(d5_network *net, const d5_dataset *train, const d5_d
     if (s == D5_OK) s = d5_trainer_set_optimizer(t, opt);
     int record = reports && reports->memory_step > 0;
     if (s == D5_OK && record) s = d5_trainer_record_memory(t, reports->memory_step);
+    if (s == D5_OK) s = train_reports_attach_steps(reports, t);
     if (s == D5_OK) s = d5_trainer_run(t, NULL, test, 0, res);
+    if (s == D5_OK) s = train_reports_take_steps(reports);
     if (s == D5_OK && record)
         reports->trainer = t;
     else
@@ -260,7 +262,7 @@ typedef struct run {
     const cli_spec *spec; /* the options' table holding o's values */
     job jb;
     /* The outputs of rank 0 (NULL on the other ranks). */
-    const char *json, *csv, *mlflow, *wandb, *checkpoint, *out, *memory;
+    const char *json, *csv, *mlflow, *wandb, *checkpoint, *out, *memory, *step_profile;
     int want_out; /* every rank takes part in the folder's merged trace */
     d5_sampler_params sp;
     d5_optimizer_params op;
@@ -314,7 +316,8 @@ static int run_begin(run *r)
     int ok = r->jb.rank != 0 || (!out_taken && cli_outputs_check("train", &o->outs) &&
                                  cli_output_ok("train", "--trace", o->trace, 0) &&
                                  cli_output_ok("train", "--checkpoint", r->c->checkpoint, 0) &&
-                                 cli_output_ok("train", "--memory", o->memory, 0));
+                                 cli_output_ok("train", "--memory", o->memory, 0) &&
+                                 cli_output_ok("train", "--step-profile", o->step_profile, 0));
     if (r->jb.comm) ok = job_agree_ok(&r->jb, ok);
     if (!ok) return job_end(&r->jb, out_taken ? D5_EXIT_USAGE : D5_EXIT_INPUT);
     r->want_out = o->outs.out != NULL;
@@ -322,6 +325,7 @@ static int run_begin(run *r)
         r->json = o->outs.json, r->csv = o->outs.csv, r->mlflow = o->outs.mlflow;
         r->wandb = o->outs.wandb, r->out = o->outs.out;
         r->checkpoint = r->c->checkpoint, r->memory = o->memory;
+        r->step_profile = o->step_profile;
     }
     int rc = cli_threads_apply("train", o->threads);
     return rc >= 0 ? job_end(&r->jb, rc) : -1;
@@ -395,6 +399,7 @@ static d5_status run_setup(run *r)
      * --distributed, when a file asks for it). */
     r->tr.system_hz = r->o->system_hz;
     r->tr.memory_step = !jb->comm && (r->memory || r->out) ? r->o->memory_step : 0;
+    r->tr.record_steps = r->o->step_profile != NULL;
     return s;
 }
 
@@ -418,7 +423,7 @@ static d5_status run_train(run *r)
         if (jb->rank == 0) s = train_reports_start(&r->tr);
         if (s == D5_OK)
             s = jb->comm ? job_train(jb, r->net, r->train, r->test, r->opt, &r->tp, &r->sp,
-                                     r->timer, &r->res)
+                                     r->timer, &r->res, &r->tr)
                          : train_with(r->net, r->train, r->test, r->opt, &r->tp, &r->sp, r->timer,
                                       &r->res, &r->tr);
         if (s == D5_OK && jb->rank == 0) s = train_reports_stop(&r->tr, &r->res);
@@ -469,6 +474,8 @@ static d5_status run_report(run *r)
         s = jb->comm ? d5_comm_trace_merge(jb->comm, r->timer, r->o->trace)
                      : train_reports_trace(&r->tr, r->timer, r->o->trace);
     if (s == D5_OK && r->memory) s = train_reports_memory_file(&r->tr, r->memory);
+    if (s == D5_OK && r->step_profile)
+        s = train_reports_step_file(&r->tr, c->model, r->res.threads_max, r->step_profile);
     /* The folder's trace of every rank: merged by all, moved in by rank 0. */
     if (s == D5_OK && r->want_out && jb->comm) {
         snprintf(r->trace_part, sizeof r->trace_part, "%s.trace-%ld.json",

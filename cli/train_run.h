@@ -17,8 +17,9 @@ typedef struct train_options {
      * --trace and --memory. */
     cli_outputs outs;
     const char *trace, *memory;
-    double system_hz; /* default 10 */
-    int memory_step;  /* default 2 */
+    const char *step_profile; /* --step-profile FILE.json */
+    double system_hz;         /* default 10 */
+    int memory_step;          /* default 2 */
     /* --distributed (NULL: one process) and its options; -1: the scheme's
      * default. */
     const char *distributed;

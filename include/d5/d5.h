@@ -16,6 +16,7 @@
 #include "d5/report.h"
 #include "d5/runlog.h"
 #include "d5/stats.h"
+#include "d5/step_profile.h"
 #include "d5/sysmon.h"
 #include "d5/threads.h"
 #include "d5/timer.h"

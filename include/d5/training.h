@@ -20,6 +20,7 @@
 #include "d5/core.h"
 #include "d5/memory.h"
 #include "d5/operator.h"
+#include "d5/step_profile.h"
 #include "d5/threads.h"
 
 #ifdef __cplusplus
@@ -538,6 +539,24 @@ D5_API D5_NODISCARD d5_status d5_trainer_record_memory(d5_trainer *t, int64_t st
  * D5_ERR_STATE when none was asked for, or the run stopped before that step. */
 D5_API D5_NODISCARD d5_status d5_trainer_memory_profile(const d5_trainer *t,
                                                         const d5_memory_profile **out);
+
+/* ---- The step recorder --------------------------------------------------------------- */
+
+/* Records the timeline of every step of t's runs through trainer hooks,
+ * added after the hooks already attached (their time counts in the step):
+ * when each gradient became ready, when the backward pass ended, when the
+ * optimizer began and ended, when the step ended, each from the end of the
+ * step before. Free it after the trainer's last run. */
+typedef struct d5_step_recorder d5_step_recorder;
+D5_API D5_NODISCARD d5_status d5_step_recorder_attach(d5_trainer *t, d5_step_recorder **out);
+D5_API void d5_step_recorder_free(d5_step_recorder *r);
+/* Steps recorded so far. */
+D5_API int64_t d5_step_recorder_steps(const d5_step_recorder *r);
+/* The medians over the steps recorded, the first `skip` left out, into *out
+ * (d5_step_profile_free it; model and threads are left for the caller).
+ * D5_ERR_STATE when no step is left to take them over. */
+D5_API D5_NODISCARD d5_status d5_step_recorder_profile(const d5_step_recorder *r, int64_t skip,
+                                                       d5_step_profile *out);
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,38 @@ Test(train_cli, errors_name_what_is_wrong)
     cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
     free(out);
     free(err);
+    /* A step profile under dsgd would count its communication as compute. */
+    rc = RUN(&out, &err, "train", "--dataset", "synthetic", "--distributed", "dsgd",
+             "--step-profile", "/tmp/never.json");
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+    cr_assert(strstr(err, "--step-profile records the compute of a step"), "%s", err);
+    free(out);
+    free(err);
+}
+
+/* --step-profile: the timeline of a step, every parameter of LeNet in it. */
+Test(train_cli, step_profile_of_lenet)
+{
+    char *dir = tmpdir_make(), *path, *out, *err;
+    cr_assert_geq(asprintf(&path, "%s/profile.json", dir), 0);
+    int rc =
+        RUN(&out, &err, "train", "--model", "lenet", "--dataset", "synthetic", "--batch", "8",
+            "--max-batches", "4", "--threads", "1", "--system-hz", "0", "--step-profile", path);
+    cr_assert_eq(rc, 0, "exit %d: %s\n%s", rc, out, err);
+    json_t *doc = json_read(path);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "schema")), "d5-step-profile");
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "model")), "lenet");
+    cr_assert_eq(json_integer_value(json_object_get(doc, "batch")), 8);
+    cr_assert_eq(json_integer_value(json_object_get(doc, "threads")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(doc, "steps")), 3, "the first left out");
+    cr_assert_eq(json_array_size(json_object_get(doc, "parameters")), 10);
+    cr_assert_eq(json_array_size(json_object_get(doc, "ready")), 10);
+    cr_assert_eq(json_array_size(json_object_get(doc, "step_factors")), 3);
+    double step = json_number_value(json_object_get(doc, "step_s"));
+    cr_assert(step > 0 && step < 10, "%g s", step);
+    json_decref(doc);
+    free(path);
+    run_done(out, err, dir);
 }
 
 /* Two runs from the same weights on two backends drift apart from zero. */
