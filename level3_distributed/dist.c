@@ -13,6 +13,59 @@
 
 #define BCAST_NAME "initial parameters"
 
+/* ---- The clock, buffers and copies ---- */
+
+/* The step figures' clock: the monotonic clock; in d5-sim-train SimGrid's
+ * simulated one. */
+#if D5_SIM
+#include <simgrid/engine.h>
+#include <smpi/smpi.h>
+double d5__sim_copy_s_per_byte = 0;
+static uint64_t step_clock_ns(void)
+{
+    return (uint64_t)(simgrid_get_clock() * 1e9);
+}
+#else
+static uint64_t step_clock_ns(void)
+{
+    return d5_monotonic_ns();
+}
+#endif
+
+float *d5__dist_model_alloc(int64_t floats, const char *what)
+{
+    size_t bytes = (size_t)(floats + 1) * sizeof(float);
+#if D5_SIM
+    (void)what;
+    return SMPI_SHARED_MALLOC(bytes);
+#else
+    return d5_alloc(bytes, what);
+#endif
+}
+
+void d5__dist_model_free(float *p)
+{
+#if D5_SIM
+    if (p) SMPI_SHARED_FREE(p);
+#else
+    d5_free(p);
+#endif
+}
+
+void d5__dist_copy(float *dst, const float *src, int64_t n, float scale)
+{
+#if D5_SIM
+    if (d5__sim_copy_s_per_byte > 0) {
+        smpi_execute((double)n * sizeof(float) * d5__sim_copy_s_per_byte);
+        return;
+    }
+#endif
+    if (scale == 1.0f)
+        memcpy(dst, src, (size_t)n * sizeof *dst);
+    else
+        for (int64_t k = 0; k < n; k++) dst[k] = src[k] * scale;
+}
+
 /* ---- Schemes ---- */
 
 const char *d5_dist_scheme_name(int32_t scheme)
@@ -128,7 +181,7 @@ void d5_dist_free(d5_dist *d)
     d5_free(d->state);
     d5_optimizer_free(d->wrap);
     d5_free(d->sizes);
-    d5_free(d->flat);
+    d5__dist_model_free(d->flat);
     d5_free(d->step_s);
     d5_free(d->exposed_s);
     d5_free(d->losses);
@@ -162,7 +215,7 @@ void d5__dist_pack(d5_dist *d, float *dst, int grads)
 {
     for (int32_t i = 0; i < d->n; i++) {
         const float *src = grads ? d5_trainer_gradient(d->t, i) : d5_trainer_param(d->t, i);
-        memcpy(dst, src, (size_t)d->sizes[i] * sizeof *dst);
+        d5__dist_copy(dst, src, d->sizes[i], 1.0f);
         dst += d->sizes[i];
     }
 }
@@ -171,10 +224,7 @@ void d5__dist_unpack(d5_dist *d, const float *src, int grads, float scale)
 {
     for (int32_t i = 0; i < d->n; i++) {
         float *dst = grads ? d5_trainer_gradient(d->t, i) : d5_trainer_param(d->t, i);
-        if (scale == 1.0f)
-            memcpy(dst, src, (size_t)d->sizes[i] * sizeof *dst);
-        else
-            for (int64_t k = 0; k < d->sizes[i]; k++) dst[k] = src[k] * scale;
+        d5__dist_copy(dst, src, d->sizes[i], scale);
         src += d->sizes[i];
     }
 }
@@ -199,7 +249,7 @@ static d5_status take_table(d5_dist *d, d5_trainer *t)
     if (!d->sizes) return D5_ERR_NOMEM;
     d->total = 0;
     for (int32_t i = 0; i < d->n; i++) d->total += d->sizes[i] = d5_trainer_param_size(t, i);
-    d->flat = d5_alloc((size_t)(d->total + 1) * sizeof *d->flat, "distributed scratch");
+    d->flat = d5__dist_model_alloc(d->total, "distributed scratch");
     return d->flat ? D5_OK : D5_ERR_NOMEM;
 }
 
@@ -217,6 +267,12 @@ static d5_status broadcast_initial(d5_dist *d)
 static uint64_t param_hash(d5_dist *d)
 {
     uint64_t h = D5_FNV1A_OFFSET;
+#if D5_SIM
+    /* Every simulated rank's parameters are one folded block: nothing to
+     * compare, and hashing a thousand models would take the simulator's time. */
+    (void)d;
+    return h;
+#endif
     for (int32_t i = 0; i < d->n; i++)
         h = d5_fnv1a(h, d5_trainer_param(d->t, i), (size_t)d->sizes[i] * sizeof(float));
     return h;
@@ -326,7 +382,7 @@ static d5_status on_first(d5_trainer *t, void *user)
     d5_status s = broadcast_initial(d);
     if (s == D5_OK) s = d5_comm_counters(d->c, D5_COMM_OP_ALL, NULL, &d->at_start);
     if (s == D5_OK && d->scheme->setup) s = d->scheme->setup(d);
-    d->start_ns = d->last_ns = d5_monotonic_ns();
+    d->start_ns = d->last_ns = step_clock_ns();
     d->in_scheme_ns = 0;
     return s;
 }
@@ -334,9 +390,9 @@ static d5_status on_first(d5_trainer *t, void *user)
 /* Runs a scheme function, adding its time to the step's exposed share. */
 #define TIMED(call)                                                                                \
     do {                                                                                           \
-        uint64_t t0_ = d5_monotonic_ns();                                                          \
+        uint64_t t0_ = step_clock_ns();                                                            \
         d5_status s_ = (call);                                                                     \
-        d->in_scheme_ns += d5_monotonic_ns() - t0_;                                                \
+        d->in_scheme_ns += step_clock_ns() - t0_;                                                  \
         return s_;                                                                                 \
     } while (0)
 
@@ -367,9 +423,9 @@ static d5_status on_step(d5_trainer *t, void *user, int64_t step, double loss)
     d5_status s = grow(d);
     if (s != D5_OK) return s;
     d->losses[d->steps] = loss;
-    uint64_t t0 = d5_monotonic_ns();
+    uint64_t t0 = step_clock_ns();
     s = d5__dist_step_sync(d, step, loss);
-    uint64_t now = d5_monotonic_ns();
+    uint64_t now = step_clock_ns();
     d->in_scheme_ns += now - t0;
     d->step_s[d->steps] = (double)(now - d->last_ns) * 1e-9;
     d->exposed_s[d->steps] = (double)d->in_scheme_ns * 1e-9;
@@ -449,9 +505,9 @@ d5_status d5_dist_serve(d5_dist *d, d5_trainer *t, d5_optimizer *opt)
     s = d5__ps_setup(d);
     if (s == D5_OK) s = broadcast_initial(d);
     if (s == D5_OK) s = d5_comm_counters(d->c, D5_COMM_OP_ALL, NULL, &d->at_start);
-    d->start_ns = d5_monotonic_ns();
+    d->start_ns = step_clock_ns();
     if (s == D5_OK) s = d->scheme->serve(d);
-    d->end_ns = d5_monotonic_ns();
+    d->end_ns = step_clock_ns();
     return s;
 }
 
@@ -461,6 +517,12 @@ d5_status d5_dist_serve(d5_dist *d, d5_trainer *t, d5_optimizer *opt)
  * (identical models give exactly 0). Collective. */
 static d5_status consensus(d5_dist *d, double *dist, double *norm)
 {
+#if D5_SIM
+    /* Folded parameters (param_hash): no distance to measure. */
+    (void)d;
+    *dist = *norm = 0;
+    return D5_OK;
+#endif
     double *sum = d5_calloc((size_t)d->total + 1, sizeof *sum, "consensus distance");
     if (!sum) return D5_ERR_NOMEM;
     if (d->worker >= 0) {

@@ -57,6 +57,18 @@ struct d5_dist {
     int32_t hash_checks;
 };
 
+/* Buffers of a model's size, and copies of gradients and parameters
+ * (dst = src * scale; n floats). In d5-sim-train (built with D5_SIM) the
+ * buffers are SMPI's shared allocations, every simulated rank's folded onto
+ * one block, and a copy costs d5__sim_copy_s_per_byte of simulated time a
+ * byte instead of being made, when that model is set (> 0). */
+float *d5__dist_model_alloc(int64_t floats, const char *what);
+void d5__dist_model_free(float *p);
+void d5__dist_copy(float *dst, const float *src, int64_t n, float scale);
+#if D5_SIM
+extern double d5__sim_copy_s_per_byte;
+#endif
+
 /* A zeroed block of `size` bytes made the scheme's state (d->state), which
  * d5_dist_free frees after the scheme's fini; NULL when out of memory. */
 void *d5__dist_new_state(d5_dist *d, size_t size, const char *what);

@@ -58,12 +58,12 @@ d5_status d5__ps_setup(d5_dist *d)
     int64_t most = 0;
     for (int32_t s = 0; s < q->targets; s++)
         if (q->count[s] > most) most = q->count[s];
-    q->buf = d5_alloc((size_t)(most + 1) * sizeof *q->buf, "parameter server");
+    q->buf = d5__dist_model_alloc(most, "parameter server");
     if (!q->buf) return D5_ERR_NOMEM;
     if (d->server < 0) return D5_OK;
     /* A server: its tensors go to its optimizer; clocks per worker. */
     int32_t me = d->server;
-    q->acc = d5_alloc((size_t)(q->count[me] + 1) * sizeof *q->acc, "parameter server");
+    q->acc = d5__dist_model_alloc(q->count[me], "parameter server");
     q->ptr = d5_alloc((size_t)(d->n + 1) * sizeof *q->ptr, "parameter server");
     q->clock = d5_calloc((size_t)d->workers, sizeof *q->clock, "parameter server");
     q->waiting = d5_calloc((size_t)d->workers, sizeof *q->waiting, "parameter server");
@@ -87,8 +87,8 @@ void d5__ps_fini(d5_dist *d)
     if (q) {
         d5_free(q->count);
         d5_free(q->version);
-        d5_free(q->buf);
-        d5_free(q->acc);
+        d5__dist_model_free(q->buf);
+        d5__dist_model_free(q->acc);
         d5_free(q->ptr);
         d5_free(q->clock);
         d5_free(q->waiting);

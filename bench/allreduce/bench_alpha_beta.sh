@@ -50,7 +50,7 @@ bench_mpi_header
     >"$work/allreduce.txt" 2>"$work/allreduce.err"
 grep -h "oversubscribed" "$work/pingpong.txt" "$work/allreduce.txt" | head -1 || true
 
-number() { sed -n "s/^ *\"$1\": *\\([-0-9.eE+]*\\).*/\\1/p" "${2:-$work/pingpong.json}" | head -1; }
+number() { bench_json_number "${2:-$work/pingpong.json}" "$1"; }
 alpha=$(number alpha_s)
 beta=$(number beta_s_per_byte)
 r2=$(number fit_r2)

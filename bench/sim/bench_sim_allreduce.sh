@@ -48,39 +48,8 @@ bench_mpi_header
 "$mpirun" -n 2 "$d5" allreduce --comm ring -b 1K -e 64M --time "$time" \
     >"$work/allreduce.txt" 2>"$work/allreduce.err"
 
-number() { sed -n "s/^ *\"$1\": *\\([-0-9.eE+]*\\).*/\\1/p" "$work/pingpong.json" | head -1; }
-nseg=$(number exchange_segments)
-nseg=${nseg%.*}
-[ -n "$nseg" ] || { echo "bench_sim_allreduce.sh: no piecewise fit in pingpong.json" >&2; exit 1; }
-# SMPI's factors: "size:factor;size:factor", each from the start of a range.
-# A range whose line has a negative alpha (the slope of large messages that
-# leave the caches) cannot be a latency: it is cut into ranges of a doubling
-# of size, each with no latency and the bandwidth of the line at the middle
-# of its range (the geometric mean of its ends), up to 1 GiB.
-lat="" bw=""
-for ((k = 0; k < nseg; k++)); do
-    from=$(number "exchange_${k}_from_bytes")
-    a=$(number "exchange_${k}_alpha_s")
-    b=$(number "exchange_${k}_beta_s_per_byte")
-    next=$(number "exchange_$((k + 1))_from_bytes")
-    while read -r f l w; do
-        lat="$lat${lat:+;}$f:$l"
-        bw="$bw${bw:+;}$f:$w"
-    done < <(awk -v f="$from" -v a="$a" -v b="$b" -v n="${next:-1073741824}" 'BEGIN {
-        if (a >= 0) { printf "%d %.6g %.6g\n", f, a / 1e-6, 1 / (b * 1e9); exit }
-        for (lo = f; lo < n; lo = hi) {
-            hi = 2 * (lo > 1 ? lo : 1); if (hi > n) hi = n
-            m = sqrt(lo * hi); t = a + b * m
-            printf "%d 0 %.6g\n", lo, m / t / 1e9
-        }
-    }')
-done
-ra=$(number reduce_alpha_s)
-rb=$(number reduce_s_per_byte)
-[ -n "$rb" ] || { echo "bench_sim_allreduce.sh: no reduce_s_per_byte in pingpong.json" >&2; exit 1; }
-ra=$(awk -v a="$ra" 'BEGIN { print a < 0 ? 0 : a }')
-sed -n '/^# piecewise fit/,/^# reduction/p' "$work/pingpong.txt"
-echo "# SMPI: smpi/lat-factor:$lat smpi/bw-factor:$bw; a sum: --reduce-alpha-s $ra --reduce-s-per-byte $rb"
+bench_sim_calibrate "$work/pingpong.json" "$work/pingpong.txt"
+lat=$sim_lat bw=$sim_bw ra=$sim_reduce_alpha rb=$sim_reduce_beta
 
 platform=$root/level3_distributed/sim/platforms/pair.xml
 printf 'host0\nhost1\n' >"$work/hosts.txt"

@@ -14,8 +14,8 @@ static d5_status setup(d5_dist *d)
 {
     dpsgd_state *q = d5__dist_new_state(d, sizeof *q, "dpsgd");
     if (!q) return D5_ERR_NOMEM;
-    q->left = d5_alloc((size_t)(d->total + 1) * sizeof *q->left, "dpsgd neighbour");
-    q->right = d5_alloc((size_t)(d->total + 1) * sizeof *q->right, "dpsgd neighbour");
+    q->left = d5__dist_model_alloc(d->total, "dpsgd neighbour");
+    q->right = d5__dist_model_alloc(d->total, "dpsgd neighbour");
     return q->left && q->right ? D5_OK : D5_ERR_NOMEM;
 }
 
@@ -56,8 +56,8 @@ static void fini(d5_dist *d)
 {
     dpsgd_state *q = d->state;
     if (!q) return;
-    d5_free(q->left);
-    d5_free(q->right);
+    d5__dist_model_free(q->left);
+    d5__dist_model_free(q->right);
 }
 
 /* clang-format off */

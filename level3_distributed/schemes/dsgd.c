@@ -52,8 +52,7 @@ static d5_status gradient_ready(d5_dist *d, int64_t step, int32_t param)
     if (q->announced == 0) q->cursor = q->start = q->buckets = 0;
     q->announced++;
     q->offset[param] = q->cursor;
-    memcpy(d->flat + q->cursor, d5_trainer_gradient(d->t, param),
-           (size_t)d->sizes[param] * sizeof(float));
+    d5__dist_copy(d->flat + q->cursor, d5_trainer_gradient(d->t, param), d->sizes[param], 1.0f);
     q->cursor += d->sizes[param];
     d5_status s = D5_OK;
     if (q->cursor - q->start >= q->bucket_elems || q->announced == d->n) {
@@ -86,9 +85,7 @@ static d5_status after_backward(d5_dist *d, int64_t step)
     }
     q->announced = 0;
     for (int32_t i = 0; s == D5_OK && i < d->n; i++) {
-        float *g = d5_trainer_gradient(d->t, i);
-        const float *src = d->flat + q->offset[i];
-        for (int64_t k = 0; k < d->sizes[i]; k++) g[k] = src[k] * scale;
+        d5__dist_copy(d5_trainer_gradient(d->t, i), d->flat + q->offset[i], d->sizes[i], scale);
     }
     return s;
 }
