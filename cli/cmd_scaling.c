@@ -18,7 +18,7 @@
 /* What the series needs between its steps. */
 typedef struct series {
     const scaling_plan *pl;
-    char dir[4096], json[4200], log[4200], pp_json[4200];
+    char dir[4096], json[4200], log[4200], pp_json[4200], profile[4200];
     int steps, step;
 } series;
 
@@ -95,6 +95,72 @@ typedef struct sc_opts {
     cli_outputs outs; /* --json, --csv */
     int print_only;
 } sc_opts;
+
+/* The simulated rows: the reference run once more as the local scheme,
+ * writing its step profile, then d5-sim-train replaying it on P simulated
+ * ranks with the series' scheme. Returns -1, or an exit status. */
+static int simulate(series *se, const sc_opts *o, const scaling_fit *fit, const scaling_row *ref,
+                    scaling_row *rows, size_t *nrows, const int64_t *mranks, size_t nm,
+                    const scaling_row *base)
+{
+    const scaling_plan *pl = se->pl;
+    scaling_words w = {0};
+    scaling_profile_words(pl, ref->ranks, se->json, se->profile, &w);
+    fprintf(stderr, "[%d/%d] step profile: ", ++se->step, se->steps);
+    scaling_print_words(stderr, "", &w);
+    fputc('\n', stderr);
+    unlink(se->profile);
+    int rc = w.failed ? D5_EXIT_CHECK : scaling_run_logged(w.v, se->log);
+    scaling_words_free(&w);
+    if (rc != 0) {
+        fprintf(stderr,
+                "d5 scaling: the step profile's run (--distributed local --step-profile) ended "
+                "with exit status %d: no simulated rows\n",
+                rc);
+        scaling_print_tail(se->log, 25);
+        return rc;
+    }
+    /* Rings and recursive doubling are d5's own code; the MPI library's
+     * would be SMPI's, not the one measured. */
+    const char *comm = strcmp(ref->comm_backend, "recdbl") == 0 ? "recdbl" : "ring";
+    int fitted_sum = fit->piecewise && fit->reduce.beta_s_per_byte > 0;
+    printf("#\n# simulated (SimGrid, %s): the step of the %lld-rank run, profiled again as the "
+           "local scheme (d5 train --step-profile), replayed by d5-sim-train on P simulated "
+           "ranks (hosts from %s) with %s's real communication over d5's %s allreduce; sums "
+           "costing %s; strong scaling scales the profile's times by %lld / P\n",
+           o->simulate, (long long)ref->ranks, o->sim_hostfile, ref->scheme, comm,
+           fitted_sum ? "the fitted line of d5 pingpong --exchange" : "the rate measured here",
+           (long long)ref->ranks);
+    scaling_print_header(stdout);
+    for (size_t i = 0; i < nm; i++) {
+        int64_t p = mranks[i];
+        scaling_replay rp = {
+            se->profile, ref->scheme, comm, pl, 5, pl->weak ? 1.0 : (double)ref->ranks / (double)p};
+        scaling_words shown = {0};
+        scaling_sim_words(&o->sim, fit, p, &rp, &shown);
+        fprintf(stderr, "[%d/%d] simulated ranks %lld: ", ++se->step, se->steps, (long long)p);
+        scaling_print_words(stderr, "", &shown);
+        fputc('\n', stderr);
+        scaling_words_free(&shown);
+        scaling_row *r = &rows[(*nrows)++];
+        *r = *ref;
+        rc = scaling_sim_train(&o->sim, fit, p, &rp, se->log, r);
+        if (rc != 0) return rc;
+        r->modelled = 1;
+        r->simulated = 1;
+        r->oversubscribed = -1;
+        r->ranks = p;
+        r->workers = ref->servers > 0 ? (double)p - ref->servers : (double)p;
+        r->global_batch = pl->weak ? ref->local_batch * r->workers : ref->global_batch;
+        r->local_batch = r->workers > 0 ? r->global_batch / r->workers : NAN;
+        r->samples_per_s = r->step.median > 0 ? r->global_batch / r->step.median : NAN;
+        r->sent_per_step = r->recv_per_step = NAN;
+        snprintf(r->comm_backend, sizeof r->comm_backend, "%s (SimGrid)", comm);
+        scaling_rows_relate(r, 1, base);
+        scaling_print_row(stdout, r);
+    }
+    return -1;
+}
 
 /* The modelled rows: compute from the measured rows, communication from the
  * alpha-beta ring allreduce. Returns -1, or an exit status. */
@@ -190,37 +256,7 @@ static int model(series *se, const sc_opts *o, scaling_row *rows, size_t *nrows,
         scaling_print_row(stdout, r);
     }
     if (!o->simulate) return -1;
-    /* The same rows with the allreduce simulated on the platform. */
-    int fitted_sum = fit.piecewise && fit.reduce.beta_s_per_byte > 0;
-    printf("#\n# simulated (SimGrid, %s): step = compute + d5's ring allreduce of S bytes on P "
-           "simulated ranks (d5-sim-allreduce under smpirun, hosts from %s), sums costing %s\n",
-           o->simulate, o->sim_hostfile,
-           fitted_sum ? "the fitted line of d5 pingpong --exchange" : "their arithmetic as timed");
-    scaling_print_header(stdout);
-    for (size_t i = 0; i < nm; i++) {
-        int64_t p = mranks[i];
-        double c = pl->weak ? compute : compute * (double)ref->ranks / (double)p;
-        double batch = pl->weak ? (double)(pl->batch * p) : ref->global_batch;
-        scaling_words w = {0};
-        scaling_sim_words(&o->sim, &fit, p, bytes, &w);
-        fprintf(stderr, "[%d/%d] simulated ranks %lld: ", ++se->step, se->steps, (long long)p);
-        scaling_print_words(stderr, "", &w);
-        fputc('\n', stderr);
-        scaling_words_free(&w);
-        double comm;
-        int rc = scaling_sim_allreduce(&o->sim, &fit, p, bytes, se->log, &comm);
-        if (rc != 0) return rc;
-        scaling_row *r = &rows[(*nrows)++];
-        scaling_model_row(&m, p, c, batch, r);
-        r->simulated = 1;
-        r->comm.median = comm;
-        r->step.median = c + comm;
-        r->samples_per_s = r->step.median > 0 ? batch / r->step.median : NAN;
-        snprintf(r->comm_backend, sizeof r->comm_backend, "ring (SimGrid)");
-        scaling_rows_relate(r, 1, base);
-        scaling_print_row(stdout, r);
-    }
-    return -1;
+    return simulate(se, o, &fit, ref, rows, nrows, mranks, nm, base);
 }
 
 /* Notes on the measured rows: oversubscription, and a batch that did not
@@ -310,7 +346,7 @@ static void echo(const scaling_plan *pl, const cli_spec *spec, int have_one)
 static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
                       const int64_t *ranks, size_t nr, const int64_t *mranks, size_t nm)
 {
-    series se = {.pl = pl, .steps = (int)nr + (nm && !o->fit) + (o->simulate ? (int)nm : 0)};
+    series se = {.pl = pl, .steps = (int)nr + (nm && !o->fit) + (o->simulate ? (int)nm + 1 : 0)};
     scaling_row *rows = calloc(nr + 2 * nm, sizeof *rows);
     if (!rows) return cli_fail("scaling", d5_error(D5_ERR_NOMEM, "out of memory"));
     const char *tmp = getenv("TMPDIR");
@@ -324,9 +360,11 @@ static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
     snprintf(se.json, sizeof se.json, "%s/run.json", se.dir);
     snprintf(se.log, sizeof se.log, "%s/run.log", se.dir);
     snprintf(se.pp_json, sizeof se.pp_json, "%s/pingpong.json", se.dir);
+    snprintf(se.profile, sizeof se.profile, "%s/profile.json", se.dir);
     cli_unfinished_add(se.json);
     cli_unfinished_add(se.log);
     cli_unfinished_add(se.pp_json);
+    cli_unfinished_add(se.profile);
     cli_unfinished_add(se.dir);
     /* Open MPI refuses to start as root unless told (containers). */
     if (getuid() == 0) {
@@ -397,6 +435,7 @@ static int run_series(scaling_plan *pl, const sc_opts *o, const cli_spec *spec,
     unlink(se.json);
     unlink(se.log);
     unlink(se.pp_json);
+    unlink(se.profile);
     rmdir(se.dir);
     cli_unfinished_clear();
     return rc < 0 ? D5_EXIT_OK : rc;

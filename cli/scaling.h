@@ -117,6 +117,11 @@ int scaling_setup_launcher(const char *arg, int need_default, scaling_plan *pl);
  * B*p in weak mode with sharded-batch, B/p in strong mode with the
  * partitioned sampler, B otherwise. */
 void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w);
+/* The run on p ranks again as the local scheme (no communication, the
+ * scheme's own options left out), writing its step profile to `profile`:
+ * the compute d5-sim-train replays. */
+void scaling_profile_words(const scaling_plan *pl, int64_t p, const char *json, const char *profile,
+                           scaling_words *w);
 /* d5 pingpong --fit on 2 ranks over 1 KiB..4 MiB, writing `json`. */
 void scaling_pingpong_words(const scaling_plan *pl, const char *json, scaling_words *w);
 
@@ -132,8 +137,8 @@ void scaling_print_tail(const char *log, int lines);
 
 /* ---- Simulated rows (scaling_sim.c) ---- */
 
-/* --simulate: the platform file, the hostfile, and d5-sim-allreduce beside
- * the d5 binary. */
+/* --simulate: the platform file, the hostfile, and d5-sim-train beside the
+ * d5 binary. */
 typedef struct scaling_sim {
     const char *platform, *hostfile;
     char program[4200];
@@ -141,15 +146,25 @@ typedef struct scaling_sim {
 /* Checks the files, the program and smpirun on PATH before any run. Returns
  * 0, or an exit status after saying what is missing. */
 int scaling_sim_check(const char *d5, const char *platform, const char *hostfile, scaling_sim *out);
-/* smpirun -np RANKS -platform ... d5-sim-allreduce --comm ring -b S -e S:
- * with a piecewise fit (`fit` may be NULL), a sum costs its fitted line and
- * SMPI times no computation; else the sums' arithmetic is timed. */
-void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks, double bytes,
-                       scaling_words *w);
-/* Runs it, output into `log`: *comm_s is one allreduce on SMPI's clock.
- * Returns 0 or an exit status after saying what failed. */
-int scaling_sim_allreduce(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
-                          double bytes, const char *log, double *comm_s);
+/* What a simulated row replays: the step profile, the scheme and its
+ * options from the train command, the steps and the factor on the
+ * profile's times (strong scaling: a worker's batch shrinks with P). */
+typedef struct scaling_replay {
+    const char *profile, *scheme, *comm;
+    const scaling_plan *pl; /* the scheme's options are read from its train command */
+    int64_t steps;
+    double time_scale;
+} scaling_replay;
+/* smpirun -np RANKS -platform ... d5-sim-train --profile ... --scheme ...:
+ * with a piecewise fit (`fit` may be NULL) a sum costs its fitted line,
+ * else the rate d5-sim-train measures. */
+void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
+                       const scaling_replay *rp, scaling_words *w);
+/* Runs it, output into `log`, and fills the row's step, compute and exposed
+ * communication (SMPI's clock). Returns 0 or an exit status after saying what
+ * failed. */
+int scaling_sim_train(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
+                      const scaling_replay *rp, const char *log, scaling_row *row);
 
 /* alpha and beta from the context of a `d5 pingpong --fit --json` file
  * (scaling.c). D5_ERR_IO, or D5_ERR_FORMAT when they are not numbers. */

@@ -150,7 +150,23 @@ static int64_t batch_for(const scaling_plan *pl, int64_t p)
     return pl->batch;
 }
 
-void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w)
+/* The scheme's own options (and their values), which the local scheme of a
+ * profile run does not take. */
+static int scheme_option(const char *a)
+{
+    static const char *const names[] = {"--servers", "--staleness", "--average-every",
+                                        "--bucket-mb", "--hash-every"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t len = strlen(names[k]);
+        if (strncmp(a, names[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) return 1;
+    }
+    return 0;
+}
+
+/* The train command of p ranks; with `profile`, as the local scheme writing
+ * the step profile there. */
+static void train_words(const scaling_plan *pl, int64_t p, const char *json, const char *profile,
+                        scaling_words *w)
 {
     char num[64];
     launch_words(pl, p, w);
@@ -158,6 +174,7 @@ void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, sc
     scaling_words_add(w, "train");
     for (int i = 0; i < pl->ntrain; i++) {
         const char *a = pl->train[i];
+        int has_value = i + 1 < pl->ntrain && !strchr(a, '=');
         if (pl->batch > 0 && strcmp(a, "--batch") == 0 && i + 1 < pl->ntrain) {
             snprintf(num, sizeof num, "%lld", (long long)batch_for(pl, p));
             scaling_words_add(w, a);
@@ -166,12 +183,35 @@ void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, sc
         } else if (pl->batch > 0 && strncmp(a, "--batch=", 8) == 0) {
             snprintf(num, sizeof num, "--batch=%lld", (long long)batch_for(pl, p));
             scaling_words_add(w, num);
+        } else if (profile && strcmp(a, "--distributed") == 0 && has_value) {
+            scaling_words_add(w, a);
+            scaling_words_add(w, "local");
+            i++;
+        } else if (profile && strncmp(a, "--distributed=", 14) == 0) {
+            scaling_words_add(w, "--distributed=local");
+        } else if (profile && scheme_option(a)) {
+            i += has_value;
         } else {
             scaling_words_add(w, a);
         }
     }
     scaling_words_add(w, "--json");
     scaling_words_add(w, json);
+    if (profile) {
+        scaling_words_add(w, "--step-profile");
+        scaling_words_add(w, profile);
+    }
+}
+
+void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w)
+{
+    train_words(pl, p, json, NULL, w);
+}
+
+void scaling_profile_words(const scaling_plan *pl, int64_t p, const char *json, const char *profile,
+                           scaling_words *w)
+{
+    train_words(pl, p, json, profile, w);
 }
 
 /* The alpha-beta fit on 2 ranks, over the sizes of bench_alpha_beta.sh. */

@@ -1,7 +1,8 @@
-/* d5 scaling --simulate: the rows of rank counts beyond the machine with
- * their allreduce simulated by SimGrid: d5-sim-allreduce (the communicator
- * built with smpicc, beside the d5 binary) under smpirun, on a platform file
- * and a hostfile, once per rank count. */
+/* d5 scaling --simulate: the rows of rank counts beyond the machine
+ * simulated by SimGrid: d5-sim-train (level 3's schemes and communicator
+ * built with smpicc, beside the d5 binary) replays the step profile of a
+ * real run on P simulated ranks under smpirun, on a platform file and a
+ * hostfile, once per rank count. */
 #define _POSIX_C_SOURCE 200809L
 #include "scaling.h"
 
@@ -28,7 +29,7 @@ int scaling_sim_check(const char *d5, const char *platform, const char *hostfile
             return D5_EXIT_INPUT;
         }
     const char *slash = strrchr(d5, '/');
-    snprintf(out->program, sizeof out->program, "%.*sd5-sim-allreduce",
+    snprintf(out->program, sizeof out->program, "%.*sd5-sim-train",
              slash ? (int)(slash - d5 + 1) : 0, d5);
     if (access(out->program, X_OK) != 0) {
         fprintf(stderr,
@@ -44,51 +45,85 @@ int scaling_sim_check(const char *d5, const char *platform, const char *hostfile
     return 0;
 }
 
-void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks, double bytes,
-                       scaling_words *w)
+/* The scheme's options of the train command, passed on to d5-sim-train. */
+static void scheme_options(const scaling_plan *pl, scaling_words *w)
+{
+    static const char *const names[] = {"--servers", "--staleness", "--average-every",
+                                        "--bucket-mb"};
+    for (int i = 0; pl && i < pl->ntrain; i++)
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            const char *a = pl->train[i];
+            size_t len = strlen(names[k]);
+            if (strncmp(a, names[k], len) != 0) continue;
+            if (a[len] == '=') {
+                scaling_words_add(w, a);
+            } else if (a[len] == '\0' && i + 1 < pl->ntrain) {
+                scaling_words_add(w, a);
+                scaling_words_add(w, pl->train[++i]);
+            }
+        }
+}
+
+void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
+                       const scaling_replay *rp, scaling_words *w)
 {
     char buf[64];
-    scaling_words_add(w, "smpirun");
-    scaling_words_add(w, "-np");
+    const char *head[] = {"smpirun",
+                          "-np",
+                          NULL,
+                          "-platform",
+                          sim->platform,
+                          "-hostfile",
+                          sim->hostfile,
+                          "--cfg=smpi/host-speed:1Gf",
+                          "--cfg=smpi/shared-malloc-blocksize:134217728",
+                          "--cfg=smpi/simulate-computation:no",
+                          "--cfg=smpi/test:1e-6",
+                          "--cfg=smpi/iprobe:1e-6",
+                          "--cfg=smpi/display-timing:no",
+                          "--log=root.thres:warning",
+                          sim->program,
+                          "--profile",
+                          rp->profile,
+                          "--scheme",
+                          rp->scheme,
+                          "--comm",
+                          rp->comm};
     snprintf(buf, sizeof buf, "%lld", (long long)ranks);
+    for (size_t k = 0; k < sizeof head / sizeof head[0]; k++)
+        scaling_words_add(w, head[k] ? head[k] : buf);
+    scheme_options(rp->pl, w);
+    scaling_words_add(w, "--steps");
+    snprintf(buf, sizeof buf, "%lld", (long long)rp->steps);
     scaling_words_add(w, buf);
-    scaling_words_add(w, "-platform");
-    scaling_words_add(w, sim->platform);
-    scaling_words_add(w, "-hostfile");
-    scaling_words_add(w, sim->hostfile);
-    scaling_words_add(w, "--cfg=smpi/host-speed:1Gf");
-    scaling_words_add(w, "--cfg=smpi/shared-malloc-blocksize:134217728");
-    scaling_words_add(w, "--cfg=smpi/display-timing:no");
-    scaling_words_add(w, "--log=root.thres:warning");
-    int model = fit && fit->piecewise && fit->reduce.beta_s_per_byte > 0;
-    /* With a fitted sum the arithmetic is not timed: the model stands for it. */
-    if (model) scaling_words_add(w, "--cfg=smpi/simulate-computation:no");
-    scaling_words_add(w, sim->program);
-    scaling_words_add(w, "--comm");
-    scaling_words_add(w, "ring");
-    snprintf(buf, sizeof buf, "%.0f", bytes);
-    scaling_words_add(w, "-b");
-    scaling_words_add(w, buf);
-    scaling_words_add(w, "-e");
-    scaling_words_add(w, buf);
-    scaling_words_add(w, "--reps");
-    scaling_words_add(w, "1");
-    if (model) {
-        snprintf(buf, sizeof buf, "%.6g", fit->reduce.beta_s_per_byte);
-        scaling_words_add(w, "--reduce-s-per-byte");
+    if (rp->time_scale != 1) {
+        scaling_words_add(w, "--time-scale");
+        snprintf(buf, sizeof buf, "%.9g", rp->time_scale);
         scaling_words_add(w, buf);
-        snprintf(buf, sizeof buf, "%.6g", fmax(fit->reduce.alpha_s, 0));
-        scaling_words_add(w, "--reduce-alpha-s");
+    }
+    if (fit && fit->piecewise && fit->reduce.beta_s_per_byte > 0) {
+        scaling_words_add(w, "--sum-s-per-byte");
+        snprintf(buf, sizeof buf, "%.6g", fit->reduce.beta_s_per_byte);
         scaling_words_add(w, buf);
     }
 }
 
-int scaling_sim_allreduce(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
-                          double bytes, const char *log, double *comm_s)
+/* "NAME   12.345 ms  [12.000, 12.500]" of d5-sim-train. */
+static int read_figure(const char *line, const char *name, scaling_stat *st)
 {
-    *comm_s = NAN;
+    char key[32];
+    double m, lo, hi;
+    if (sscanf(line, "%31s %lf ms [%lf, %lf]", key, &m, &lo, &hi) != 4 || strcmp(key, name) != 0)
+        return 0;
+    *st = (scaling_stat){m * 1e-3, lo * 1e-3, hi * 1e-3};
+    return 1;
+}
+
+int scaling_sim_train(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
+                      const scaling_replay *rp, const char *log, scaling_row *row)
+{
     scaling_words w = {0};
-    scaling_sim_words(sim, fit, ranks, bytes, &w);
+    scaling_sim_words(sim, fit, ranks, rp, &w);
     if (w.failed) {
         scaling_words_free(&w);
         return cli_fail("scaling", d5_error(D5_ERR_NOMEM, "out of memory"));
@@ -101,18 +136,20 @@ int scaling_sim_allreduce(const scaling_sim *sim, const scaling_fit *fit, int64_
         scaling_print_tail(log, 15);
         return D5_EXIT_CHECK;
     }
-    /* The row of the size: "  BYTES  TIME_US  ALGBW  BUSBW". */
     FILE *f = fopen(log, "r");
     char line[512];
+    int found = 0;
     while (f && fgets(line, sizeof line, f)) {
-        double b, t;
-        if (line[0] != '#' && sscanf(line, "%lf %lf", &b, &t) == 2 && b == bytes)
-            *comm_s = t * 1e-6;
+        found |= read_figure(line, "step", &row->step);
+        found |= read_figure(line, "compute", &row->compute) << 1;
+        found |= read_figure(line, "exposed", &row->comm) << 2;
     }
     if (f) fclose(f);
-    if (!(*comm_s >= 0)) {
-        fprintf(stderr, "d5 scaling: the simulation of %lld ranks gave no time for %.0f bytes\n",
-                (long long)ranks, bytes);
+    if (found != 7) {
+        fprintf(stderr,
+                "d5 scaling: the simulation of %lld ranks printed no step, compute and exposed "
+                "times\n",
+                (long long)ranks);
         scaling_print_tail(log, 15);
         return D5_EXIT_CHECK;
     }
