@@ -78,7 +78,7 @@ void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t r
                           "--cfg=smpi/host-speed:1Gf",
                           "--cfg=smpi/shared-malloc-blocksize:134217728",
                           "--cfg=smpi/simulate-computation:no",
-                          "--cfg=smpi/test:1e-6",
+                          "--cfg=smpi/test:0",
                           "--cfg=smpi/iprobe:1e-6",
                           "--cfg=smpi/display-timing:no",
                           "--log=root.thres:warning",

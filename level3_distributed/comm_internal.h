@@ -240,4 +240,10 @@ d5_status d5__ibcast_binomial(d5_comm *c, const d5__op_args *a, d5_comm_request 
         .ibroadcast = d5__ibcast_binomial,                                                         \
     }
 
+#if D5_SIM
+/* Simulated time owed by modelled copies, and its payment (timeout.c). */
+extern double d5__sim_owed_s;
+void d5__sim_pay(void);
+#endif
+
 #endif

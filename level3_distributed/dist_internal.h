@@ -67,6 +67,8 @@ void d5__dist_model_free(float *p);
 void d5__dist_copy(float *dst, const float *src, int64_t n, float scale);
 #if D5_SIM
 extern double d5__sim_copy_s_per_byte;
+extern double d5__sim_owed_s; /* timeout.c: time owed by modelled copies */
+void d5__sim_pay(void);       /* executes it on the simulated clock */
 #endif
 
 /* A zeroed block of `size` bytes made the scheme's state (d->state), which

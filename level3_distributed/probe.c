@@ -11,6 +11,9 @@ d5_status d5_comm_iprobe(d5_comm *c, int32_t source, int32_t tag, d5_comm_probe 
 {
     if (!c || !out) return d5_error(D5_ERR_INVALID, "d5_comm_iprobe: NULL argument");
     memset(out, 0, sizeof *out);
+#if D5_SIM
+    d5__sim_pay();
+#endif
     if (source != D5_COMM_ANY_SOURCE && (source < 0 || source >= c->size))
         return d5_error(D5_ERR_INVALID, "rank %d: probe: source %d is outside 0..%d", (int)c->rank,
                         (int)source, (int)c->size - 1);

@@ -27,12 +27,22 @@
 # the allreduce, not overlapped with the backward pass (the paper overlaps
 # part of it: the simulated efficiency is a lower bound of what d5's
 # algorithms would give), and the efficiency is step(8) / step(P).
+# Then the same steps with the allreduce overlapped as DistributedDataParallel
+# (and d5's dsgd) overlap it: d5-sim-train replays dsgd with buckets of 25 MiB
+# over d5's ring on a step of ResNet-50 whose parameter table and the moments
+# its gradients become ready come from `d5 train --model resnet50
+# --step-profile` on this machine (batch 8, 4 steps), scaled to C
+# (--time-scale C / the measured step): how the backward pass spreads over
+# the step is d5's on this CPU, assumed to hold on the paper's GPUs; a copy
+# into a bucket costs 2 bytes of P100 memory traffic per byte.
 # Registered nowhere in CTest: each row simulates hundreds of ranks.
 set -euo pipefail
 # shellcheck source=bench/bench_common.sh
 . "$(dirname "$0")/../bench_common.sh"
 build=${1:-$root/build/release}
 sim=$build/d5-sim-allreduce
+train=$build/d5-sim-train
+d5=$build/d5
 platform=$root/level3_distributed/sim/platforms/goyal2017_50g.xml
 work=$(mktemp -d)
 trap bench_drop_work EXIT
@@ -72,3 +82,27 @@ awk -v c="$compute" '
         printf "# allreduce alone at 256: ring %.1f ms, recursive doubling %.1f ms; %d s of simulation in all\n",
             1e3 * t[256, "ring"], 1e3 * t[256, "recdbl"], secs
     }' "$work/rows.txt"
+
+"$d5" train --model resnet50 --dataset synthetic --batch 8 --max-batches 4 --system-hz 0 \
+    --step-profile "$work/resnet50.json" >"$work/profile.txt" 2>&1 || { cat "$work/profile.txt" >&2; exit 1; }
+step=$(bench_json_number "$work/resnet50.json" step_s)
+scale=$(awk -v c="$compute" -v s="$step" 'BEGIN { printf "%.6g", c / s }')
+copy=$(awk 'BEGIN { printf "%.4g", 2 / 732e9 }')
+echo "#"
+echo "# dsgd replayed (d5-sim-train): buckets of 25 MiB overlapping the backward pass, d5's ring; ResNet-50's step as d5 measured it here ($step s), times x $scale"
+printf "%6s %12s %12s %12s\n" P step_s exposed_s eff_overlap
+start=$(date +%s)
+for p in 8 16 64 256; do
+    smpirun -np "$p" -platform "$platform" -hostfile "$work/hosts.txt" \
+        --cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no \
+        --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=smpi/test:0 --cfg=smpi/iprobe:1e-6 \
+        --cfg=smpi/shared-malloc-blocksize:134217728 \
+        --cfg=smpi/display-timing:no --log=root.thres:warning \
+        "$train" --profile "$work/resnet50.json" --scheme dsgd --comm ring --steps 4 \
+        --time-scale "$scale" --variation none --sum-s-per-byte "$reduce" --copy-s-per-byte "$copy" \
+        >"$work/replay.$p.txt" 2>"$work/replay.$p.err" || { cat "$work/replay.$p.err" >&2; exit 1; }
+    awk -v p="$p" '$1 == "step" { s = $2 / 1e3 } $1 == "exposed" { e = $2 / 1e3 }
+        END { print p, s, e }' "$work/replay.$p.txt" >>"$work/replay.txt"
+done
+awk '{ if (NR == 1) base = $2; printf "%6d %12.4f %12.4f %11.1f%%\n", $1, $2, $3, 100 * base / $2 }' "$work/replay.txt"
+echo "# $(($(date +%s) - start)) s of simulation"

@@ -18,7 +18,9 @@
 #    --bucket-mb 0 (one allreduce after it), and pssgd (rank 0 serves).
 # 4. The same three on two simulated hosts (platforms/pair.xml with the
 #    factors of step 1, sums at the fitted line, copies measured by
-#    d5-sim-train): `smpirun -np 2 d5-sim-train --profile ...`.
+#    d5-sim-train, MPI_Test free and MPI_Iprobe at 1 us, each rank's steps
+#    drawn from the profile's recorded variation): `smpirun -np 2
+#    d5-sim-train --profile ...`.
 # 5. For each: measured and simulated step and exposed communication
 #    (medians, the first step left out), the step's relative error, and
 #    whether every step is within +-15%.
@@ -75,8 +77,8 @@ for c in "${cases[@]}"; do
     smpirun -np 2 -platform "$platform" -hostfile "$work/hosts.txt" \
         --cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 \
         --cfg=smpi/lat-factor:"$sim_lat" --cfg=smpi/bw-factor:"$sim_bw" \
-        --cfg=smpi/display-timing:no --log=root.thres:warning \
-        "$sim" --profile "$work/profile.json" --steps "$steps" --sum-s-per-byte "$sim_reduce_beta" $simopts \
+        --cfg=smpi/test:0 --cfg=smpi/iprobe:1e-6 --cfg=smpi/display-timing:no \
+        --log=root.thres:warning "$sim" --profile "$work/profile.json" --steps "$steps" --sum-s-per-byte "$sim_reduce_beta" $simopts \
         >"$work/sim$n.txt" 2>"$work/sim$n.err" || { cat "$work/sim$n.err" >&2; exit 1; }
     m=$(figure "$work/real$n.txt" step) s=$(figure "$work/sim$n.txt" step)
     me=$(figure "$work/real$n.txt" exposed) se=$(figure "$work/sim$n.txt" exposed)

@@ -98,8 +98,11 @@ d5_status d5_optimizer_prepare(d5_optimizer *o)
 d5_status d5_optimizer_update_all(d5_optimizer *o, const float *const *grads)
 {
     (void)grads;
+    double t = d5__sim_owed_s;
+    d5__sim_owed_s = 0;
     if (o->desc == &replayed && o->elements > 0)
-        smpi_execute((double)o->elements * update_s_per_element * step_factor);
+        t += (double)o->elements * update_s_per_element * step_factor;
+    if (t > 0) smpi_execute(t);
     return D5_OK;
 }
 
@@ -209,7 +212,9 @@ static void trainer_free(d5_trainer *t)
  * the step's factor). */
 static void until(double at, double *now)
 {
-    if (at > *now) smpi_execute((at - *now) * step_factor);
+    double t = (at > *now ? (at - *now) * step_factor : 0) + d5__sim_owed_s;
+    d5__sim_owed_s = 0;
+    if (t > 0) smpi_execute(t);
     if (at > *now) *now = at;
 }
 

@@ -154,6 +154,68 @@ Test(dnnl_lowp, gemm_compute_precision_bf16_rounds_the_operands)
     free(br);
 }
 
+/* The operator `name` on dnnl with the inputs of `known` (bit i: input i)
+ * given at create, the others by their descriptors only. */
+static d5_op *create_knowing(const char *name, const d5_tensor *in, int32_t nin,
+                             const d5_attrs *attrs, unsigned known)
+{
+    d5_tensor given[3];
+    for (int32_t i = 0; i < nin; i++) {
+        given[i] = in[i];
+        if (!(known >> i & 1)) given[i].data = NULL;
+    }
+    return lowp_create(name, given, nin, attrs);
+}
+
+/* From D5_DNNL_MM_BLOCKED_ROWS rows of Y, or with B known at create, oneDNN
+ * reads B in its blocked layout: reordered at every run when B is an input
+ * (a second run with another B gives that B's product), once when it is a
+ * constant. Both transpositions of each operand. */
+Test(dnnl_lowp, gemm_bf16_blocked_b_follows_every_b)
+{
+    need_bf16_tensors();
+    const int64_t n = 24, k = 40;
+    const int64_t ms[] = {1040, 40};
+    for (int mi = 0; mi < 2; mi++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                const int64_t m = ms[mi];
+                float *av, *bv, *b2v;
+                d5_tensor in[2], b2;
+                in[0] = random_tensor(D5_BF16, 2, ta ? SHAPE(k, m) : SHAPE(m, k), 31u + ta, 0, &av);
+                in[1] = random_tensor(D5_BF16, 2, tb ? SHAPE(n, k) : SHAPE(k, n), 37u + tb, 0, &bv);
+                b2 = random_tensor(D5_BF16, 2, tb ? SHAPE(n, k) : SHAPE(k, n), 41u + tb, 0, &b2v);
+                d5_attr items[4];
+                gemm_attrs(items, ta, tb, 0.5, 0);
+                d5_attrs attrs = {items, 4};
+                /* B an input for the rows of D5_DNNL_MM_BLOCKED_ROWS, a constant below them. */
+                int constant = m < 1024;
+                d5_op *op = create_knowing("Gemm", in, 2, &attrs, constant ? 3u : 1u);
+                d5_tensor y;
+                lowp_forward(op, in, D5_BF16, &y);
+                ref_out r = gemm_ref(av, bv, NULL, ta, tb, m, n, k, 0.5, 0);
+                ref_bound(&r, BF16_OUT, K_SUM(k));
+                expect_close(&y, &r, "Y");
+                ref_free(&r);
+                if (!constant) {
+                    d5_tensor other[2] = {in[0], b2};
+                    cr_assert_eq(d5_op_forward(op, other, &y), D5_OK, "%s", d5_last_error());
+                    r = gemm_ref(av, b2v, NULL, ta, tb, m, n, k, 0.5, 0);
+                    ref_bound(&r, BF16_OUT, K_SUM(k));
+                    expect_close(&y, &r, "Y of the second B");
+                    ref_free(&r);
+                }
+                d5_op_free(op);
+                d5_tensor_free(&in[0]);
+                d5_tensor_free(&in[1]);
+                d5_tensor_free(&b2);
+                d5_tensor_free(&y);
+                free(av);
+                free(bv);
+                free(b2v);
+            }
+}
+
 /* ---- MatMul ---------------------------------------------------------------------------------- */
 
 /* Y[b] = A[b] B[b] with numpy broadcasting of 3-d operands (batch 1 broadcasts). */
@@ -242,6 +304,39 @@ Test(dnnl_lowp, matmul_bf16_broadcast_forward_backward)
     matmul_case(SHAPE(3, 5, 17), SHAPE(3, 17, 6));
     matmul_case(SHAPE(4, 5, 17), SHAPE(1, 17, 6));
     matmul_case(SHAPE(1, 5, 17), SHAPE(4, 17, 6));
+}
+
+/* A [1040, 40] by B [40, 24]: B read blocked, reordered at every run (a
+ * second B gives its own product). */
+Test(dnnl_lowp, matmul_bf16_blocked_b_follows_every_b)
+{
+    need_bf16_tensors();
+    const int64_t as[] = {1, 1040, 40}, bs[] = {1, 40, 24};
+    float *av, *bv, *b2v;
+    d5_tensor in[2] = {random_tensor(D5_BF16, 2, SHAPE(as[1], as[2]), 43u, 0, &av),
+                       random_tensor(D5_BF16, 2, SHAPE(bs[1], bs[2]), 47u, 0, &bv)};
+    d5_tensor b2 = random_tensor(D5_BF16, 2, SHAPE(bs[1], bs[2]), 53u, 0, &b2v);
+    d5_op *op = create_knowing("MatMul", in, 2, NULL, 1u);
+    d5_tensor y;
+    lowp_forward(op, in, D5_BF16, &y);
+    ref_out r = matmul_ref(av, as, bv, bs);
+    ref_bound(&r, BF16_OUT, K_SUM(as[2]));
+    expect_close(&y, &r, "Y");
+    ref_free(&r);
+    d5_tensor other[2] = {in[0], b2};
+    cr_assert_eq(d5_op_forward(op, other, &y), D5_OK, "%s", d5_last_error());
+    r = matmul_ref(av, as, b2v, bs);
+    ref_bound(&r, BF16_OUT, K_SUM(as[2]));
+    expect_close(&y, &r, "Y of the second B");
+    ref_free(&r);
+    d5_op_free(op);
+    d5_tensor_free(&in[0]);
+    d5_tensor_free(&in[1]);
+    d5_tensor_free(&b2);
+    d5_tensor_free(&y);
+    free(av);
+    free(bv);
+    free(b2v);
 }
 
 Test(dnnl_lowp, unknown_compute_precision_is_invalid)

@@ -20,9 +20,10 @@
 # 5. A profile that `d5 train --step-profile` wrote replays.
 # 6. A missing profile is refused (exit 3, the file named); so is an unknown
 #    scheme (exit 1, the schemes listed).
-# MPI_Test and MPI_Iprobe cost 1 us of simulated time each (smpi/test,
-# smpi/iprobe; SMPI's default, 100 us, would count the polling of a wait as
-# communication). Exit 77 (skipped) without smpirun or the program.
+# MPI_Test costs no simulated time and MPI_Iprobe 1 us (smpi/test,
+# smpi/iprobe; SMPI's default, 100 us each, would count dsgd's progress calls
+# as communication; d5-sim-train's waits block, they never poll with
+# MPI_Test). Exit 77 (skipped) without smpirun or the program.
 set -eu
 sim=$1
 d5=$2
@@ -49,7 +50,7 @@ simulate() {
     shift 2
     smpirun -np "$np" -platform "$plat/pair.xml" -hostfile "$work/hosts.txt" \
         --cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 \
-        --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=smpi/test:1e-6 \
+        --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=smpi/test:0 \
         --cfg=smpi/iprobe:1e-6 --cfg=smpi/display-timing:no --log=root.thres:warning "$sim" --steps 4 --copy-s-per-byte 1e-12 --sum-s-per-byte 1e-11 \
         "$@" >"$work/$out" 2>&1
 }
