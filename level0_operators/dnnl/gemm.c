@@ -123,13 +123,15 @@ static d5_status create(const d5_op_create_args *args, void **state)
     }
     g->esize = d5_dtype_size((d5_dtype)in[0].desc.dtype);
     g->fwd_shape = mm_shape(g, g->d.ta, g->d.tb, g->d.m, g->d.n, g->d.k, g->d.cm ? g->d.beta : 0);
+    g->fwd_shape.b_blocked = d5__dnnl_mm_blocked_b(g->d.m, in[1].data != NULL);
     if (s == D5_OK) s = d5__dnnl_ctx_create(&g->ctx, "Gemm");
     dnnl_primitive_desc_t pd = NULL;
     if (s == D5_OK)
         s = d5__dnnl_impl_choose(&g->impl, "matrix multiplication", "Gemm", build_forward, g, &pd);
     if (s == D5_OK) s = d5__dnnl_mm_init(&g->fwd, &g->ctx, &g->fwd_shape, pd, "Gemm");
     if (pd) dnnl_primitive_desc_destroy(pd);
-    /* A constant B (a weight at inference) is converted into the primitive's type once. */
+    /* A constant B (a weight at inference) is converted into the primitive's
+     * type and layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&g->fwd.b, &g->ctx, in[1].data, "Gemm");
     if (s != D5_OK) {
         destroy(g);

@@ -113,6 +113,16 @@ static d5_dnnl_mm_shape batched(const dmatmul *g, const int64_t *xb, int64_t row
     return sh;
 }
 
+/* Rows of the output that each B matrix meets: m, times A's batch where B
+ * is one matrix broadcast over it. */
+static int64_t rows_per_b(const dmatmul *g)
+{
+    int64_t rows = g->m;
+    for (int d = 0; d < g->nb; d++)
+        if (g->b_batch[d] == 1) rows *= g->a_batch[d];
+    return rows;
+}
+
 static d5_status build_forward(void *self, dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
                                dnnl_primitive_desc_t *pd)
 {
@@ -136,13 +146,15 @@ static d5_status create(const d5_op_create_args *args, void **state)
     if (s == D5_OK) s = d5__dnnl_ctx_create(&g->ctx, "MatMul");
     g->esize = d5_dtype_size((d5_dtype)in[0].desc.dtype);
     g->fwd_shape = batched(g, g->a_batch, g->m, g->k, 0, g->b_batch, g->n, 0, g->impl.tensors);
+    g->fwd_shape.b_blocked = d5__dnnl_mm_blocked_b(rows_per_b(g), in[1].data != NULL);
     dnnl_primitive_desc_t pd = NULL;
     if (s == D5_OK)
         s = d5__dnnl_impl_choose(&g->impl, "matrix multiplication", "MatMul", build_forward, g,
                                  &pd);
     if (s == D5_OK) s = d5__dnnl_mm_init(&g->fwd, &g->ctx, &g->fwd_shape, pd, "MatMul");
     if (pd) dnnl_primitive_desc_destroy(pd);
-    /* A constant B (a weight at inference) is converted into the primitive's type once. */
+    /* A constant B (a weight at inference) is converted into the primitive's
+     * type and layout once. */
     if (s == D5_OK) s = d5__dnnl_arg_pack(&g->fwd.b, &g->ctx, in[1].data, "MatMul");
     if (s != D5_OK) {
         destroy(g);

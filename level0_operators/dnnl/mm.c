@@ -32,16 +32,28 @@ static d5_status user_mds(const d5_dnnl_mm_shape *sh, dnnl_memory_desc_t *a, dnn
     return s;
 }
 
-d5_status d5__dnnl_mm_desc(const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,
-                           dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
-                           dnnl_primitive_desc_t *pd, const char *op)
+int d5__dnnl_mm_blocked_b(int64_t rows, int constant)
+{
+    return constant || rows >= D5_DNNL_MM_BLOCKED_ROWS;
+}
+
+/* The descriptor with B in the caller's layout, or in oneDNN's choice when
+ * `b_any`. */
+static d5_status mm_desc(const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,
+                         dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath, int b_any,
+                         dnnl_primitive_desc_t *pd, const char *op)
 {
     *pd = NULL;
     dnnl_memory_desc_t a, b, c;
     d5_status s = user_mds(sh, &a, &b, &c, op);
-    /* The primitive reads A and B in the caller's layout, in `compute`. */
+    /* The primitive reads A (and B unless b_any) in the caller's layout, in `compute`. */
     if (s == D5_OK) s = md_of(&a, sh->ndims, sh->a_dims, sh->a_strides, compute, op);
-    if (s == D5_OK) s = md_of(&b, sh->ndims, sh->b_dims, sh->b_strides, compute, op);
+    if (s == D5_OK && b_any)
+        s = d5__dnnl_check(
+            dnnl_memory_desc_init_by_tag(&b, sh->ndims, sh->b_dims, compute, dnnl_format_tag_any),
+            op, "matrix memory descriptor");
+    else if (s == D5_OK)
+        s = md_of(&b, sh->ndims, sh->b_dims, sh->b_strides, compute, op);
     dnnl_matmul_desc_t md;
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_matmul_desc_init(&md, &a, &b, NULL, &c), op, "matmul descriptor");
@@ -65,6 +77,17 @@ d5_status d5__dnnl_mm_desc(const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (po) dnnl_post_ops_destroy(po);
     return s;
+}
+
+d5_status d5__dnnl_mm_desc(const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,
+                           dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
+                           dnnl_primitive_desc_t *pd, const char *op)
+{
+    if (sh->b_blocked && compute == dnnl_bf16) {
+        d5_status s = mm_desc(ctx, sh, compute, fpmath, 1, pd, op);
+        if (s != D5_ERR_UNSUPPORTED) return s;
+    }
+    return mm_desc(ctx, sh, compute, fpmath, 0, pd, op);
 }
 
 d5_status d5__dnnl_mm_init(d5_dnnl_mm *mm, const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,

@@ -16,7 +16,24 @@ typedef struct d5_dnnl_mm_shape {
     dnnl_data_type_t a_type, b_type, c_type; /* the caller's types */
     float alpha;                             /* output scale */
     float beta;                              /* != 0: C = alpha AB + beta C (a sum post-op) */
+    /* Nonzero: a bfloat16 primitive may read B in the blocked layout oneDNN
+     * prefers, B reordered into it at every run (or once, for a constant B:
+     * d5__dnnl_arg_pack). See d5__dnnl_mm_blocked_b. */
+    int b_blocked;
 } d5_dnnl_mm_shape;
+
+/* Rows of the product from which B in bfloat16 is reordered into oneDNN's
+ * blocked layout at every run. oneDNN 2.6.3's AMX matmul copies a plain B
+ * inside every run; given B blocked it ran 1760x128x1760 in 913 us instead
+ * of 1129 us on one core, and the reorder cost 44 us. The reorder grows with
+ * B and the gain with the rows: at 128 rows ([128,768] x [768,3072]) the
+ * product gained 248 us and the reorder cost 600 us. */
+#define D5_DNNL_MM_BLOCKED_ROWS 1024
+
+/* Whether a product of `rows` rows of C per B matrix (A's batch included
+ * when B is broadcast) reads B blocked: always for a constant B (reordered
+ * once), else from D5_DNNL_MM_BLOCKED_ROWS rows. */
+int d5__dnnl_mm_blocked_b(int64_t rows, int constant);
 
 typedef struct d5_dnnl_mm {
     dnnl_primitive_t prim;
@@ -26,7 +43,9 @@ typedef struct d5_dnnl_mm {
 /* Row-major strides of `dims` (ndims of them). */
 void d5__dnnl_dense_strides(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides);
 /* The primitive descriptor with A and B read in `compute` (C in its caller's
- * type) and `fpmath` on its attributes. */
+ * type) and `fpmath` on its attributes; B in the layout oneDNN prefers when
+ * sh->b_blocked and `compute` is bfloat16 (the caller's layout where oneDNN
+ * has no such primitive). */
 d5_status d5__dnnl_mm_desc(const d5_dnnl_ctx *ctx, const d5_dnnl_mm_shape *sh,
                            dnnl_data_type_t compute, dnnl_fpmath_mode_t fpmath,
                            dnnl_primitive_desc_t *pd, const char *op);
