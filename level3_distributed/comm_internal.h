@@ -114,6 +114,9 @@ struct d5_comm_request {
     size_t elem;       /* its element size */
     void *state;       /* a schedule, or the backend's */
     d5_comm_request *prev, *next;
+#if D5_SIM
+    double tested_at; /* SMPI's clock at its last d5_comm_test (-1: none) */
+#endif
 };
 
 /* A request linked into c->pending, with no progress function yet. */
@@ -241,7 +244,8 @@ d5_status d5__ibcast_binomial(d5_comm *c, const d5__op_args *a, d5_comm_request 
     }
 
 #if D5_SIM
-/* Simulated time owed by modelled copies, and its payment (timeout.c). */
+/* Simulated time owed by modelled copies, and its payment (timeout.c):
+ * before an operation that communicates, not before a test. */
 extern double d5__sim_owed_s;
 void d5__sim_pay(void);
 #endif

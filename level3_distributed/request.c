@@ -10,6 +10,9 @@ d5_status d5__request_new(d5_comm *c, const d5__op_args *a, d5_comm_request **ou
     r->a = *a;
     r->mpi = MPI_REQUEST_NULL;
     r->type = MPI_DATATYPE_NULL;
+#if D5_SIM
+    r->tested_at = -1;
+#endif
     r->next = c->pending;
     if (c->pending) c->pending->prev = r;
     c->pending = r;

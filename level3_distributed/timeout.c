@@ -90,9 +90,6 @@ void d5__sim_pay(void)
 
 d5_status d5__check_usable(const d5_comm *c, const char *what)
 {
-#if D5_SIM
-    d5__sim_pay();
-#endif
     if (!c->broken[0]) return D5_OK;
     return d5_error(D5_ERR_TIMEOUT,
                     "rank %d: %s: not started: the communicator is unusable after an earlier "
