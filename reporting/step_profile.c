@@ -165,28 +165,27 @@ static d5_status bad(reader *r, const char *what)
     return r->s;
 }
 
-static int64_t get_int(reader *r, const json_t *o, const char *key)
+/* o's `key` when it is an integer (or a number), else NULL and the error. */
+static const json_t *need(reader *r, const json_t *o, const char *key, int integer)
 {
     const json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v)) {
-        char what[96];
-        snprintf(what, sizeof what, "no integer \"%s\"", key);
-        bad(r, what);
-        return 0;
-    }
-    return (int64_t)json_integer_value(v);
+    if (integer ? json_is_integer(v) : json_is_number(v)) return v;
+    char what[96];
+    snprintf(what, sizeof what, "no %s \"%s\"", integer ? "integer" : "number", key);
+    bad(r, what);
+    return NULL;
+}
+
+static int64_t get_int(reader *r, const json_t *o, const char *key)
+{
+    const json_t *v = need(r, o, key, 1);
+    return v ? (int64_t)json_integer_value(v) : 0;
 }
 
 static double get_num(reader *r, const json_t *o, const char *key)
 {
-    const json_t *v = json_object_get(o, key);
-    if (!json_is_number(v)) {
-        char what[96];
-        snprintf(what, sizeof what, "no number \"%s\"", key);
-        bad(r, what);
-        return 0;
-    }
-    return json_number_value(v);
+    const json_t *v = need(r, o, key, 0);
+    return v ? json_number_value(v) : 0;
 }
 
 static void read_arrays(reader *r, const json_t *doc, d5_step_profile *p)
