@@ -8,7 +8,10 @@
  * are reordered around each call, so the time measured is the time an NCHW
  * caller sees. The forward, weight and bias gradients of a float32 2-d
  * convolution with few input channels and unit strides (an image network's
- * first layer) are computed in C instead (conv_first.c, conv_wgrad.c).
+ * first layer) are computed in C instead (conv_first.c, conv_wgrad.c); such
+ * a convolution stays float32 under the compute precision bf16, which would
+ * be slower there (FEW_CHANNELS_F32). In backward, dY converted for the data
+ * gradient serves the weight gradient too where both read the same layout.
  * FusedConv (ref/fusedconv.c) is the same convolution with oneDNN post-ops:
  * a sum that adds Z, then ReLU, applied while the output is in cache.
  * D5_ATTR_BLOCKED (set by the executor's layout propagation) asks for X, Y
@@ -41,6 +44,7 @@ typedef struct dconv {
     dnnl_primitive_t bwd_data, bwd_wei;
     d5_dnnl_arg d_diff_dst, d_wei, d_diff_src, w_src, w_diff_dst, w_diff_wei;
     dnnl_memory_t diff_bias_mem;
+    int dy_shared; /* d_diff_dst and w_diff_dst convert dY into the same layout */
     int c_wgrad;   /* the weight gradient runs in C */
     int c_forward; /* the forward runs in C (conv_first.c) */
     d5_conv_wgrad wgrad;
@@ -110,9 +114,14 @@ static d5_status build_forward(void *self, dnnl_data_type_t compute, dnnl_fpmath
     d5_status s = any_md(&src_any, &c->src, compute);
     if (s == D5_OK) s = any_md(&wei_any, &c->wei, compute);
     if (s == D5_OK) s = any_md(&dst_any, &c->dst, c->impl.tensors);
-    /* A layout asked for is the primitive's, so that nothing is reordered. */
+    /* A layout asked for is the primitive's, so that nothing is reordered.
+     * Under a lower compute type the primitive picks both, and f_src and
+     * f_dst reorder: oneDNN 2.6.3 writes a blocked float32 destination from
+     * bfloat16 operands without AMX (jit_bf16:avx512_core_bf16), 3.4 times
+     * as long as brgconv's AMX kernel and the reorder after it (ResNet-20's
+     * 16-channel 3x3 layer, batch 32, one thread: 1652 us against 481 us). */
     if ((c->blocked & D5_BLOCKED_X) && compute == c->impl.tensors) src_any = c->src;
-    if (c->blocked & D5_BLOCKED_Y) dst_any = c->dst;
+    if ((c->blocked & D5_BLOCKED_Y) && compute == c->impl.tensors) dst_any = c->dst;
     dnnl_convolution_desc_t cd;
     if (s == D5_OK)
         s = d5__dnnl_check(dnnl_dilated_convolution_forward_desc_init(
@@ -161,6 +170,21 @@ static d5_status z_setup(dconv *c, const dnnl_memory_desc_t *z_md)
     if (pd) dnnl_primitive_desc_destroy(pd);
     return s;
 }
+
+/* Why a float32 convolution of few input channels (d5__conv_wgrad_fits)
+ * ignores the compute precision bf16. Its sums are short (C x kh x kw: 25
+ * products for LeNet's first layer), so the bfloat16 kernels, which block
+ * channels by 16 or more, do mostly padding, and converting X and dY (6 or
+ * 16 channels) to bfloat16 costs more than the products. On the Sapphire
+ * Rapids machine of the tests, one thread, forward and weight gradient:
+ * LeNet's 1 -> 6 channels 5x5 at batch 64, 361 us in float32 (conv_first.c,
+ * conv_wgrad.c) against 1258 us in bfloat16 with its conversions;
+ * ResNet-20's 3 -> 16 channels 3x3 at batch 32 with a blocked output, 381 us
+ * against 881 us. */
+#define FEW_CHANNELS_F32                                                                           \
+    "float32: with at most 4 input channels the bfloat16 convolution and its conversions are "     \
+    "slower than float32"
+_Static_assert(D5_CONV_WGRAD_MAX_CHANNELS == 4, "FEW_CHANNELS_F32 names the limit");
 
 static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *attrs,
                              d5_tensor_desc *out, int fused, void **state)
@@ -222,7 +246,11 @@ static d5_status create_with(const d5_tensor *in, int32_t nin, const d5_attrs *a
         s = d5__dnnl_blocked_md_of(&c->src, in[0].desc.shape, g->in_channels, dt, "Conv");
     if (s == D5_OK && (blocked & D5_BLOCKED_Y))
         s = d5__dnnl_blocked_md_of(&c->dst, out[0].shape, g->out_channels, dt, "Conv");
-    if (s == D5_OK)
+    /* Float32 tensors with few input channels stay float32 under bf16: see
+     * FEW_CHANNELS_F32. */
+    if (s == D5_OK && dt == dnnl_f32 && c->impl.asked == dnnl_bf16 && d5__conv_wgrad_fits(g))
+        s = d5__dnnl_impl_keep_f32(&c->impl, FEW_CHANNELS_F32, build_forward, c, &c->fwd_pd);
+    else if (s == D5_OK)
         s = d5__dnnl_impl_choose(&c->impl, "convolution", fused ? "FusedConv" : "Conv",
                                  build_forward, c, &c->fwd_pd);
     if (s == D5_OK)
@@ -331,6 +359,7 @@ static void free_backward(dconv *c)
     if (c->diff_bias_mem) dnnl_memory_destroy(c->diff_bias_mem);
     c->bwd_data = c->bwd_wei = NULL;
     c->diff_bias_mem = NULL;
+    c->dy_shared = 0;
 }
 
 /* The backward primitives, reading their operands (X, W, dY) in `compute`
@@ -393,6 +422,8 @@ static d5_status build_backward_with(dconv *c, dnnl_data_type_t compute, dnnl_fp
         s = d5__dnnl_check(
             dnnl_memory_create(&c->diff_bias_mem, &c->bia, c->ctx.engine, DNNL_MEMORY_NONE), "Conv",
             "bias gradient memory");
+    c->dy_shared = s == D5_OK && !c->d_diff_dst.same &&
+                   dnnl_memory_desc_equal(&c->d_diff_dst.inner_md, &c->w_diff_dst.inner_md);
     if (s == D5_OK) {
         d5_op_impl *info = &c->impl.info;
         d5__dnnl_impl_name(dpd, info->backward_data, sizeof info->backward_data);
@@ -434,9 +465,11 @@ static d5_status backward(void *state, const d5_op_call *call)
     dconv *c = state;
     d5_status s = c->bwd_data ? D5_OK : build_backward(c);
     dnnl_memory_t m;
+    int dy_converted = 0; /* d_diff_dst's buffer holds this call's dY */
     if (s == D5_OK && gin[0].data) {
         dnnl_exec_arg_t args[3];
         s = d5__dnnl_arg_in(&c->d_diff_dst, &c->ctx, gout[0].data, &m, "Conv");
+        dy_converted = s == D5_OK && !c->d_diff_dst.same;
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m};
         if (s == D5_OK) s = d5__dnnl_arg_in(&c->d_wei, &c->ctx, in[1].data, &m, "Conv");
         args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m};
@@ -473,7 +506,12 @@ static d5_status backward(void *state, const d5_op_call *call)
         int n = 0;
         s = d5__dnnl_arg_in(&c->w_src, &c->ctx, in[0].data, &m, "Conv");
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
-        if (s == D5_OK) s = d5__dnnl_arg_in(&c->w_diff_dst, &c->ctx, gout[0].data, &m, "Conv");
+        /* dY as converted for the data gradient, when this primitive reads
+         * the same layout: converted once per call. */
+        if (s == D5_OK && dy_converted && c->dy_shared)
+            m = c->d_diff_dst.inner_mem;
+        else if (s == D5_OK)
+            s = d5__dnnl_arg_in(&c->w_diff_dst, &c->ctx, gout[0].data, &m, "Conv");
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m};
         if (s == D5_OK) s = d5__dnnl_arg_out(&c->w_diff_wei, dw, &m);
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, m};

@@ -103,6 +103,11 @@ d5_status d5__dnnl_impl_init(d5_dnnl_impl *im, const d5_attrs *attrs, int32_t te
  * implementation on this machine"). `what` names the computation. */
 d5_status d5__dnnl_impl_choose(d5_dnnl_impl *im, const char *what, const char *op,
                                d5_dnnl_build_fn build, void *self, dnnl_primitive_desc_t *pd);
+/* Float32 tensors under a compute precision that the caller computes in
+ * float32 anyway, because the lower precision would be slower there: builds
+ * the float32 forward descriptor and notes "<asked> asked; <why>". */
+d5_status d5__dnnl_impl_keep_f32(d5_dnnl_impl *im, const char *why, d5_dnnl_build_fn build,
+                                 void *self, dnnl_primitive_desc_t *pd);
 /* Copies the implementation name of `pd` into dst[size]. */
 void d5__dnnl_impl_name(const_dnnl_primitive_desc_t pd, char *dst, size_t size);
 /* Attributes holding `fpmath` (when not strict) and `po` (may be NULL); *attr

@@ -8,7 +8,9 @@
  * implementation stays "jit:avx512_core"), so the operands are then converted
  * explicitly: the primitive takes bfloat16 sources and weights, which the
  * reorders in front of it produce from the float32 tensors, and writes float32
- * results. Where neither exists, the operator stays float32 and says why.
+ * results. Where neither exists, the operator stays float32 and says why; an
+ * operator that knows the lower precision is slower for its shape keeps
+ * float32 too, with its reason (d5__dnnl_impl_keep_f32).
  *
  * The class of a precision follows oneDNN's effective instruction set:
  * bfloat16 is native with AVX512_BF16 (avx512_core_bf16 and avx512_core_amx),
@@ -211,6 +213,17 @@ d5_status d5__dnnl_impl_choose(d5_dnnl_impl *im, const char *what, const char *o
         snprintf(im->info.note, sizeof im->info.note, "%s asked; %s", short_name(im->asked), msg);
     }
     return s;
+}
+
+d5_status d5__dnnl_impl_keep_f32(d5_dnnl_impl *im, const char *why, d5_dnnl_build_fn build,
+                                 void *self, dnnl_primitive_desc_t *pd)
+{
+    *pd = NULL;
+    d5_status s = build(self, dnnl_f32, dnnl_fpmath_mode_strict, pd);
+    if (s != D5_OK) return s;
+    accept(im, dnnl_f32, dnnl_fpmath_mode_strict, *pd);
+    snprintf(im->info.note, sizeof im->info.note, "%s asked; %s", short_name(im->asked), why);
+    return D5_OK;
 }
 
 /* ---- Reporting ------------------------------------------------------------------------------ */

@@ -261,6 +261,113 @@ Test(dnnl_lowp, conv_compute_precision_changes_the_implementation)
     free(dyv);
 }
 
+/* A float32 convolution with one input channel stays float32 under the
+ * compute precision bf16 (there its bfloat16 kernels and conversions are
+ * slower): the kernels and the results of the operator without the precision,
+ * bit for bit, and a note that says why. */
+Test(dnnl_lowp, conv_few_input_channels_stay_float32_under_bf16)
+{
+    need_dnnl();
+    d5_precision_class cls;
+    char text[256];
+    need_bf16(&cls, text, sizeof text);
+    float *xv, *wv, *bv, *dyv;
+    d5_tensor in[3] = {random_tensor(D5_F32, 4, SHAPE(2, 1, 12, 12), 81u, 0, &xv),
+                       random_tensor(D5_F32, 4, SHAPE(6, 1, 5, 5), 83u, 0, &wv),
+                       random_tensor(D5_F32, 1, SHAPE(6), 89u, 0, &bv)};
+    d5_attr items[] = {attr_ints("pads", SHAPE(2, 2, 2, 2), 4),
+                       attr_string(D5_ATTR_PRECISION, "bf16")};
+    d5_attrs strict = {items, 1}, lowered = {items, 2};
+    d5_op *op32 = lowp_create("Conv", in, 3, &strict), *op16 = lowp_create("Conv", in, 3, &lowered);
+    d5_tensor y32, y16, g32[3], g16[3];
+    lowp_forward(op32, in, D5_F32, &y32);
+    lowp_forward(op16, in, D5_F32, &y16);
+    cr_assert_eq(memcmp(y32.data, y16.data, (size_t)2 * 6 * 12 * 12 * sizeof(float)), 0);
+    d5_tensor dy = random_tensor(D5_F32, 4, SHAPE(2, 6, 12, 12), 97u, 0, &dyv);
+    lowp_backward(op32, &dy, in, 3, &y32, g32);
+    lowp_backward(op16, &dy, in, 3, &y16, g16);
+    const size_t bytes[3] = {2 * 144 * sizeof(float), 6 * 25 * sizeof(float), 6 * sizeof(float)};
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(memcmp(g32[i].data, g16[i].data, bytes[i]), 0, "gradient of input %d", i);
+    d5_op_impl i32, i16;
+    d5_op_impl_get(op32, &i32);
+    d5_op_impl_get(op16, &i16);
+    cr_assert_str_eq(i16.precision, "f32", "%s", i16.note);
+    cr_assert_str_eq(i16.requested, "bf16");
+    cr_assert_eq(i16.support, D5_PRECISION_NATIVE);
+    cr_assert_str_eq(i16.forward, i32.forward);
+    cr_assert_str_eq(i16.backward_weights, i32.backward_weights);
+    cr_assert(strstr(i16.note, "bf16 asked; float32: with at most 4 input channels the bfloat16 "
+                               "convolution and its conversions are slower than float32"),
+              "%s", i16.note);
+    d5_op_free(op32);
+    for (int i = 0; i < 3; i++) d5_tensor_free(&g32[i]);
+    d5_tensor_free(&y32);
+    lowp_free_run(op16, in, g16, 3, &y16, &dy);
+    free(xv);
+    free(wv);
+    free(bv);
+    free(dyv);
+}
+
+/* Float32 tensors under bf16, weights not known at create (training): the
+ * backward pass converts dY once for both gradients where their primitives
+ * read the same layout, and every call's gradients follow that call's dY,
+ * whether the data gradient is asked for or not. */
+Test(dnnl_lowp, conv_bf16_gradients_follow_each_dy)
+{
+    need_dnnl();
+    d5_precision_class cls;
+    char text[256];
+    need_bf16(&cls, text, sizeof text);
+    conv2d g = conv_geometry(2, 16, 8, 8, 16, 3, 1, 1, 1);
+    float *xr, *wr;
+    d5_tensor in[2] = {random_tensor(D5_F32, 4, SHAPE(2, 16, 8, 8), 61u, 1, &xr),
+                       random_tensor(D5_F32, 4, SHAPE(16, 16, 3, 3), 67u, 1, &wr)};
+    d5_attr items[] = {attr_ints("pads", SHAPE(1, 1, 1, 1), 4),
+                       attr_string(D5_ATTR_PRECISION, "bf16")};
+    d5_attrs attrs = {items, 2};
+    const d5_tensor_desc descs[2] = {in[0].desc, in[1].desc};
+    const d5_op_desc *desc;
+    d5_op *op;
+    cr_assert_eq(d5_op_find("Conv", "dnnl", &desc), D5_OK);
+    cr_assert_eq(d5_op_create_desc(desc, descs, 2, &attrs, 1, &op), D5_OK, "%s", d5_last_error());
+    d5_tensor y, dx, dw;
+    lowp_forward(op, in, D5_F32, &y);
+    cr_assert_eq(d5_tensor_alloc(&in[0].desc, &dx), D5_OK);
+    cr_assert_eq(d5_tensor_alloc(&in[1].desc, &dw), D5_OK);
+    const int want_dx[4] = {1, 0, 1, 0};
+    for (uint32_t k = 0; k < 4; k++) {
+        float *dyv;
+        d5_tensor dy = random_tensor(D5_F32, 4, SHAPE(2, 16, 8, 8), 101u + 7u * k, 1, &dyv);
+        d5_tensor gin[2] = {dx, dw};
+        if (!want_dx[k]) gin[0].data = NULL;
+        cr_assert_eq(d5_op_backward(op, &dy, in, &y, gin), D5_OK, "%s", d5_last_error());
+        ref_out rdx, rdw, rdb;
+        conv_grad_ref(&g, xr, wr, dyv, &rdx, &rdw, &rdb);
+        ref_bound(&rdx, 0, K_SUM(16 * 9));
+        ref_bound(&rdw, 0, K_SUM(2 * 64));
+        if (want_dx[k]) expect_close(&dx, &rdx, "dX");
+        expect_close(&dw, &rdw, "dW");
+        ref_free(&rdx);
+        ref_free(&rdw);
+        ref_free(&rdb);
+        d5_tensor_free(&dy);
+        free(dyv);
+    }
+    d5_op_impl impl;
+    d5_op_impl_get(op, &impl);
+    cr_assert(strstr(impl.backward_data, "bf16"), "%s", impl.backward_data);
+    cr_assert(strstr(impl.backward_weights, "bf16"), "%s", impl.backward_weights);
+    d5_op_free(op);
+    for (int i = 0; i < 2; i++) d5_tensor_free(&in[i]);
+    d5_tensor_free(&y);
+    d5_tensor_free(&dx);
+    d5_tensor_free(&dw);
+    free(xr);
+    free(wr);
+}
+
 /* ---- float16 --------------------------------------------------------------------------------- */
 
 /* Float16 tensors: computed correctly, or declined with D5_ERR_UNSUPPORTED and
