@@ -3,6 +3,7 @@
  * began and ended and when the step ended, each from the end of the step
  * before (the first step: from the before_first_step hooks); and the
  * profile of their medians (d5/step_profile.h), which d5-sim-train replays. */
+#include "d5/stats.h"
 #include "d5/step_profile.h"
 #include "d5/training.h"
 
@@ -155,28 +156,26 @@ int64_t d5_step_recorder_steps(const d5_step_recorder *r)
     return r ? r->steps : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of column c over rows skip .. steps-1 (col: scratch). */
 static double median_of(const d5_step_recorder *r, int64_t skip, size_t c, double *col)
 {
     size_t m = (size_t)(r->steps - skip);
     for (size_t k = 0; k < m; k++) col[k] = r->rows[(size_t)(skip + (int64_t)k) * width(r) + c];
-    qsort(col, m, sizeof *col, cmp_double);
-    return m % 2 ? col[m / 2] : 0.5 * (col[m / 2 - 1] + col[m / 2]);
+    d5_stats st;
+    return d5_stats_compute(col, m, &st) == D5_OK ? st.median : 0;
 }
 
-/* Orders parameters by their median ready time (ties by index). */
-static const double *sort_key;
-static int by_ready(const void *a, const void *b)
+/* A parameter and its median ready time, ordered by the time (ties by index). */
+typedef struct ready {
+    double t;
+    int32_t i;
+} ready;
+
+static int by_time(const void *a, const void *b)
 {
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    if (sort_key[i] != sort_key[j]) return sort_key[i] < sort_key[j] ? -1 : 1;
-    return (i > j) - (i < j);
+    const ready *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
 }
 
 d5_status d5_step_recorder_profile(const d5_step_recorder *r, int64_t skip, d5_step_profile *out)
@@ -206,9 +205,12 @@ d5_status d5_step_recorder_profile(const d5_step_recorder *r, int64_t skip, d5_s
         out->names[i] = d5_strdup(d5_trainer_param_name(r->t, i), "step profile");
         if (!out->names[i]) s = D5_ERR_NOMEM;
     }
-    sort_key = med;
-    qsort(out->order, (size_t)r->n, sizeof *out->order, by_ready);
-    sort_key = NULL;
+    ready *by = d5_alloc((size_t)r->n * sizeof *by, "step profile");
+    if (!by) s = D5_ERR_NOMEM;
+    for (int32_t i = 0; by && i < r->n; i++) by[i] = (ready){med[i], i};
+    if (by) qsort(by, (size_t)r->n, sizeof *by, by_time);
+    for (int32_t k = 0; by && k < r->n; k++) out->order[k] = by[k].i;
+    d5_free(by);
     /* Medians of different columns need not be ordered: each time is at
      * least the one before it. */
     double last = 0;

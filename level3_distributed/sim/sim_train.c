@@ -280,7 +280,7 @@ static double measure_s_per_byte(int sum)
 {
     size_t n = (size_t)2 << 20;
     float *a = d5_alloc(n * sizeof *a, "measure"), *b = d5_alloc(n * sizeof *b, "measure");
-    double best[7], v = 0;
+    double t[7], v = 0;
     for (int r = 0; a && b && r < 7; r++) {
         for (size_t k = 0; k < n; k++) a[k] = b[k] = (float)k;
         uint64_t t0 = d5_monotonic_ns();
@@ -288,17 +288,10 @@ static double measure_s_per_byte(int sum)
             d5_comm_reduce_sum(a, b, n, D5_F32);
         else
             memcpy(a, b, n * sizeof *a);
-        best[r] = (double)(d5_monotonic_ns() - t0) * 1e-9 / (double)(n * sizeof *a);
+        t[r] = (double)(d5_monotonic_ns() - t0) * 1e-9 / (double)(n * sizeof *a);
     }
-    if (a && b) {
-        for (int i = 1; i < 7; i++)
-            for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
-                double x = best[j];
-                best[j] = best[j - 1];
-                best[j - 1] = x;
-            }
-        v = best[3];
-    }
+    d5_stats st;
+    if (a && b && d5_stats_compute(t, 7, &st) == D5_OK) v = st.median;
     d5_free(a);
     d5_free(b);
     return v;
