@@ -117,6 +117,11 @@ int scaling_setup_launcher(const char *arg, int need_default, scaling_plan *pl);
  * B*p in weak mode with sharded-batch, B/p in strong mode with the
  * partitioned sampler, B otherwise. */
 void scaling_train_words(const scaling_plan *pl, int64_t p, const char *json, scaling_words *w);
+/* 1 when argument `a` is a distributed scheme's own option ("--servers",
+ * "--staleness", "--average-every", "--bucket-mb", "--hash-every", with its
+ * value after "=" or in the next argument), which the local scheme does not
+ * take. */
+int scaling_scheme_option(const char *a);
 /* The run on p ranks again as the local scheme (no communication, the
  * scheme's own options left out), writing its step profile to `profile`:
  * the compute d5-sim-train replays. */

@@ -150,9 +150,7 @@ static int64_t batch_for(const scaling_plan *pl, int64_t p)
     return pl->batch;
 }
 
-/* The scheme's own options (and their values), which the local scheme of a
- * profile run does not take. */
-static int scheme_option(const char *a)
+int scaling_scheme_option(const char *a)
 {
     static const char *const names[] = {"--servers", "--staleness", "--average-every",
                                         "--bucket-mb", "--hash-every"};
@@ -189,7 +187,7 @@ static void train_words(const scaling_plan *pl, int64_t p, const char *json, con
             i++;
         } else if (profile && strncmp(a, "--distributed=", 14) == 0) {
             scaling_words_add(w, "--distributed=local");
-        } else if (profile && scheme_option(a)) {
+        } else if (profile && scaling_scheme_option(a)) {
             i += has_value;
         } else {
             scaling_words_add(w, a);

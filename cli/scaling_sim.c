@@ -48,20 +48,13 @@ int scaling_sim_check(const char *d5, const char *platform, const char *hostfile
 /* The scheme's options of the train command, passed on to d5-sim-train. */
 static void scheme_options(const scaling_plan *pl, scaling_words *w)
 {
-    static const char *const names[] = {"--servers", "--staleness", "--average-every",
-                                        "--bucket-mb"};
-    for (int i = 0; pl && i < pl->ntrain; i++)
-        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-            const char *a = pl->train[i];
-            size_t len = strlen(names[k]);
-            if (strncmp(a, names[k], len) != 0) continue;
-            if (a[len] == '=') {
-                scaling_words_add(w, a);
-            } else if (a[len] == '\0' && i + 1 < pl->ntrain) {
-                scaling_words_add(w, a);
-                scaling_words_add(w, pl->train[++i]);
-            }
-        }
+    for (int i = 0; pl && i < pl->ntrain; i++) {
+        const char *a = pl->train[i];
+        /* The parameter hash is not computed on folded buffers. */
+        if (!scaling_scheme_option(a) || strncmp(a, "--hash-every", 12) == 0) continue;
+        scaling_words_add(w, a);
+        if (!strchr(a, '=') && i + 1 < pl->ntrain) scaling_words_add(w, pl->train[++i]);
+    }
 }
 
 void scaling_sim_words(const scaling_sim *sim, const scaling_fit *fit, int64_t ranks,
